@@ -1,0 +1,1 @@
+"""Everything about bots: the wire protocol, HTTP, and managed processes."""

@@ -1,0 +1,189 @@
+"""The ``referee`` command: parses, calls, prints. The only place with exit codes.
+
+Exit codes: 0 done, 1 the run failed (a bot never became ready, interrupted, a
+journal that does not fit), 2 bad usage or a bad tournament file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .config import TournamentConfig, load_config
+from .errors import ConfigError, RefereeError
+from .games import GAMES, get_game
+from .match import MatchRecord
+from .tournament.publish import render_table, standings_document, write_outputs
+from .tournament.runner import JOURNAL, BotPool, BotStatus, Progress, read_journal, run_tournament
+from .tournament.schedule import schedule, seat_balance
+from .tournament.standings import compute_standings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="referee")
+def main() -> None:
+    """A tournament referee for card-game bots that talk over HTTP."""
+
+
+@main.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--resume", is_flag=True, help="Play only the matches missing from the output's matches.jsonl.")
+@click.option("--seed", type=int, default=None, help="Override [tournament] seed.")
+@click.option("--concurrency", type=int, default=None, help="Override [tournament] concurrency (matches in flight).")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=None, help="Override [tournament] output folder.")
+@click.option("--quiet", "-q", is_flag=True, help="No live progress display.")
+def run(config: Path, resume: bool, seed: int | None, concurrency: int | None, output: Path | None, quiet: bool) -> None:
+    """Play the tournament in CONFIG and publish its leaderboard."""
+    cfg = _load(config, seed, concurrency, output)
+    fixtures = schedule(cfg)
+    click.echo(
+        f"referee {__version__}: {cfg.name} ({cfg.game}), {len(fixtures)} matches of {cfg.players} players, "
+        f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}, output {cfg.output}",
+        err=True,
+    )
+    display = _ProgressDisplay(quiet)
+    code = EXIT_OK
+    try:
+        asyncio.run(_run_with_sigterm(cfg, resume, display))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        display.finish()
+        click.echo(f"interrupted: finished matches are kept; go on with: referee run {config} --resume", err=True)
+        code = EXIT_FAILED
+    except RefereeError as exc:
+        display.finish()
+        click.echo(f"error: {exc}", err=True)
+        code = EXIT_FAILED
+    display.finish()
+    records = _publish(cfg)
+    if code == EXIT_OK:
+        game = get_game(cfg.game)
+        rows = compute_standings(game, [b.name for b in cfg.bots], records)
+        click.echo(render_table(game, rows, "simple"))
+        click.echo(f"\nleaderboard: {cfg.output / 'README.md'}  standings: {cfg.output / 'standings.json'}", err=True)
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+def check(config: Path) -> None:
+    """Validate CONFIG, start or reach every bot, send hello; play nothing."""
+    cfg = _load(config, None, None, None)
+    fixtures = schedule(cfg)
+    click.echo(f"{config}: valid. {cfg.name}: {cfg.game} {dict(cfg.options)}, {len(fixtures)} matches of {cfg.players} players")
+    if cfg.format == "round_robin" and not seat_balance(fixtures, len(cfg.bots), cfg.players):
+        click.echo(f"note: with rounds = {cfg.rounds} not every bot sits in every seat equally often; "
+                   f"use a multiple of {cfg.players}", err=True)
+
+    async def greet() -> list[BotStatus]:
+        with BotPool(cfg, cfg.output / "logs") as pool:
+            return await pool.start()
+
+    statuses = asyncio.run(greet())
+    for s in statuses:
+        mark = "ok  " if s.ok else "FAIL"
+        kind = "started" if s.managed else "remote"
+        click.echo(f"  {mark} {s.name:<20} {kind:<8} {s.ms:8.1f} ms  {s.detail if not s.ok else s.url}")
+    bad = [s for s in statuses if not s.ok]
+    if bad:
+        click.echo(f"{len(bad)} of {len(statuses)} bots are not ready", err=True)
+        sys.exit(EXIT_FAILED)
+    click.echo(f"all {len(statuses)} bots ready")
+
+
+@main.command()
+def games() -> None:
+    """List the games, their seat counts and their options with defaults."""
+    for gid in sorted(GAMES):
+        info = GAMES[gid].info
+        kind = "cooperative" if info.cooperative else "competitive"
+        click.echo(f"{gid}  {info.title}  ({info.min_seats}-{info.max_seats} players, {kind})")
+        for o in info.options:
+            extra = f" one of {', '.join(map(repr, o.choices))}" if o.choices else ""
+            click.echo(f"    {o.name} = {o.default!r}{extra}: {o.help}")
+        if info.extra_reply_fields:
+            click.echo(f"    reply fields besides action: {', '.join(info.extra_reply_fields)}")
+
+
+def _load(config: Path, seed: int | None, concurrency: int | None, output: Path | None) -> TournamentConfig:
+    try:
+        return load_config(config).with_overrides(seed=seed, concurrency=concurrency, output=output)
+    except ConfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _ProgressDisplay) -> None:
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    if task is not None:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        await run_tournament(cfg, resume=resume, on_progress=display.update, on_ready=display.ready)
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+def _publish(cfg: TournamentConfig) -> list[MatchRecord]:
+    """Write the leaderboard files from the journal; return the records used."""
+    fixtures = schedule(cfg)
+    names = [b.name for b in cfg.bots]
+    try:
+        done = read_journal(cfg.output / JOURNAL, fixtures, names, repair=False)
+    except RefereeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return []
+    records = [MatchRecord.from_json(done[i]) for i in sorted(done)]
+    game = get_game(cfg.game)
+    rows = compute_standings(game, names, records)
+    lower = records[0].lower_is_better if records else False
+    write_outputs(game, cfg.output, standings_document(cfg.settings(), len(records), len(fixtures), lower, rows))
+    return records
+
+
+class _ProgressDisplay:
+    """One updating line on a terminal; a line every few seconds otherwise."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+        self.shown = False
+        self.progress: Progress | None = None
+
+    def ready(self, statuses: list[BotStatus]) -> None:
+        if not self.quiet:
+            click.echo(f"bots ready: {', '.join(f'{s.name} ({s.ms:.0f} ms)' for s in statuses)}", err=True)
+
+    def update(self, p: Progress) -> None:
+        self.progress = p
+        now = time.monotonic()
+        if self.quiet or (p.done < p.total and now - self.last < (0.2 if self.tty else 5.0)):
+            return
+        self.last = now
+        self._show(p)
+
+    def _show(self, p: Progress) -> None:
+        eta = (p.total - p.done) / p.rate if p.rate > 0 else 0.0
+        line = (f"matches {p.done}/{p.total}  faults {p.faults}  {p.rate:.1f} matches/s"
+                f"  elapsed {p.elapsed_s:.1f}s  eta {eta:.0f}s")
+        if self.tty:
+            sys.stderr.write("\r" + line + "\x1b[K")
+            sys.stderr.flush()
+            self.shown = True
+        else:
+            click.echo(line, err=True)
+
+    def finish(self) -> None:
+        if self.tty and self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.shown = False
+

@@ -1,0 +1,335 @@
+"""The tournament file: TOML in, validated frozen dataclasses out.
+
+Every problem is a ``ConfigError`` that names the file, the key and the problem, with
+a "did you mean" for misspelt keys; nothing is started on a bad file. Tokens may be
+written as ``${VAR}`` and are then read from the environment; a token is held in a
+``Secret`` whose repr never shows it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .games import GAMES, get_game
+from .games.base import OptionError
+
+FORMATS = ("round_robin", "random")
+ON_FAULT = ("fallback", "forfeit")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class Secret:
+    """A token: usable as a string by the HTTP layer, never shown by repr or str."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The token itself, for the Authorization header only."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    """One contestant: reached at ``url`` or started with ``command``."""
+
+    name: str
+    url: str | None = None
+    command: tuple[str, ...] | None = None
+    token: Secret | None = None
+
+    @property
+    def managed(self) -> bool:
+        """True when the referee starts and stops this bot itself."""
+        return self.command is not None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Deadlines and the fault policy."""
+
+    deadline_ms: int = 1000
+    on_fault: str = "fallback"
+    max_faults: int = 10
+    max_response_bytes: int = 65536
+    startup_ms: int = 15000
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A whole tournament file, validated."""
+
+    path: Path
+    name: str
+    game: str
+    seed: int
+    players: int
+    format: str
+    rounds: int
+    matches: int
+    concurrency: int
+    output: Path
+    options: Mapping[str, Any]
+    limits: Limits
+    bots: tuple[BotConfig, ...]
+
+    def with_overrides(
+        self,
+        seed: int | None = None,
+        concurrency: int | None = None,
+        output: Path | None = None,
+    ) -> TournamentConfig:
+        """The same config with the command line's overrides applied."""
+        out = self
+        if seed is not None:
+            out = replace(out, seed=seed)
+        if concurrency is not None:
+            if concurrency < 1:
+                raise ConfigError(f"--concurrency: must be at least 1, got {concurrency}")
+            out = replace(out, concurrency=concurrency)
+        if output is not None:
+            out = replace(out, output=output)
+        return out
+
+    def settings(self) -> dict[str, Any]:
+        """The settings worth publishing beside the results (no tokens, no commands)."""
+        return {
+            "name": self.name,
+            "game": self.game,
+            "options": dict(self.options),
+            "seed": self.seed,
+            "players": self.players,
+            "format": self.format,
+            "rounds": self.rounds if self.format == "round_robin" else None,
+            "matches": self.matches if self.format == "random" else None,
+            "deadline_ms": self.limits.deadline_ms,
+            "on_fault": self.limits.on_fault,
+            "max_faults": self.limits.max_faults,
+            "bots": [b.name for b in self.bots],
+        }
+
+
+# Schema: key -> (type, default). A default of _REQUIRED means the key must be given.
+_REQUIRED = object()
+_TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
+    "name": (str, None),
+    "game": (str, _REQUIRED),
+    "seed": (int, 1),
+    "players": (int, None),
+    "format": (str, "round_robin"),
+    "rounds": (int, 1),
+    "matches": (int, 10),
+    "concurrency": (int, 8),
+    "output": (str, None),
+}
+_LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
+    "deadline_ms": (int, 1000),
+    "on_fault": (str, "fallback"),
+    "max_faults": (int, 10),
+    "max_response_bytes": (int, 65536),
+    "startup_ms": (int, 15000),
+}
+_BOT: dict[str, tuple[type | tuple[type, ...], Any]] = {
+    "name": (str, _REQUIRED),
+    "url": (str, None),
+    "command": (list, None),
+    "token": (str, None),
+}
+_TOP = ("tournament", "game", "limits", "bot")
+
+
+def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> TournamentConfig:
+    """Read and validate the tournament file at ``path``."""
+    p = Path(path)
+    env = os.environ if env is None else env
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read the file: {exc.strerror or exc}") from exc
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: not valid TOML: {exc}") from exc
+    return parse_config(doc, p, env)
+
+
+def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> TournamentConfig:
+    """Validate an already parsed TOML document (``path`` is used in messages)."""
+    err = _Errors(path)
+    _unknown(err, "", doc, _TOP)
+    t = _table(err, doc, "tournament")
+    _unknown(err, "tournament.", t, _TOURNAMENT)
+    tv = _values(err, "tournament", t, _TOURNAMENT)
+
+    game_id = tv["game"]
+    if game_id not in GAMES:
+        err.fail("tournament.game", f"unknown game {game_id!r}" + _hint(game_id, GAMES) + f" (games: {', '.join(sorted(GAMES))})")
+    game = get_game(game_id)
+
+    bots_raw = doc.get("bot", [])
+    if not isinstance(bots_raw, list) or not all(isinstance(b, dict) for b in bots_raw):
+        err.fail("bot", "must be an array of tables: write each bot as [[bot]]")
+    bots = tuple(_bot(err, i, b, env) for i, b in enumerate(bots_raw))
+    if not bots:
+        err.fail("bot", "no bots: add at least one [[bot]] table with a name and a url or a command")
+    seen: dict[str, int] = {}
+    for i, b in enumerate(bots):
+        if b.name in seen:
+            err.fail(f"bot[{i}].name", f"duplicate name {b.name!r} (also bot[{seen[b.name]}])")
+        seen[b.name] = i
+
+    players = tv["players"]
+    if players is None:
+        players = max(game.info.min_seats, min(len(bots), game.info.max_seats))
+    if players < 1:
+        err.fail("tournament.players", f"must be at least 1, got {players}")
+
+    fmt = tv["format"]
+    if fmt not in FORMATS:
+        err.fail("tournament.format", f"unknown format {fmt!r}" + _hint(fmt, FORMATS) + f" (formats: {', '.join(FORMATS)})")
+    if players > len(bots) and not game.info.cooperative:
+        err.fail(
+            "tournament.players",
+            f"{players} seats per match but only {len(bots)} bots: add bots or lower players",
+        )
+    for key in ("rounds", "matches", "concurrency", "seed"):
+        minimum = 0 if key == "seed" else 1
+        if tv[key] < minimum:
+            err.fail(f"tournament.{key}", f"must be at least {minimum}, got {tv[key]}")
+
+    g = _table(err, doc, "game")
+    try:
+        options = game.check_options(players, g)
+    except OptionError as exc:
+        key = "tournament.players" if exc.key == "players" else f"game.{exc.key}"
+        hint = _hint(exc.key, [o.name for o in game.info.options]) if exc.key not in {o.name for o in game.info.options} | {"players"} else ""
+        err.fail(key, exc.message + hint)
+
+    lim = _table(err, doc, "limits")
+    _unknown(err, "limits.", lim, _LIMITS)
+    lv = _values(err, "limits", lim, _LIMITS)
+    if lv["on_fault"] not in ON_FAULT:
+        err.fail("limits.on_fault", f"unknown policy {lv['on_fault']!r}" + _hint(lv["on_fault"], ON_FAULT) + f" (policies: {', '.join(ON_FAULT)})")
+    for key, minimum in (("deadline_ms", 1), ("max_faults", 0), ("max_response_bytes", 64), ("startup_ms", 1)):
+        if lv[key] < minimum:
+            err.fail(f"limits.{key}", f"must be at least {minimum}, got {lv[key]}")
+
+    name = tv["name"] or path.stem
+    if not _NAME_RE.match(name):
+        err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
+    output = Path(tv["output"]) if tv["output"] else Path("leaderboards") / name
+    return TournamentConfig(
+        path=path,
+        name=name,
+        game=game_id,
+        seed=tv["seed"],
+        players=players,
+        format=fmt,
+        rounds=tv["rounds"],
+        matches=tv["matches"],
+        concurrency=tv["concurrency"],
+        output=output,
+        options=options,
+        limits=Limits(**lv),
+        bots=bots,
+    )
+
+
+class _Errors:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, key: str, problem: str) -> None:
+        raise ConfigError(f"{self.path}: {key}: {problem}")
+
+
+def _hint(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _unknown(err: _Errors, prefix: str, table: Mapping[str, Any], known: Any) -> None:
+    for key in table:
+        if key not in known:
+            err.fail(f"{prefix}{key}", "unknown key" + _hint(key, known) + f" (known: {', '.join(known)})")
+
+
+def _table(err: _Errors, doc: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        err.fail(key, f"must be a table [{key}], got {_tname(value)}")
+    return value
+
+
+def _tname(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _values(err: _Errors, section: str, table: Mapping[str, Any], schema: Mapping[str, tuple[Any, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, (typ, default) in schema.items():
+        if key not in table:
+            if default is _REQUIRED:
+                err.fail(f"{section}.{key}", "missing (required)")
+            out[key] = default
+            continue
+        value = table[key]
+        if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
+            err.fail(f"{section}.{key}", f"expected an integer, got {_tname(value)} {value!r}")
+        elif not isinstance(value, typ):
+            err.fail(f"{section}.{key}", f"expected {_tname(typ())}, got {_tname(value)} {value!r}")
+        out[key] = value
+    return out
+
+
+def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) -> BotConfig:
+    label = f"bot[{i}]" if not isinstance(table.get("name"), str) else f"bot[{i}] ({table['name']})"
+    _unknown(err, f"{label}.", table, _BOT)
+    v = _values(err, label, table, _BOT)
+    if not _NAME_RE.match(v["name"]):
+        err.fail(f"{label}.name", f"{v['name']!r} must be 1-64 letters, digits, '.', '_' or '-'")
+    if (v["url"] is None) == (v["command"] is None):
+        err.fail(label, "give exactly one of url (a running bot) or command (a bot the referee starts)")
+    command = None
+    if v["command"] is not None:
+        if not v["command"] or not all(isinstance(a, str) for a in v["command"]):
+            err.fail(f"{label}.command", "must be a non-empty array of strings")
+        if not any("{port}" in a for a in v["command"]):
+            err.fail(f"{label}.command", "must contain {port}, replaced by the free port the bot listens on")
+        command = tuple(v["command"])
+    url = v["url"]
+    if url is not None and not re.match(r"^https?://[^/\s]+", url):
+        err.fail(f"{label}.url", f"{url!r} is not an http:// or https:// address")
+    token = None
+    if v["token"] is not None:
+        def sub(m: re.Match[str]) -> str:
+            if m.group(1) not in env:
+                err.fail(f"{label}.token", f"environment variable {m.group(1)} is not set")
+            return env[m.group(1)]
+
+        token = Secret(_ENV_RE.sub(sub, v["token"]))
+    return BotConfig(name=v["name"], url=url, command=command, token=token)

@@ -1,0 +1,28 @@
+"""The registry of games: every game the referee can run, by id."""
+
+from __future__ import annotations
+
+from .base import Game
+
+GAMES: dict[str, Game] = {}
+
+
+def register(game: Game) -> Game:
+    """Add ``game`` to the registry under its id."""
+    GAMES[game.info.id] = game
+    return game
+
+
+def get_game(game_id: str) -> Game:
+    """The registered game ``game_id``; KeyError if there is none."""
+    return GAMES[game_id]
+
+
+def _load() -> None:
+    from . import nimmt_plus
+
+    for module in (nimmt_plus,):
+        register(module.GAME)
+
+
+_load()

@@ -1,0 +1,226 @@
+"""The game interface every game implements, and the types it speaks.
+
+Exception tree of this layer::
+
+    GameError
+    ├── IllegalAction      an action not in ``legal`` (the referee turns it into a fault)
+    ├── InvalidExtras      optional reply fields that do not parse (a ``malformed`` fault)
+    └── OptionError        a game option that does not exist or has a bad value
+
+Rules are pure: no I/O, no clock, no global random. All randomness comes from the
+``random.Random`` kept in the state, seeded by ``setup``.
+
+``apply`` may change the state in place and returns the state to use next; callers
+must not keep using a state they passed to ``apply``. ``copy`` gives an independent
+deep copy when one is needed (tests, determinisation).
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+Action = Any  # a JSON value: str, int, list, dict
+View = dict[str, Any]
+
+
+class GameError(Exception):
+    """Base of every error raised by the rules."""
+
+
+class IllegalAction(GameError):
+    """The action is not one of the seat's legal actions in this state."""
+
+
+class InvalidExtras(GameError):
+    """Optional reply fields (such as The Game's claims) that the game cannot accept."""
+
+
+class OptionError(GameError):
+    """A game option that does not exist or has a value the game refuses."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One game option: its name, default, allowed values and a one-line help."""
+
+    name: str
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def check(self, value: Any) -> Any:
+        """Return ``value`` if it fits this option, else raise OptionError."""
+        expected = type(self.default)
+        if expected is bool:
+            ok = isinstance(value, bool)
+        elif expected is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif expected is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, expected)
+        if not ok:
+            raise OptionError(
+                self.name, f"expected {expected.__name__}, got {type(value).__name__} {value!r}"
+            )
+        if self.choices is not None and value not in self.choices:
+            shown = ", ".join(repr(c) for c in self.choices)
+            raise OptionError(self.name, f"{value!r} is not one of {shown}")
+        if self.minimum is not None and value < self.minimum:
+            raise OptionError(self.name, f"{value!r} is below the minimum {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise OptionError(self.name, f"{value!r} is above the maximum {self.maximum}")
+        return value
+
+
+@dataclass(frozen=True)
+class StatSpec:
+    """A per-seat number a game reports for each match (see ``Game.seat_stats``);
+    the leaderboard shows its mean over a bot's matches under ``title``."""
+
+    key: str
+    title: str
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """What the registry and ``referee games`` show about a game."""
+
+    id: str
+    title: str
+    min_seats: int
+    max_seats: int
+    cooperative: bool
+    options: tuple[OptionSpec, ...] = ()
+    # Names of optional reply fields besides "action" (The Game: ("claims",)).
+    extra_reply_fields: tuple[str, ...] = ()
+    # Extra leaderboard columns, filled from Game.seat_stats of every match.
+    stats: tuple[StatSpec, ...] = ()
+
+    def defaults(self) -> dict[str, Any]:
+        """The default value of every option."""
+        return {o.name: _copy.deepcopy(o.default) for o in self.options}
+
+
+@dataclass
+class Result:
+    """The outcome of a match.
+
+    ``scores`` are the game's own totals, one per seat; ``ranks`` are 1-based with
+    ties sharing the best rank (1, 1, 3); ``lower_is_better`` tells the sense of the
+    scores; ``details`` is JSON-ready game-specific tabulation (per-round breakdowns,
+    flags such as ``lost_by_fire``).
+    """
+
+    scores: list[float]
+    ranks: list[int]
+    lower_is_better: bool
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as a JSON-ready dict."""
+        return {
+            "scores": list(self.scores),
+            "ranks": list(self.ranks),
+            "lower_is_better": self.lower_is_better,
+            "details": self.details,
+        }
+
+
+def ranks_from_scores(scores: Sequence[float], lower_is_better: bool) -> list[int]:
+    """Competition ranks (1, 1, 3) for ``scores`` in the given sense."""
+    if lower_is_better:
+        return [1 + sum(1 for o in scores if o < s) for s in scores]
+    return [1 + sum(1 for o in scores if o > s) for s in scores]
+
+
+class Game:
+    """Base class of every game; subclasses fill in the rules.
+
+    Method order follows the protocol: setup, to_act, view, legal, apply, is_over,
+    result, then the optional hooks.
+    """
+
+    info: ClassVar[GameInfo]
+
+    def check_options(self, seats: int, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate ``options`` for ``seats`` players; return them with defaults filled."""
+        known = {o.name: o for o in self.info.options}
+        out = self.info.defaults()
+        for key, value in options.items():
+            if key not in known:
+                raise OptionError(key, f"{self.info.id} has no option {key!r}")
+            out[key] = known[key].check(value)
+        if not self.info.min_seats <= seats <= self.info.max_seats:
+            raise OptionError(
+                "players",
+                f"{self.info.id} is played by {self.info.min_seats}-{self.info.max_seats} players, not {seats}",
+            )
+        return out
+
+    def setup(self, seats: int, seed: int, options: Mapping[str, Any]) -> Any:
+        """A new match for ``seats`` players, dealt from ``seed``."""
+        raise NotImplementedError  # abstract
+
+    def to_act(self, state: Any) -> tuple[int, ...]:
+        """Seats that must act now; more than one means a simultaneous choice."""
+        raise NotImplementedError  # abstract
+
+    def view(self, state: Any, seat: int) -> View:
+        """JSON-ready view of the state: exactly what ``seat`` may see."""
+        raise NotImplementedError  # abstract
+
+    def legal(self, state: Any, seat: int) -> list[Action]:
+        """Every legal action of ``seat``, JSON-ready, in a stable order."""
+        raise NotImplementedError  # abstract
+
+    def apply(self, state: Any, seat: int, action: Action) -> Any:
+        """Play ``action`` for ``seat``; raise IllegalAction if it is not legal."""
+        raise NotImplementedError  # abstract
+
+    def is_over(self, state: Any) -> bool:
+        """True once the match is finished."""
+        raise NotImplementedError  # abstract
+
+    def result(self, state: Any) -> Result:
+        """Scores, ranks and details of a finished match."""
+        raise NotImplementedError  # abstract
+
+    # Optional hooks -----------------------------------------------------------------
+
+    def apply_extras(self, state: Any, seat: int, extras: Mapping[str, Any]) -> Any:
+        """Take optional reply fields of ``info.extra_reply_fields``; raise InvalidExtras."""
+        return state
+
+    def seat_stats(self, result: Result, seat: int) -> dict[str, float]:
+        """Per-seat numbers of a finished match for the ``info.stats`` columns."""
+        return {}
+
+    def copy(self, state: Any) -> Any:
+        """An independent deep copy of ``state``."""
+        return _copy.deepcopy(state)
+
+    def redeal_hidden(self, state: Any, seat: int, rng: random.Random) -> Any:
+        """A copy of ``state`` with everything ``seat`` cannot see re-dealt at random.
+
+        The copy must be consistent with what ``seat`` has seen (same view), while
+        other hands, undealt cards and other seats' pending choices change. Used by
+        the leak tests; also a determinisation for bots that search.
+        """
+        raise NotImplementedError  # abstract
+
+    def invariants(self, state: Any) -> list[str]:
+        """Broken invariants of ``state`` (every card accounted for, ...); empty if none."""
+        return []

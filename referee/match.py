@@ -1,0 +1,186 @@
+"""Plays one match: asks seats, checks replies, applies the fault policy.
+
+The only module that knows games and bots. A bot failure never raises here: it is a
+fault (seat, decision, kind, detail, latency) in the ``MatchRecord``, and a seeded
+random legal action is played for the seat. With ``on_fault = "forfeit"`` a seat with
+a fault in play is also ranked last in the match. Past ``max_faults`` faults a seat
+is played by fallback without being called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from .bots import http, protocol
+from .bots.http import ILLEGAL, MALFORMED, Endpoint, Exchange
+from .config import Limits
+from .games.base import Game, InvalidExtras, ranks_from_scores
+
+
+@dataclass
+class MatchRecord:
+    """Everything the journal keeps about one finished match."""
+
+    id: str
+    index: int
+    seed: int
+    bots: list[str]
+    scores: list[float]
+    ranks: list[int]
+    lower_is_better: bool
+    forfeited: list[int]
+    faults: list[dict[str, Any]]
+    latency_ms: list[list[float]]
+    decisions: list[int]
+    stats: list[dict[str, float]]
+    details: dict[str, Any]
+    duration_s: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The journal line of this match."""
+        out = {
+            "id": self.id, "index": self.index, "seed": self.seed, "bots": self.bots,
+            "scores": self.scores, "ranks": self.ranks, "lower_is_better": self.lower_is_better,
+            "forfeited": self.forfeited, "faults": self.faults, "latency_ms": self.latency_ms,
+            "decisions": self.decisions, "stats": self.stats, "details": self.details,
+            "duration_s": self.duration_s,
+        }
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> MatchRecord:
+        """A record read back from the journal."""
+        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        return cls(**{k: d[k] for k in known}, extra={k: v for k, v in d.items() if k not in known})
+
+
+def fallback_rng(seed: int) -> random.Random:
+    """The generator of fallback actions of the match dealt from ``seed``."""
+    return random.Random(int.from_bytes(hashlib.sha256(f"fallback/{seed}".encode()).digest()[:8], "big"))
+
+
+async def play_match(
+    game: Game,
+    options: Mapping[str, Any],
+    *,
+    tournament: str,
+    match_id: str,
+    index: int,
+    seed: int,
+    seats: Sequence[Endpoint],
+    client: httpx.AsyncClient,
+    limits: Limits,
+) -> MatchRecord:
+    """Play one match between the bots at ``seats`` and return its record."""
+    started = time.perf_counter()
+    n = len(seats)
+    ctx = protocol.MatchContext(tournament, match_id, game.info.id, options, [e.name for e in seats])
+    deadline, cap = limits.deadline_ms, limits.max_response_bytes
+    extra_fields = game.info.extra_reply_fields
+    rng = fallback_rng(seed)
+    faults: list[dict[str, Any]] = []
+    fault_count = [0] * n
+    latency: list[list[float]] = [[] for _ in range(n)]
+    decisions = [0] * n
+
+    def record(seat: int, decision: int | None, phase: str, kind: str, detail: str, ms: float) -> None:
+        faults.append({"seat": seat, "bot": seats[seat].name, "decision": decision, "phase": phase,
+                       "kind": kind, "detail": detail[:300], "latency_ms": round(ms, 1)})
+
+    async def notify(phase: str, bodies: list[bytes]) -> None:
+        done = await asyncio.gather(*(http.post(client, seats[s], b, deadline, cap) for s, b in enumerate(bodies)))
+        for s, ex in enumerate(done):
+            if ex.fault is not None:
+                record(s, None, phase, ex.fault, ex.detail, ex.latency_ms)
+
+    await notify("start", [protocol.start(ctx, s) for s in range(n)])
+
+    state = game.setup(n, seed, options)
+    decision = 0
+    while not game.is_over(state):
+        to_act = game.to_act(state)
+        asks: list[tuple[int, int, list[Any], bytes | None]] = []
+        for s in to_act:
+            legal = game.legal(state, s)
+            body = None
+            if fault_count[s] <= limits.max_faults:
+                body = protocol.act(ctx, s, decision, deadline, game.view(state, s), legal)
+            asks.append((s, decision, legal, body))
+            decision += 1
+        sent = [a for a in asks if a[3] is not None]
+        if len(sent) == 1:
+            replies = [await http.post(client, seats[sent[0][0]], sent[0][3], deadline, cap)]  # type: ignore[arg-type]
+        else:
+            replies = list(await asyncio.gather(*(http.post(client, seats[s], b, deadline, cap) for s, _, _, b in sent)))  # type: ignore[arg-type]
+        by_seat = {a[0]: ex for a, ex in zip(sent, replies)}
+        for s, dec, legal, _ in asks:
+            ex = by_seat.get(s)
+            action, extras = None, None
+            if ex is not None:
+                decisions[s] += 1
+                latency[s].append(round(ex.latency_ms, 2))
+                action, extras, kind, detail = _judge(ex, legal, extra_fields)
+                if kind is not None:
+                    fault_count[s] += 1
+                    record(s, dec, "act", kind, detail, ex.latency_ms)
+                    action = None
+            if action is None:
+                action = legal[rng.randrange(len(legal))]
+            state = game.apply(state, s, action)
+            if extras:
+                try:
+                    state = game.apply_extras(state, s, extras)
+                except InvalidExtras as exc:
+                    fault_count[s] += 1
+                    record(s, dec, "act", MALFORMED, f"reply fields refused: {exc}", ex.latency_ms if ex else 0.0)
+
+    result = game.result(state)
+    forfeited = [s for s in range(n) if fault_count[s] > 0] if limits.on_fault == "forfeit" else []
+    ranks = _ranks_with_forfeits(result.scores, result.ranks, result.lower_is_better, forfeited)
+    published = {"scores": result.scores, "ranks": ranks, "lower_is_better": result.lower_is_better,
+                 "forfeited": forfeited, "details": result.details}
+    await notify("end", [protocol.end(ctx, s, published) for s in range(n)])
+    return MatchRecord(
+        id=match_id, index=index, seed=seed, bots=[e.name for e in seats], scores=list(result.scores),
+        ranks=ranks, lower_is_better=result.lower_is_better, forfeited=forfeited, faults=faults,
+        latency_ms=latency, decisions=decisions, stats=[game.seat_stats(result, s) for s in range(n)],
+        details=result.details, duration_s=round(time.perf_counter() - started, 4),
+    )
+
+
+def _judge(ex: Exchange, legal: list[Any], extra_fields: tuple[str, ...]) -> tuple[Any, dict[str, Any] | None, str | None, str]:
+    """The action and extras of a reply, or the fault kind and detail."""
+    if ex.fault is not None:
+        return None, None, ex.fault, ex.detail
+    try:
+        reply = protocol.parse_act_reply(ex.body or b"")
+    except protocol.ReplyError as exc:
+        return None, None, MALFORMED, str(exc)
+    i = protocol.find_legal(reply["action"], legal)
+    if i < 0:
+        shown = repr(reply["action"])
+        return None, None, ILLEGAL, f"action {shown[:120]} is not in legal ({len(legal)} actions)"
+    extras = {k: reply[k] for k in extra_fields if k in reply} or None
+    return legal[i], extras, None, ""
+
+
+def _ranks_with_forfeits(scores: Sequence[float], ranks: Sequence[int], lower_is_better: bool, forfeited: Sequence[int]) -> list[int]:
+    """Ranks where forfeiting seats share the last place, the others keep their order."""
+    if not forfeited:
+        return list(ranks)
+    n = len(scores)
+    stay = [s for s in range(n) if s not in forfeited]
+    out = [n - len(forfeited) + 1] * n
+    for s, r in zip(stay, ranks_from_scores([scores[s] for s in stay], lower_is_better)):
+        out[s] = r
+    return out

@@ -1,0 +1,1 @@
+"""Tournaments: schedule (pure) -> runner (async) -> standings (pure) -> publish."""

@@ -1,0 +1,218 @@
+"""Runs a tournament: bots up, matches in flight, the journal, resume, bots down.
+
+The journal ``matches.jsonl`` gets one line per finished match, written and flushed
+as the match ends, so a killed run loses only the matches in flight. ``resume``
+reads it back, checks every line belongs to this config's schedule, drops a torn last
+line, and plays only what is missing. Standings are always computed from the journal
+in fixture order, so they never depend on which match finished first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..bots import http, protocol
+from ..bots.http import Endpoint
+from ..bots.process import ManagedBot, wait_ready
+from ..config import TournamentConfig
+from ..errors import BotStartError, JournalError
+from ..games import get_game
+from ..match import MatchRecord, play_match
+from .schedule import Fixture, schedule
+
+JOURNAL = "matches.jsonl"
+
+
+@dataclass
+class BotStatus:
+    """How a bot answered ``hello`` before play."""
+
+    name: str
+    url: str
+    managed: bool
+    ok: bool
+    detail: str
+    ms: float
+
+
+@dataclass
+class Progress:
+    """Where a run stands, for the live display."""
+
+    done: int
+    total: int
+    faults: int
+    elapsed_s: float
+    skipped: int
+
+    @property
+    def rate(self) -> float:
+        """Matches per second played in this run."""
+        played = self.done - self.skipped
+        return played / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+class BotPool:
+    """The tournament's bots: managed ones started and stopped, all greeted with hello."""
+
+    def __init__(self, config: TournamentConfig, log_dir: Path) -> None:
+        self.config = config
+        self.log_dir = log_dir
+        self.managed: dict[str, ManagedBot] = {}
+        self.endpoints: list[Endpoint] = []
+
+    def __enter__(self) -> BotPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop every managed bot and its children."""
+        for bot in self.managed.values():
+            bot.stop()
+
+    async def start(self) -> list[BotStatus]:
+        """Start managed bots, send hello to every bot, and report each one's status."""
+        cfg = self.config
+        for b in cfg.bots:
+            if b.managed:
+                mb = ManagedBot(b, self.log_dir)
+                self.managed[b.name] = mb
+                mb.start()
+        self.endpoints = [
+            Endpoint.make(b.name, self.managed[b.name].url if b.managed else b.url or "", b.token) for b in cfg.bots
+        ]
+        return list(await asyncio.gather(*(self._greet(b.name, ep) for b, ep in zip(cfg.bots, self.endpoints))))
+
+    async def _greet(self, name: str, ep: Endpoint) -> BotStatus:
+        cfg, lim = self.config, self.config.limits
+        body = protocol.hello(cfg.name, cfg.game, dict(cfg.options), name)
+        t0 = time.perf_counter()
+        if name in self.managed:
+            try:
+                await wait_ready(self.managed[name], ep, body, lim.startup_ms, lim.deadline_ms, lim.max_response_bytes)
+            except BotStartError as exc:
+                return BotStatus(name, ep.url, True, False, str(exc), (time.perf_counter() - t0) * 1000)
+            return BotStatus(name, ep.url, True, True, "ready", (time.perf_counter() - t0) * 1000)
+        async with http.new_client(1) as client:
+            ex = await http.post(client, ep, body, max(lim.deadline_ms, 2000), lim.max_response_bytes)
+        if ex.fault is not None:
+            return BotStatus(name, ep.url, False, False, f"bot {name!r} at {ep.url} did not answer hello: {ex.detail}", ex.latency_ms)
+        return BotStatus(name, ep.url, False, True, f"answered hello (HTTP {ex.status})", ex.latency_ms)
+
+
+def read_journal(path: Path, fixtures: list[Fixture], bot_names: list[str], repair: bool) -> dict[int, dict[str, Any]]:
+    """Finished matches of the journal at ``path`` by fixture index.
+
+    A torn last line (a killed run) is dropped, and cut from the file when ``repair``.
+    A line that does not match this config's schedule is a JournalError.
+    """
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    records: dict[int, dict[str, Any]] = {}
+    good_end = 0
+    pos = 0
+    by_id = {f.id: f for f in fixtures}
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        line = data[pos:] if nl < 0 else data[pos:nl]
+        try:
+            rec = json.loads(line) if nl >= 0 else None
+        except ValueError:
+            rec = None
+        if rec is None:
+            if nl >= 0 and data[nl + 1:].strip():
+                raise JournalError(f"{path}: line at byte {pos} is not JSON and is not the last line; the journal is damaged")
+            break  # torn last line
+        f = by_id.get(rec.get("id"))
+        if f is None or rec.get("seed") != f.seed or rec.get("bots") != [bot_names[b] for b in f.seats]:
+            raise JournalError(
+                f"{path}: match {rec.get('id')!r} does not belong to this tournament's schedule "
+                "(another config, seed or bot list made it); use another --output or drop --resume"
+            )
+        records[f.index] = rec
+        pos = nl + 1
+        good_end = pos
+    if repair and good_end < len(data):
+        with open(path, "r+b") as fh:
+            fh.truncate(good_end)
+    return records
+
+
+async def run_tournament(
+    config: TournamentConfig,
+    *,
+    resume: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_ready: Callable[[list[BotStatus]], None] | None = None,
+) -> list[MatchRecord]:
+    """Play every fixture not yet in the journal; return all records in fixture order."""
+    game = get_game(config.game)
+    fixtures = schedule(config)
+    names = [b.name for b in config.bots]
+    out = config.output
+    out.mkdir(parents=True, exist_ok=True)
+    journal = out / JOURNAL
+    if resume:
+        done = read_journal(journal, fixtures, names, repair=True)
+    else:
+        if journal.exists() and journal.stat().st_size > 0:
+            journal.replace(out / (JOURNAL + ".prev"))
+        done = {}
+    todo = [f for f in fixtures if f.index not in done]
+    faults = sum(len(r["faults"]) for r in done.values())
+    started = time.perf_counter()
+    progress = Progress(len(done), len(fixtures), faults, 0.0, len(done))
+    if on_progress:
+        on_progress(progress)
+
+    with BotPool(config, out / "logs") as pool:
+        statuses = await pool.start()
+        if on_ready:
+            on_ready(statuses)
+        failed = [s for s in statuses if not s.ok]
+        if failed:
+            raise BotStartError("; ".join(s.detail for s in failed))
+        with open(journal, "a", encoding="utf-8") as fh:
+            await _play_all(config, game, todo, pool.endpoints, fh, progress, started, done, on_progress)
+    return [MatchRecord.from_json(done[i]) for i in sorted(done)]
+
+
+async def _play_all(config, game, todo, endpoints, fh, progress, started, done, on_progress) -> None:  # type: ignore[no-untyped-def]
+    sem = asyncio.Semaphore(config.concurrency)
+    max_conn = config.players + 2
+
+    async def one(f: Fixture) -> None:
+        async with sem:
+            async with http.new_client(max_conn) as client:
+                rec = await play_match(
+                    game, config.options, tournament=config.name, match_id=f.id, index=f.index,
+                    seed=f.seed, seats=[endpoints[b] for b in f.seats], client=client, limits=config.limits,
+                )
+        line = rec.to_json()
+        fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+        fh.flush()
+        done[f.index] = line
+        progress.done += 1
+        progress.faults += len(rec.faults)
+        progress.elapsed_s = time.perf_counter() - started
+        if on_progress:
+            on_progress(progress)
+
+    tasks = [asyncio.create_task(one(f)) for f in todo]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        os.fsync(fh.fileno())

@@ -1,0 +1,2 @@
+"""Sample bots: real HTTP servers, one module per game, runnable as
+``python -m sample_bots.<module> STRATEGY --port N``."""
