@@ -5,6 +5,8 @@ whose ``fault`` is ``None`` or one of ``timeout``, ``error``, ``malformed``.
 (``illegal`` is judged by the match, which knows the legal list.)
 
 Measured on a 2-core loopback machine, and followed here:
+- httpx's default transport costs ~450 µs of CPU per request here, so plain http://
+  goes through ``transport.LeanTransport`` (asyncio streams + h11);
 - one shared ``AsyncClient`` degrades quadratically above ~12 requests in flight,
   so each match gets a small client of its own (``new_client``);
 - building a client builds an SSL context (~19 ms): one context is shared;
@@ -15,6 +17,7 @@ Measured on a 2-core loopback machine, and followed here:
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 import time
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 import httpx
 
 from ..config import Secret
+from .transport import LeanTransport
 
 TIMEOUT = "timeout"
 ERROR = "error"
@@ -30,6 +34,9 @@ ILLEGAL = "illegal"
 FAULT_KINDS = (TIMEOUT, ERROR, MALFORMED, ILLEGAL)
 
 _SSL: ssl.SSLContext | None = None
+# httpx writes headers and body in two sends; with Nagle's algorithm on, the body
+# waits for the ACK of the headers (measured: 2.5 ms instead of 0.2 ms per request).
+_SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 
 
 @dataclass(frozen=True)
@@ -70,11 +77,14 @@ def shared_ssl_context() -> ssl.SSLContext:
 
 def new_client(max_connections: int) -> httpx.AsyncClient:
     """A small client for one match (or one purpose): no redirects, no proxies from
-    the environment, no timeouts of its own (the deadline is ours)."""
+    the environment, no timeouts of its own (the deadline is ours). Plain http://
+    goes through the lean keep-alive transport, https:// through httpx's own."""
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    tls = httpx.AsyncHTTPTransport(
+        verify=shared_ssl_context(), limits=limits, trust_env=False, socket_options=_SOCKET_OPTIONS
+    )
     return httpx.AsyncClient(
-        verify=shared_ssl_context(),
-        limits=limits,
+        mounts={"http://": LeanTransport(max_connections), "https://": tls},
         timeout=httpx.Timeout(None),
         follow_redirects=False,
         trust_env=False,
@@ -103,11 +113,17 @@ async def post(
                     return done(fault=MALFORMED, detail=f"body of {declared} bytes is over the cap of {max_bytes}", status=status)
                 chunks: list[bytes] = []
                 size = 0
-                async for chunk in resp.aiter_raw():
-                    size += len(chunk)
-                    if size > max_bytes:
-                        return done(fault=MALFORMED, detail=f"body over the cap of {max_bytes} bytes (cut off)", status=status)
-                    chunks.append(chunk)
+                try:
+                    # raw bytes: a compressed body is never inflated past the cap
+                    async for chunk in resp.aiter_raw():
+                        size += len(chunk)
+                        if size > max_bytes:
+                            break
+                        chunks.append(chunk)
+                except httpx.StreamConsumed:  # a response built in memory (MockTransport)
+                    chunks, size = [resp.content], len(resp.content)
+                if size > max_bytes:
+                    return done(fault=MALFORMED, detail=f"body over the cap of {max_bytes} bytes (cut off)", status=status)
                 return done(body=b"".join(chunks), status=status)
     except TimeoutError:
         return done(fault=TIMEOUT, detail=f"no complete reply within {deadline_ms} ms")

@@ -1,0 +1,205 @@
+"""Matches against bots behind ``httpx.MockTransport``: every fault kind is classified
+and lands on the right seat, the fault policy holds, simultaneous seats are asked
+concurrently. (End-to-end tests with real bot processes are in test_e2e.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from referee.bots.http import Endpoint
+from referee.config import Limits, Secret
+from referee.games import get_game
+from referee.match import MatchRecord, play_match
+
+Handler = Callable[[dict[str, Any]], Awaitable[httpx.Response]]
+GAME = get_game("nimmt_plus")
+
+
+async def good(msg: dict[str, Any]) -> httpx.Response:
+    if msg["type"] != "act":
+        return httpx.Response(200, json={"ok": True})
+    return httpx.Response(200, json={"action": msg["legal"][0]})
+
+
+def on_act(bad: Callable[[dict[str, Any]], Awaitable[httpx.Response]]) -> Handler:
+    async def handler(msg: dict[str, Any]) -> httpx.Response:
+        return await (bad(msg) if msg["type"] == "act" else good(msg))
+    return handler
+
+
+async def slow(msg: dict[str, Any]) -> httpx.Response:
+    await asyncio.sleep(0.5)
+    return await good(msg)
+
+
+async def status_500(msg: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(500, text="boom")
+
+
+async def not_json(msg: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(200, text="<html>hello</html>")
+
+
+async def no_action(msg: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(200, json={"move": msg["legal"][0]})
+
+
+async def oversized(msg: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(200, content=b'{"action": [1], "pad": "' + b"x" * 5000 + b'"}')
+
+
+async def illegal(msg: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(200, json={"action": [999]})
+
+
+async def bool_for_int(msg: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(200, json={"action": [True]})
+
+
+async def redirect(msg: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(302, headers={"Location": "http://elsewhere/"})
+
+
+async def refused(msg: dict[str, Any]) -> httpx.Response:
+    raise httpx.ConnectError("connection refused")
+
+
+def client_for(handlers: dict[str, Handler], seen: list[httpx.Request] | None = None) -> httpx.AsyncClient:
+    async def route(request: httpx.Request) -> httpx.Response:
+        if seen is not None:
+            seen.append(request)
+        return await handlers[request.url.host](json.loads(request.content))
+    return httpx.AsyncClient(transport=httpx.MockTransport(route))
+
+
+def run(handlers: dict[str, Handler], limits: Limits, seed: int = 5, seats: int = 2,
+        options: dict[str, Any] | None = None, seen: list[httpx.Request] | None = None,
+        tokens: dict[str, str] | None = None) -> MatchRecord:
+    names = list(handlers)[:seats]
+    tokens = tokens or {}
+    eps = [Endpoint.make(n, f"http://{n}/", Secret(tokens[n]) if n in tokens else None) for n in names]
+
+    async def go() -> MatchRecord:
+        async with client_for(handlers, seen) as client:
+            return await play_match(
+                GAME, GAME.check_options(seats, options or {}), tournament="t", match_id="m000001", index=1,
+                seed=seed, seats=eps, client=client, limits=limits,
+            )
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize(
+    ("handler", "kind"),
+    [
+        (slow, "timeout"),
+        (status_500, "error"),
+        (redirect, "error"),
+        (refused, "error"),
+        (not_json, "malformed"),
+        (no_action, "malformed"),
+        (oversized, "malformed"),
+        (illegal, "illegal"),
+        (bool_for_int, "illegal"),
+    ],
+)
+def test_each_fault_kind_lands_on_the_faulty_seat(handler: Any, kind: str) -> None:
+    limits = Limits(deadline_ms=100, max_faults=2, max_response_bytes=1024)
+    rec = run({"bad": on_act(handler), "fine": good}, limits)
+    act_faults = [f for f in rec.faults if f["phase"] == "act"]
+    assert act_faults, "the faulty bot must have faults"
+    assert {f["kind"] for f in act_faults} == {kind}
+    assert {f["seat"] for f in rec.faults} == {0}
+    assert all(f["bot"] == "bad" for f in rec.faults)
+    # past max_faults the seat is no longer called: exactly max_faults + 1 calls, all faulty
+    assert rec.decisions[0] == 3 and len(act_faults) == 3
+    assert rec.decisions[1] == sum(1 for _ in rec.latency_ms[1]) > 3
+    if kind == "timeout":
+        assert all(100 <= f["latency_ms"] < 400 for f in act_faults)
+    assert sorted(rec.ranks) in ([1, 2], [1, 1])
+
+
+def test_good_bots_have_no_faults_and_a_full_result() -> None:
+    rec = run({"a": good, "b": good}, Limits())
+    assert rec.faults == []
+    assert rec.decisions[0] == rec.decisions[1] == 30  # 2 hands x 15 turns each
+    hands = rec.details["hands"]
+    assert len(hands) == 2  # a match is as many hands as players
+    assert rec.scores == [sum(h["scores"][s] for h in hands) for s in range(2)]
+    assert all(len(lat) == 30 for lat in rec.latency_ms)
+
+
+def test_fallback_is_seeded_and_deterministic() -> None:
+    limits = Limits(max_faults=0)
+    a = run({"bad": on_act(illegal), "fine": good}, limits, seed=9)
+    b = run({"bad": on_act(illegal), "fine": good}, limits, seed=9)
+    c = run({"bad": on_act(illegal), "fine": good}, limits, seed=10)
+    assert a.scores == b.scores and a.ranks == b.ranks
+    assert (a.scores, a.seed) != (c.scores, c.seed)
+
+
+def test_forfeit_ranks_the_faulty_seat_last() -> None:
+    limits = Limits(on_fault="forfeit", max_faults=0)
+    handlers = {"bad": on_act(illegal), "x": good, "y": good}
+    rec = run(handlers, limits, seats=3)
+    assert rec.forfeited == [0]
+    assert rec.ranks[0] == 3
+    assert sorted(rec.ranks[1:]) in ([1, 2], [1, 1])
+
+
+def test_start_and_end_failures_are_recorded_not_fatal() -> None:
+    async def only_act(msg: dict[str, Any]) -> httpx.Response:
+        if msg["type"] == "act":
+            return await good(msg)
+        return httpx.Response(503)
+
+    rec = run({"flaky": only_act, "fine": good}, Limits())
+    phases = sorted(f["phase"] for f in rec.faults)
+    assert phases == ["end", "start"]
+    assert all(f["seat"] == 0 and f["kind"] == "error" for f in rec.faults)
+    assert rec.decisions[0] == 30
+
+
+def test_simultaneous_seats_are_asked_concurrently() -> None:
+    in_flight = 0
+    peak = 0
+
+    async def tracking(msg: dict[str, Any]) -> httpx.Response:
+        nonlocal in_flight, peak
+        if msg["type"] == "act":
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.002)
+            in_flight -= 1
+        return await good(msg)
+
+    run({"a": tracking, "b": tracking, "c": tracking, "d": tracking}, Limits(), seats=4)
+    assert peak == 4
+
+
+def test_messages_follow_the_wire_protocol_and_carry_the_token() -> None:
+    seen: list[httpx.Request] = []
+    run({"a": good, "b": good}, Limits(), seen=seen, tokens={"a": "s3cret"})
+    bodies = [json.loads(r.content) for r in seen]
+    assert [b["type"] for b in bodies[:2]] == ["start", "start"]
+    assert [b["type"] for b in bodies[-2:]] == ["end", "end"]
+    act = next(b for b in bodies if b["type"] == "act")
+    assert set(act) == {"protocol", "type", "tournament", "match", "game", "options", "seat", "players",
+                        "decision", "deadline_ms", "state", "legal"}
+    assert act["protocol"] == 1 and act["game"] == "nimmt_plus" and act["players"] == ["a", "b"]
+    assert act["state"]["seat"] == act["seat"]
+    end = bodies[-1]
+    assert set(end["result"]) >= {"scores", "ranks"}
+    for r in seen:
+        assert r.headers["content-type"] == "application/json"
+        if r.url.host == "a":
+            assert r.headers["authorization"] == "Bearer s3cret"
+        else:
+            assert "authorization" not in r.headers
+    decisions = [b["decision"] for b in bodies if b["type"] == "act"]
+    assert sorted(decisions) == list(range(len(decisions)))
