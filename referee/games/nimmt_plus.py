@@ -125,7 +125,7 @@ class NimmtState:
     seats: int
     variant: str
     zero_heads: int
-    rng: random.Random
+    rng: random.Random = field(compare=False)  # equality is about the cards
     hands_total: int
     hand_number: int = 0
     hands: list[list[int]] = field(default_factory=list)  # each ascending
