@@ -21,7 +21,7 @@ from .errors import ConfigError
 from .games import GAMES, get_game
 from .games.base import OptionError
 
-FORMATS = ("round_robin", "random")
+FORMATS = ("round_robin", "random", "team")
 ON_FAULT = ("fallback", "forfeit")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -123,7 +123,7 @@ class TournamentConfig:
             "players": self.players,
             "format": self.format,
             "rounds": self.rounds if self.format == "round_robin" else None,
-            "matches": self.matches if self.format == "random" else None,
+            "matches": self.matches if self.format in ("random", "team") else None,
             "deadline_ms": self.limits.deadline_ms,
             "on_fault": self.limits.on_fault,
             "max_faults": self.limits.max_faults,
@@ -211,6 +211,8 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     fmt = tv["format"]
     if fmt not in FORMATS:
         err.fail("tournament.format", f"unknown format {fmt!r}" + _hint(fmt, FORMATS) + f" (formats: {', '.join(FORMATS)})")
+    if fmt == "team" and not game.info.cooperative:
+        err.fail("tournament.format", f"team is for cooperative games; {game_id} is competitive (use round_robin or random)")
     if players > len(bots) and not game.info.cooperative:
         err.fail(
             "tournament.players",

@@ -81,3 +81,14 @@ def test_percentile_nearest_rank() -> None:
     values = sorted(float(i) for i in range(1, 101))
     assert percentile(values, 50) == 50.0 and percentile(values, 99) == 99.0 and percentile(values, 100) == 100.0
     assert percentile([], 50) is None
+
+
+def test_team_format_gives_every_bot_the_same_deals() -> None:
+    cfg = config(3, 4, "team", matches=5)
+    fx = schedule(cfg)
+    assert len(fx) == 15
+    for d in range(5):
+        deal = [f for f in fx if f.deal == d]
+        assert sorted(f.seats for f in deal) == [(0,) * 4, (1,) * 4, (2,) * 4]
+        assert len({f.seed for f in deal}) == 1
+    assert len({f.seed for f in fx}) == 5

@@ -62,6 +62,8 @@ def render_markdown(game: Game, doc: Mapping[str, Any]) -> str:
     opts = ", ".join(f"{k} = {v!r}" for k, v in sorted(s["options"].items())) or "defaults"
     if s["format"] == "round_robin":
         fmt = f"round robin, {s['rounds']} round(s), {s['players']} players per match"
+    elif s["format"] == "team":
+        fmt = f"team (duplicate): {s['matches']} deals, each played by every bot as a team of {s['players']}"
     else:
         fmt = f"random tables, {s['matches']} matches, {s['players']} players per match"
     sense = "lower is better" if doc["lower_score_wins"] else "higher is better"
@@ -76,7 +78,9 @@ def render_markdown(game: Game, doc: Mapping[str, Any]) -> str:
         "",
         render_table(game, doc["standings"]),
         "",
-        f"Ranked by mean rank in a match (1 is best), then mean score ({sense}), then wins. "
+        (f"Cooperative: every seat shares its table's score; ranked by mean score ({sense}). "
+         if game.info.cooperative else
+         f"Ranked by mean rank in a match (1 is best), then mean score ({sense}), then wins. ") +
         "Faults: timeout / error / malformed / illegal, over every decision; response times are "
         "measured by the referee from sending to the last byte.",
         "",

@@ -199,6 +199,8 @@ async def _play_all(config, game, todo, endpoints, fh, progress, started, done, 
                     seed=f.seed, seats=[endpoints[b] for b in f.seats], client=client, limits=config.limits,
                 )
         line = rec.to_json()
+        if f.deal is not None:
+            line["deal"] = f.deal
         fh.write(json.dumps(line, separators=(",", ":")) + "\n")
         fh.flush()
         done[f.index] = line

@@ -7,8 +7,12 @@ a run stopped half-way has played whole rounds.
 
 ``random``: ``matches`` tables drawn from the tournament seed, seats shuffled.
 
-Every match seed is derived from the tournament seed and the fixture index alone,
-so the same config always deals the same cards.
+``team`` (cooperative games): ``matches`` deals, and every bot plays every deal as a
+homogeneous team (all seats the same bot), so bots are compared on identical cards.
+
+Every match seed is derived from the tournament seed and the fixture index alone (for
+``team``, from the deal index, so every bot gets the same cards), so the same config
+always deals the same cards.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class Fixture:
     id: str
     seed: int
     seats: tuple[int, ...]
+    deal: int | None = None  # the deal index where several fixtures share a deal
 
 
 def derive_seed(tournament_seed: int, index: int) -> int:
@@ -52,6 +57,13 @@ def schedule(config: TournamentConfig) -> list[Fixture]:
             for combo in combos:
                 shift = r % k
                 tables.append(combo[shift:] + combo[:shift])
+    elif config.format == "team":
+        fixtures = []
+        for d in range(config.matches):
+            for b in range(n_bots):
+                i = len(fixtures)
+                fixtures.append(Fixture(i, match_id(i), derive_seed(config.seed, d), (b,) * k, deal=d))
+        return fixtures
     elif config.format == "random":
         rng = random.Random(derive_seed(config.seed, -1))
         for _ in range(config.matches):

@@ -2,6 +2,10 @@
 
 Bots are ordered by mean rank (lower is better), then mean score in the game's sense,
 then wins, then name. A win is a rank of 1 (shared ranks count for every holder).
+
+Cooperative games: every seat shares the table's score, so a bot is credited once per
+match it played in (however many seats it held), bots are ordered by mean score, and
+a win is a match whose ``won`` stat is 1.
 """
 
 from __future__ import annotations
@@ -39,15 +43,20 @@ def compute_standings(game: Game, bot_names: Sequence[str], records: Sequence[Ma
             "lat": [], "decisions": 0, "stats": {s.key: [] for s in game.info.stats}, "forfeits": 0}
         for n in bot_names
     }
+    coop = game.info.cooperative
     for rec in sorted(records, key=lambda r: r.index):
+        credited: set[str] = set()
         for seat, name in enumerate(rec.bots):
             p = per[name]
-            p["scores"].append(rec.scores[seat])
-            p["ranks"].append(rec.ranks[seat])
-            p["wins"] += rec.ranks[seat] == 1
             p["lat"].extend(rec.latency_ms[seat])
             p["decisions"] += rec.decisions[seat]
             p["forfeits"] += seat in rec.forfeited
+            if coop and name in credited:
+                continue
+            credited.add(name)
+            p["scores"].append(rec.scores[seat])
+            p["ranks"].append(rec.ranks[seat])
+            p["wins"] += rec.stats[seat].get("won", 0) == 1 if coop else rec.ranks[seat] == 1
             for key, values in p["stats"].items():
                 if key in rec.stats[seat]:
                     values.append(rec.stats[seat][key])
@@ -87,6 +96,8 @@ def compute_standings(game: Game, bot_names: Sequence[str], records: Sequence[Ma
         if row["matches"] == 0:
             return (1, 0.0, 0.0, 0, row["name"])
         score = row["mean_score"] if lower else -row["mean_score"]
+        if coop:
+            return (0, score, 0.0, -row["wins"], row["name"])
         return (0, row["mean_rank"], score, -row["wins"], row["name"])
 
     rows.sort(key=key)
