@@ -106,7 +106,9 @@ async def play_match(
     await notify("start", [protocol.start(ctx, s) for s in range(n)])
 
     state = game.setup(n, seed, options)
-    decision = 0
+    # Decisions are numbered per seat: a match-wide number would tell a seat how many
+    # decisions others were asked in between, which can reveal hidden cards.
+    asked = [0] * n
     while not game.is_over(state):
         to_act = game.to_act(state)
         asks: list[tuple[int, int, list[Any], bytes | None]] = []
@@ -114,9 +116,9 @@ async def play_match(
             legal = game.legal(state, s)
             body = None
             if fault_count[s] <= limits.max_faults:
-                body = protocol.act(ctx, s, decision, deadline, game.view(state, s), legal)
-            asks.append((s, decision, legal, body))
-            decision += 1
+                body = protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal)
+            asks.append((s, asked[s], legal, body))
+            asked[s] += 1
         sent = [a for a in asks if a[3] is not None]
         if len(sent) == 1:
             replies = [await http.post(client, seats[sent[0][0]], sent[0][3], deadline, cap)]  # type: ignore[arg-type]

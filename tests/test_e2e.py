@@ -83,7 +83,7 @@ def test_run_a_small_tournament(tmp_path: Path) -> None:
     readme = (out / "README.md").read_text()
     assert re.search(r"^\| Rank\s+\| Bot\s+\|", readme, re.M)
     for name, row in rows.items():
-        assert re.search(rf"^\| {row['rank']}\s+\| {name}\s+\| 3\s+\|", readme, re.M), name
+        assert re.search(rf"^\| {row['rank']}\s+\| {name}\s+\| 3\s+\| {row['wins']} \(", readme, re.M), name
     assert "Rank" in proc.stdout and "greedy" in proc.stdout  # the table printed at the end
     assert_nothing_listens(bot_ports(out))
 

@@ -84,7 +84,8 @@ def new_client(max_connections: int) -> httpx.AsyncClient:
         verify=shared_ssl_context(), limits=limits, trust_env=False, socket_options=_SOCKET_OPTIONS
     )
     return httpx.AsyncClient(
-        mounts={"http://": LeanTransport(max_connections), "https://": tls},
+        transport=LeanTransport(max_connections),  # also keeps httpx from building an SSL context
+        mounts={"https://": tls},
         timeout=httpx.Timeout(None),
         follow_redirects=False,
         trust_env=False,

@@ -19,9 +19,9 @@ def get_game(game_id: str) -> Game:
 
 
 def _load() -> None:
-    from . import drahtseilakt, nimmt_plus
+    from . import dieci, drahtseilakt, nimmt_plus
 
-    for module in (drahtseilakt, nimmt_plus):
+    for module in (dieci, drahtseilakt, nimmt_plus):
         register(module.GAME)
 
 
