@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -43,6 +44,7 @@ class MatchRecord:
     stats: list[dict[str, float]]
     details: dict[str, Any]
     duration_s: float
+    deal_hash: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -52,7 +54,7 @@ class MatchRecord:
             "scores": self.scores, "ranks": self.ranks, "lower_is_better": self.lower_is_better,
             "forfeited": self.forfeited, "faults": self.faults, "latency_ms": self.latency_ms,
             "decisions": self.decisions, "stats": self.stats, "details": self.details,
-            "duration_s": self.duration_s,
+            "duration_s": self.duration_s, "deal_hash": self.deal_hash,
         }
         out.update(self.extra)
         return out
@@ -61,7 +63,7 @@ class MatchRecord:
     def from_json(cls, d: Mapping[str, Any]) -> MatchRecord:
         """A record read back from the journal."""
         known = {f for f in cls.__dataclass_fields__ if f != "extra"}
-        return cls(**{k: d[k] for k in known}, extra={k: v for k, v in d.items() if k not in known})
+        return cls(**{k: d[k] for k in known if k in d}, extra={k: v for k, v in d.items() if k not in known})
 
 
 def fallback_rng(seed: int) -> random.Random:
@@ -106,6 +108,7 @@ async def play_match(
     await notify("start", [protocol.start(ctx, s) for s in range(n)])
 
     state = game.setup(n, seed, options)
+    deal_hash = _deal_hash(game, state, n)
     # Decisions are numbered per seat: a match-wide number would tell a seat how many
     # decisions others were asked in between, which can reveal hidden cards.
     asked = [0] * n
@@ -156,8 +159,15 @@ async def play_match(
         id=match_id, index=index, seed=seed, bots=[e.name for e in seats], scores=list(result.scores),
         ranks=ranks, lower_is_better=result.lower_is_better, forfeited=forfeited, faults=faults,
         latency_ms=latency, decisions=decisions, stats=[game.seat_stats(result, s) for s in range(n)],
-        details=result.details, duration_s=round(time.perf_counter() - started, 4),
+        details=result.details, duration_s=round(time.perf_counter() - started, 4), deal_hash=deal_hash,
     )
+
+
+def _deal_hash(game: Game, state: Any, n: int) -> str:
+    """A fingerprint of the starting position (every seat's first view): equal for
+    matches dealt the same cards, so duplicate deals can be checked from the journal."""
+    views = json.dumps([game.view(state, s) for s in range(n)], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(views.encode()).hexdigest()[:16]
 
 
 def _judge(ex: Exchange, legal: list[Any], extra_fields: tuple[str, ...]) -> tuple[Any, dict[str, Any] | None, str | None, str]:

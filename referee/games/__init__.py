@@ -19,9 +19,9 @@ def get_game(game_id: str) -> Game:
 
 
 def _load() -> None:
-    from . import dieci, drahtseilakt, nimmt_plus
+    from . import dieci, drahtseilakt, nimmt_plus, the_game
 
-    for module in (dieci, drahtseilakt, nimmt_plus):
+    for module in (dieci, drahtseilakt, nimmt_plus, the_game):
         register(module.GAME)
 
 

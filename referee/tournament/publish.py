@@ -36,7 +36,8 @@ def standings_document(
 
 def table_rows(game: Game, rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[Any]]]:
     """Headers and rows of the leaderboard table."""
-    headers = ["Rank", "Bot", "Matches", "Wins (share)", "Mean rank", "Mean score (95% CI)"]
+    coop = game.info.cooperative  # every seat shares one score: no mean rank to show
+    headers = ["Rank", "Bot", "Matches", "Wins (share)"] + ([] if coop else ["Mean rank"]) + ["Mean score (95% CI)"]
     headers += [s.title for s in game.info.stats]
     headers += ["Faults t/e/m/i", "p50 ms", "p99 ms"]
     out = []
@@ -44,7 +45,7 @@ def table_rows(game: Game, rows: Sequence[Mapping[str, Any]]) -> tuple[list[str]
         f = r["faults"]
         score = "" if r["mean_score"] is None else f"{r['mean_score']:.2f}" + (f" ± {r['score_ci95']:.2f}" if r["score_ci95"] is not None else "")
         wins = f"{r['wins']} ({r['win_rate']:.0%})" if r["win_rate"] is not None else str(r["wins"])
-        line = [r["rank"], r["name"], r["matches"], wins, _fmt(r["mean_rank"]), score]
+        line = [r["rank"], r["name"], r["matches"], wins] + ([] if coop else [_fmt(r["mean_rank"])]) + [score]
         line += [_fmt(r[s.key]) for s in game.info.stats]
         line += [f"{f['timeout']}/{f['error']}/{f['malformed']}/{f['illegal']}", _fmt(r["p50_ms"], 1), _fmt(r["p99_ms"], 1)]
         out.append(line)
