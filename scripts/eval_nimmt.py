@@ -1,9 +1,9 @@
 """Heuristic vs random for 6 nimmt! Plus, in process, for every variant.
 
-Each match seats 4 bots, two of the heuristic and two random (``--opponent``), with the seating rotated
-from match to match; every decision goes through the same ``act`` message a bot gets
-over the wire (JSON round trip included). Prints, per variant and strategy, the mean
-score and the win rate (rank 1, ties included) with 95 % confidence intervals.
+Each match seats 4 bots, two of the heuristic and two random (or ``--opponent``), with
+the seating rotated from match to match; every decision goes through the same ``act``
+message a bot gets over the wire (JSON round trip included). Prints, per variant and
+strategy, the mean score and the win rate (rank 1, ties included) with 95 % CIs.
 
     python scripts/eval_nimmt.py --matches 400
 """
@@ -111,6 +111,8 @@ def main() -> None:
     parser.add_argument("--opponent", default="random")
     args = parser.parse_args()
     print(f"{args.matches} matches of 4 seats (2 heuristic + 2 {args.opponent}); 95 % CIs")
+    print("win rate = share of the strategy's seats ranked 1 (ties count); it holds 2 of")
+    print("the 4 seats, so 50 % means its side won every match")
     print(f"{'variant':<17} {'strategy':<9} {'mean score':>16} {'win rate':>16}  ms/decision")
     for variant in args.variant:
         sense = "lower" if variant in ("zeros_negative", "simple") else "higher"

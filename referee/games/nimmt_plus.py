@@ -225,8 +225,7 @@ class NimmtPlus(Game):
             "hand_scores": [list(h["scores"]) for h in state.hand_log],
             "history": list(state.history),  # entries are never changed once recorded
             "to_act": asked,
-            "your_turn": (not state.over)
-            and (state.turn == seat if simple else bool(state.hands[seat]) and state.pending[seat] is None),
+            "your_turn": seat in self.to_act(state),
             "turn": state.turn if simple and not state.over else None,
         }
 

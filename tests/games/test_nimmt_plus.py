@@ -128,7 +128,12 @@ PLACEMENTS = [
     # the 6th card takes the 5
     ([[10, 11, 12, 13, 14], [20], [30], [40]], 15, [[15], [20], [30], [40]], [10, 11, 12, 13, 14]),
     # the highest end below the card wins even if another row is longer
-    ([[10, 11, 12, 13, 14], [17], [30], [40]], 18, [[10, 11, 12, 13, 14], [17, 18], [30], [40]], []),
+    (
+        [[10, 11, 12, 13, 14], [17], [30], [40]],
+        18,
+        [[10, 11, 12, 13, 14], [17, 18], [30], [40]],
+        [],
+    ),
 ]
 
 
@@ -168,7 +173,9 @@ def test_sixth_card_takes_the_five_and_scores_their_heads(variant, zero_heads, e
     assert view["points"][1] == {"cards": [], "heads": 0}
 
 
-@pytest.mark.parametrize("n,expected", [(1, 1), (5, 2), (10, 3), (11, 5), (55, 7), (100, 3), (104, 1), (99, 5)])
+@pytest.mark.parametrize(
+    "n,expected", [(1, 1), (5, 2), (10, 3), (11, 5), (55, 7), (100, 3), (104, 1), (99, 5)]
+)
 def test_bull_heads(n, expected):
     assert heads(n) == expected
     assert sum(heads(c) for c in range(1, 105)) == 171
@@ -183,7 +190,8 @@ def test_zero_alone_and_zero_pair_go_to_the_pile_never_a_row(choice, variant):
     assert state.rows == [[10], [20], [30], [40, 61]]
     assert state.piles[0] == choice
     assert [p["card"] for p in state.history[0]["placements"]] == [61]
-    assert GAME.view(state, 0)["points"][0]["heads"] == (4 * len(choice) if variant == "plus" else 0)
+    expected = 4 * len(choice) if variant == "plus" else 0
+    assert GAME.view(state, 0)["points"][0]["heads"] == expected
 
 
 # Deal ---------------------------------------------------------------------------------
@@ -451,3 +459,12 @@ def test_redeal_keeps_known_dealt_zeros():
         copy = GAME.redeal_hidden(state, 0, random.Random(i))
         assert all(copy.hands[s].count(0) >= 2 for s in (1, 2))
         assert copy.hands[0] == state.hands[0]
+
+
+def test_invariants_catch_a_lost_or_duplicated_card():
+    state = GAME.setup(4, 1, {"variant": "plus"})
+    state.hands[0].pop()
+    assert GAME.invariants(state)
+    state = GAME.setup(4, 1, {"variant": "plus"})
+    state.rows[0].append(state.hands[1][-1])
+    assert GAME.invariants(state)
