@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from .bots import http, protocol
-from .bots.http import ILLEGAL, MALFORMED, Endpoint, Exchange
+from .bots.http import ILLEGAL, MALFORMED, BotClient, Endpoint, Exchange
 from .config import Limits
 from .games.base import Game, InvalidExtras, ranks_from_scores
 
@@ -80,7 +80,7 @@ async def play_match(
     index: int,
     seed: int,
     seats: Sequence[Endpoint],
-    client: httpx.AsyncClient,
+    client: BotClient | httpx.AsyncClient,
     limits: Limits,
 ) -> MatchRecord:
     """Play one match between the bots at ``seats`` and return its record."""
