@@ -1,25 +1,29 @@
-"""Sample bots for The Game (game id ``the_game``).
+"""Sample bots for The Game (game id ``the_game``; docs/games/the_game.md).
 
 Run one with ``python -m sample_bots.the_game heuristic --port 8001``.
 
 Every ``act`` message carries ``state`` (this seat's view) and ``legal`` (every legal
 action). A placement is ``{"card": 38, "pile": 0}``, ending the turn is ``"end"``. Piles 0
-and 1 go up (a card must be higher than the top, or exactly 10 lower); piles 2 and 3 go
-down (lower, or exactly 10 higher). The reply is ``{"action": <one element of legal>}``
-and, when ``state["communication"] == "claims"``, it may add ``"claims": [pile, ...]``:
-the piles this seat asks the others to leave alone (every seat sees every seat's claims).
+and 1 go up (a card must be higher than the top, or exactly 10 lower: the backwards
+trick); piles 2 and 3 go down (lower, or exactly 10 higher). The reply is
+``{"action": <one element of legal>}`` and, when ``state["communication"] == "claims"``,
+it may add ``"claims": [pile, ...]``: the piles this seat asks the others to leave alone
+(every seat sees every seat's latest claims in ``state["claims"]``).
 
 Strategies
 ----------
-``random``     a random legal action (ending the turn whenever it may).
-``heuristic``  plans the rest of its turn. The *cost* of placing a card is how many cards
-               still in play (not on a pile) it jumps over; a backwards trick has a negative
-               cost (the cards it opens up again). It places the minimum at the lowest total
-               cost (looking a few placements ahead, so 45 then 35 on an ascending 40 counts
-               as one cheap pair), then keeps placing while a placement costs little. With
-               claims it claims the piles for which it keeps a close card or a jump-back pair
-               and charges extra for jumping over a pile another seat claimed.
-``greedy``     the heuristic without its look-ahead and without claims, for comparison.
+``random``     a random legal placement; ends the turn as soon as it may.
+``heuristic``  plans the rest of its turn by *cost*. Placing a card costs the cards still in
+               play (in a hand or the draw pile) that it jumps over, each weighted by how
+               many other piles can still take it (a card no pile can take is lost; one
+               three other piles take hardly matters). A backwards trick has a negative
+               cost: the cards it opens up again, plus a bonus. It places the minimum at the
+               lowest total cost, looking one placement further (so 45 then 35 on an
+               ascending 40 counts as a cheap pair), then keeps placing while a placement
+               costs at most ``extra``. With claims on, it claims the piles for which it
+               keeps one of the next few cards, and it charges extra for jumping far on a
+               pile another seat claimed.
+``greedy``     the cheapest placement each time, no look-ahead, no claims (a baseline).
 """
 
 from __future__ import annotations
@@ -30,23 +34,24 @@ from sample_bots._server import main, message_rng
 
 UP = (True, True, False, False)  # piles 0, 1 ascend; piles 2, 3 descend
 END = "end"
-FIRE_CARDS = frozenset((22, 33, 44, 55, 66, 77))
+FIRE_CARDS = frozenset((22, 33, 44, 55, 66, 77))  # only with the on_fire option
+LOST = 1000.0  # plan value of getting stuck before the minimum (the game ends)
 
-# Tuned on in-process self-play (scripts/eval_the_game.py).
+# Tuned on self-play with scripts/eval_the_game.py (which can override any of them).
 PARAMS: dict[str, float] = {
-    "extra": 1.0,  # keep placing after the minimum while a placement costs at most this
-    "extra_empty": 1.0,  # the same once the draw pile is empty
-    "raw": 0.05,  # weight of the plain distance beside the count of cards jumped over
-    "trick": 2.0,  # bonus for a backwards trick on top of the cards it opens up
-    "claim_close": 3,  # claim a pile if a kept card jumps over at most this many cards
-    "claim_penalty": 6.0,  # extra cost for jumping over a pile another seat claimed
-    "claim_free": 1,  # ... unless the jump costs at most this
-    "lookahead": 1,
-    "w0": 1.0,  # weight of a jumped card no other pile can take
-    "w1": 1.0,  # ... that one other pile can take
-    "w2": 1.0,
-    "w3": 1.0,  # extra placements looked at beyond the minimum
-    "fire_open": 12.0,  # cost of leaving an own fire card uncovered for the next player
+    "w0": 2.5,  # cost of jumping over a card in play that no other pile can take
+    "w1": 1.2,  # ... that one other pile can still take
+    "w2": 0.6,  # ... two other piles
+    "w3": 0.3,  # ... three other piles
+    "trick": 2.0,  # bonus for a backwards trick, on top of the cards it opens up again
+    "extra": 1.0,  # after the minimum, keep placing while a placement costs at most this
+    "lookahead": 1,  # placements looked at beyond the minimum
+    "breadth": 8,  # placements looked at in each position of the search (the cheapest)
+    "claim_close": 2,  # claim a pile if a kept card jumps over at most this many cards
+    "claim_max": 2,  # claim at most this many piles (the closest ones)
+    "claim_penalty": 1.5,  # cost of surely jumping over another seat's claimed card
+    "fire_open": 12.0,  # cost of leaving an own fire card for the next player to cover
+    "fire_due": 500.0,  # cost of ending the turn with a due fire card uncovered (a loss)
 }
 
 
@@ -59,163 +64,148 @@ def random_strategy(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def heuristic(message: dict[str, Any]) -> dict[str, Any]:
-    """Plan the turn by cost (see the module docstring); claim close piles."""
-    return _play(message, PARAMS, plan=True)
+    """Plan the rest of the turn by cost; claim the piles where a close card is kept."""
+    return _play(message, PARAMS, lookahead=int(PARAMS["lookahead"]), talk=True)
 
 
 def greedy(message: dict[str, Any]) -> dict[str, Any]:
-    """Cheapest placement first, no look-ahead, no claims."""
-    params = dict(PARAMS, lookahead=0, claim_penalty=0.0)
-    reply = _play(message, params, plan=False)
-    reply.pop("claims", None)
-    return reply
+    """The cheapest placement each time (tricks first), no claims."""
+    return _play(message, dict(PARAMS, claim_penalty=0.0), lookahead=None, talk=False)
 
 
-def _play(message: dict[str, Any], params: dict[str, float], plan: bool) -> dict[str, Any]:
+def _play(
+    message: dict[str, Any], params: dict[str, float], lookahead: int | None, talk: bool
+) -> dict[str, Any]:
     state = message["state"]
     legal = message["legal"]
-    turn = _Turn(state, params, bool(message.get("options", {}).get("on_fire")))
+    on_fire = bool((message.get("options") or {}).get("on_fire"))
+    plan = _Planner(state, params, on_fire)
     need = max(0, state["minimum"] - state["placed_this_turn"])
-    depth = need + int(params["lookahead"]) if plan else 1
-    _value, move = turn.best(need, depth)
+    depth = 1 if lookahead is None else need + lookahead
+    move = plan.best_move(need, depth)
     action: Any = END if move is None else {"card": move[0], "pile": move[1]}
-    if action not in legal:  # the plan must come from legal; stay safe regardless
-        action = legal[0] if END not in legal else END
+    if action not in legal:  # cannot happen with a correct planner; stay legal anyway
+        action = END if END in legal else legal[0]
     reply: dict[str, Any] = {"action": action}
-    if state.get("communication") == "claims":
-        reply["claims"] = turn.claims(action)
+    if talk and state.get("communication") == "claims":
+        reply["claims"] = plan.claims(action)
     return reply
 
 
-class _Turn:
-    """The active seat's knowledge for planning the rest of its turn."""
+class _Planner:
+    """What the active seat knows, and the search over the rest of its turn."""
 
     def __init__(self, state: dict[str, Any], params: dict[str, float], on_fire: bool) -> None:
         self.params = params
         self.seat = state["seat"]
         self.hand = list(state["hand"])
         self.tops = [p["top"] for p in state["piles"]]
+        self.on_fire = on_fire
         on_piles = {c for p in state["piles"] for c in p["cards"]}
-        tops = self.tops
-        lo_up = min(tops[0], tops[1])
-        hi_down = max(tops[2], tops[3])
+        # live[x]: how many cards <= x are still in play (in some hand or the draw pile).
+        live = [0] * 102
+        for x in range(2, 101):
+            live[x] = live[x - 1] + (1 if x <= 99 and x not in on_piles else 0)
+        self.live = live
+        # weight[p][x]: prefix sums of the cost of jumping over each card in play on pile
+        # p, by k = how many other piles can still take that card.
         w_by_k = (params["w0"], params["w1"], params["w2"], params["w3"])
-        # weight[p][x]: prefix sums over the cards x still in play (in some hand or the
-        # draw pile) of how much it hurts to jump over x on pile p: a card no other pile
-        # can take any more (k = 0) is nearly lost, one that three others take is not.
+        t0, t1, t2, t3 = self.tops
         self.weight: list[list[float]] = []
         for pile in range(4):
-            acc = [0.0] * 102
+            acc = [0.0] * 101
             total = 0.0
             for x in range(2, 100):
                 if x not in on_piles:
-                    k = 0
-                    for q in range(4):
-                        if q != pile and ((x > tops[q]) if UP[q] else (x < tops[q])):
-                            k += 1
+                    k = (x > t0) + (x > t1) + (x < t2) + (x < t3)
+                    k -= (x > self.tops[pile]) if UP[pile] else (x < self.tops[pile])
                     total += w_by_k[k]
                 acc[x] = total
-            acc[100] = acc[101] = total
+            acc[100] = total
             self.weight.append(acc)
-        del lo_up, hi_down
-        self.extra = params["extra"] if state["draw_pile"] else params["extra_empty"]
-        claimed = [False] * 4
+        # How many other seats ask to leave each pile alone.
+        self.claimed = [0] * 4
         for s, piles in enumerate(state.get("claims") or []):
             if s != self.seat:
                 for p in piles:
-                    claimed[p] = True
-        self.claimed = claimed
-        # Uncovered fire cards: due ones must be covered this turn, own ones (placed this
-        # turn) should be, or the next player has to.
-        self.on_fire = on_fire
-        due = set()
-        own = set()
-        for f in state.get("fire", []):
+                    self.claimed[p] += 1
+        # Uncovered fire cards: due ones must be covered this turn; own ones (placed this
+        # turn) had better be, or the next player must.
+        due, own = set(), set()
+        for f in state.get("fire") or []:
             (due if f["deadline_turn"] <= state["turn"] else own).add(f["pile"])
         self.fire_due = frozenset(due)
         self.fire_own = frozenset(own)
-
-    # Costs -----------------------------------------------------------------------------
-
-    def jumped(self, pile: int, a: int, b: int) -> float:
-        """Weighted cards still in play strictly between a and b, for pile ``pile``."""
-        lo, hi = (a, b) if a < b else (b, a)
-        if hi - lo <= 1:
-            return 0.0
-        w = self.weight[pile]
-        return w[hi - 1] - w[lo]
+        self.memo: dict[tuple[Any, ...], tuple[float, tuple[int, int] | None]] = {}
 
     def cost(self, card: int, pile: int, top: int) -> float | None:
-        """Cost of ``card`` on ``pile`` whose top is ``top``; None if illegal."""
+        """Cost of placing ``card`` on ``pile`` whose top is ``top``; None if illegal."""
         p = self.params
+        w = self.weight[pile]
         if UP[pile]:
-            if card > top:
-                jumped = self.jumped(pile, top, card)
-                c = jumped + p["raw"] * (card - top)
-            elif card == top - 10:
-                return -p["trick"] - self.jumped(pile, card, top)
-            else:
-                return None
-        else:
+            if card == top - 10:
+                return -p["trick"] - (w[top - 1] - w[card])
             if card < top:
-                jumped = self.jumped(pile, card, top)
-                c = jumped + p["raw"] * (top - card)
-            elif card == top + 10:
-                return -p["trick"] - self.jumped(pile, top, card)
-            else:
                 return None
-        if self.claimed[pile] and jumped > p["claim_free"]:
-            c += p["claim_penalty"]
+            c = w[card - 1] - w[top]
+            jumped = self.live[card - 1] - self.live[top]
+        else:
+            if card == top + 10:
+                return -p["trick"] - (w[card - 1] - w[top])
+            if card > top:
+                return None
+            c = w[top - 1] - w[card]
+            jumped = self.live[top - 1] - self.live[card]
+        if self.claimed[pile]:
+            # a claim says "I keep one of the next claim_close + 1 cards here"
+            c += self.claimed[pile] * p["claim_penalty"] * min(1.0, jumped / (p["claim_close"] + 1))
         return c
 
-    # Planning --------------------------------------------------------------------------
-
     def candidates(self, hand: list[int], tops: list[int]) -> list[tuple[float, int, int]]:
-        """Promising placements: per pile the cheapest card, tricks, trick set-ups."""
+        """Placements worth a look: per pile the cheapest card, every trick, and every
+        card that sets up a trick with another card of the hand."""
         out: list[tuple[float, int, int]] = []
-        hs = set(hand)
+        held = set(hand)
         for pile in range(4):
             top = tops[pile]
-            best: tuple[float, int, int] | None = None
+            back = -10 if UP[pile] else 10
+            cheapest: tuple[float, int, int] | None = None
             for card in hand:
                 c = self.cost(card, pile, top)
                 if c is None:
                     continue
-                step = -10 if UP[pile] else 10
-                if c < 0 or (card + step) in hs:
-                    out.append((c, card, pile))  # a trick, or a card that sets one up
-                elif best is None or c < best[0]:
-                    best = (c, card, pile)
-            if best is not None and best not in out:
-                out.append(best)
+                if c < 0 or card + back in held:
+                    out.append((c, card, pile))
+                elif cheapest is None or c < cheapest[0]:
+                    cheapest = (c, card, pile)
+            if cheapest is not None:
+                out.append(cheapest)
         out.sort()
-        return out
+        return out[: int(self.params["breadth"])]
 
-    def best(self, need: int, depth: int) -> tuple[float, tuple[int, int] | None]:
-        """Lowest plan value and its first placement (None: end the turn)."""
-        return self._search(self.hand, list(self.tops), need, depth, self.fire_due, self.fire_own)
+    def best_move(self, need: int, depth: int) -> tuple[int, int] | None:
+        """First placement of the cheapest plan; None means end the turn."""
+        return self._search(self.hand, list(self.tops), need, depth, self.fire_due, self.fire_own)[1]
 
     def _search(
-        self,
-        hand: list[int],
-        tops: list[int],
-        need: int,
-        depth: int,
-        due: frozenset[int],
-        own: frozenset[int],
+        self, hand: list[int], tops: list[int], need: int, depth: int,
+        due: frozenset[int], own: frozenset[int],
     ) -> tuple[float, tuple[int, int] | None]:
-        inf = float("inf")
-        best_value = inf
-        best_move: tuple[int, int] | None = None
-        if need <= 0:
-            # ending here: a due fire card left uncovered loses the game
-            best_value = 500.0 * len(due) + self.params["fire_open"] * len(own)
+        # Plan value: the cost of the placements still needed, plus (cost - extra) for
+        # each placement beyond them, so an extra is worth it when it costs under extra.
+        key = (tuple(hand), tuple(tops), need, depth, due, own)
+        if key in self.memo:  # the same cards on different piles, in another order
+            return self.memo[key]
+        best_value = float("inf")
+        best: tuple[int, int] | None = None
+        if need <= 0:  # ending the turn here is allowed
+            best_value = self.params["fire_due"] * len(due) + self.params["fire_open"] * len(own)
         if depth <= 0:
             return best_value, None
         for c, card, pile in self.candidates(hand, tops):
-            step = c if need > 0 else c - self.extra
-            new_due = due - {pile} if pile in due else due
-            new_own = own - {pile} if pile in own else own
+            step = c if need > 0 else c - self.params["extra"]
+            new_due = due - {pile}
+            new_own = own - {pile}
             if self.on_fire and card in FIRE_CARDS:
                 new_own = new_own | {pile}
             old = tops[pile]
@@ -223,35 +213,36 @@ class _Turn:
             rest = [h for h in hand if h != card]
             value, _ = self._search(rest, tops, need - 1, depth - 1, new_due, new_own)
             tops[pile] = old
-            if value == inf:
-                value = 1000.0  # stuck before the minimum: the game would end
-            value += step
+            value = min(value, LOST) + step
             if value < best_value:
-                best_value, best_move = value, (card, pile)
-        return best_value, best_move
-
-    # Claims ----------------------------------------------------------------------------
+                best_value, best = value, (card, pile)
+        self.memo[key] = (best_value, best)
+        return best_value, best
 
     def claims(self, action: Any) -> list[int]:
-        """Piles where the hand kept after ``action`` has a close card or a trick pair."""
+        """The piles (at most claim_max) where the hand kept after ``action`` holds one
+        of the next claim_close + 1 cards still in play, or a backwards trick."""
         hand = list(self.hand)
         tops = list(self.tops)
         if action != END:
             hand.remove(action["card"])
             tops[action["pile"]] = action["card"]
-        hs = set(hand)
-        out = []
+        live = self.live
+        close = []
         for pile in range(4):
             top = tops[pile]
-            step = -10 if UP[pile] else 10
+            nearest = None
             for card in hand:
-                c = self.cost(card, pile, top)
-                if c is None:
-                    continue
-                if c < 0 or (card + step) in hs or self.jumped(pile, top, card) <= self.params["claim_close"]:
-                    out.append(pile)
-                    break
-        return out
+                if UP[pile]:
+                    jumped = -1 if card == top - 10 else live[card - 1] - live[top] if card > top else None
+                else:
+                    jumped = -1 if card == top + 10 else live[top - 1] - live[card] if card < top else None
+                if jumped is not None and (nearest is None or jumped < nearest):
+                    nearest = jumped
+            if nearest is not None and nearest <= self.params["claim_close"]:
+                close.append((nearest, pile))
+        close.sort()
+        return sorted(p for _, p in close[: int(self.params["claim_max"])])
 
 
 STRATEGIES = {"random": random_strategy, "heuristic": heuristic, "greedy": greedy}

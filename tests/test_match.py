@@ -204,3 +204,34 @@ def test_messages_follow_the_wire_protocol_and_carry_the_token() -> None:
     for seat in (0, 1):  # numbered per seat, so nobody learns how often others were asked
         decisions = [b["decision"] for b in bodies if b["type"] == "act" and b["seat"] == seat]
         assert decisions == list(range(len(decisions)))
+
+
+def test_reply_fields_the_game_refuses_are_a_malformed_fault_and_the_action_stands() -> None:
+    game = get_game("the_game")
+
+    async def bad_claims(msg: dict[str, Any]) -> httpx.Response:
+        if msg["type"] != "act":
+            return httpx.Response(200, json={})
+        return httpx.Response(200, json={"action": msg["legal"][0], "claims": [7, 7]})
+
+    async def good_claims(msg: dict[str, Any]) -> httpx.Response:
+        if msg["type"] != "act":
+            return httpx.Response(200, json={})
+        return httpx.Response(200, json={"action": msg["legal"][0], "claims": [2]})
+
+    seen: list[httpx.Request] = []
+
+    async def go() -> MatchRecord:
+        eps = [Endpoint.make(n, f"http://{n}/", None) for n in ("bad", "good")]
+        async with client_for({"bad": bad_claims, "good": good_claims}, seen) as client:
+            return await play_match(game, game.check_options(2, {}), tournament="t", match_id="m1", index=0,
+                                    seed=3, seats=eps, client=client, limits=Limits(max_faults=1000))
+    rec = asyncio.run(go())
+    kinds = {(f["bot"], f["kind"]) for f in rec.faults}
+    assert kinds == {("bad", "malformed")}
+    assert all("reply fields refused" in f["detail"] for f in rec.faults)
+    assert len(rec.faults) == rec.decisions[0]  # every reply of "bad" carried broken claims
+    # the actions still counted: the good seat saw its own claim and no claim from "bad"
+    states = [json.loads(r.content)["state"] for r in seen if json.loads(r.content)["type"] == "act"]
+    later = [s for s in states if s["seat"] == 0 and s["claims"][1]]
+    assert later and all(s["claims"][0] == [] and s["claims"][1] == [2] for s in later)

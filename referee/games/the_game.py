@@ -23,6 +23,12 @@ the seat asks the others to leave alone; it replaces the seat's earlier claims a
 seat sees every seat's claims. With ``communication = "none"`` only an absent, ``null`` or
 empty claims field is accepted.
 
+Where RULES.md is silent (decisions of this module): a game that ends because the active
+seat cannot place the minimum ends as "stuck" even if a fire card was due that turn (its
+deadline, the end of that turn, is never reached); ``lost_by_fire`` is only set when a
+turn ends with an expired fire card. Claims are kept sorted; ``turns`` in the result counts
+turns in which a seat was asked (a turn that could not start is not counted).
+
 Decisions: each placement is one decision. The turn ends by the action ``"end"`` (legal
 once the minimum is placed) or by itself when the minimum is placed and no placement is
 left (for instance an empty hand). A seat that is not active has nothing to decide.
@@ -141,7 +147,7 @@ class TheGame(Game):
         options=(
             OptionSpec("pro", False, "pro version: minimum 3 cards per turn while the draw pile lasts"),
             OptionSpec("reduced_hand", False, "one card fewer in hand (7 solo, 6 for two, 5 for 3-5)"),
-            OptionSpec("on_fire", False, "On Fire: 22..77 are fire cards, covered by the end of the next turn"),
+            OptionSpec("on_fire", False, "On Fire: fire cards 22..77 must be covered by the next turn's end"),
             OptionSpec(
                 "communication",
                 "claims",
