@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,7 +22,7 @@ from .games import GAMES, get_game
 from .match import MatchRecord
 from .tournament.publish import render_table, standings_document, write_outputs
 from .tournament.runner import JOURNAL, BotPool, BotStatus, Progress, read_journal, run_tournament
-from .tournament.schedule import schedule, seat_balance
+from .tournament.schedule import Fixture, schedule, seat_balance
 from .tournament.standings import compute_standings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -62,11 +63,9 @@ def run(config: Path, resume: bool, seed: int | None, concurrency: int | None, o
         click.echo(f"error: {exc}", err=True)
         code = EXIT_FAILED
     display.finish()
-    records = _publish(cfg)
+    rows = _publish(cfg, fixtures)
     if code == EXIT_OK:
-        game = get_game(cfg.game)
-        rows = compute_standings(game, [b.name for b in cfg.bots], records)
-        click.echo(render_table(game, rows, "simple"))
+        click.echo(render_table(get_game(cfg.game), rows, "simple"))
         click.echo(f"\nleaderboard: {cfg.output / 'README.md'}  standings: {cfg.output / 'standings.json'}", err=True)
     sys.exit(code)
 
@@ -131,9 +130,8 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _Progr
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _publish(cfg: TournamentConfig) -> list[MatchRecord]:
-    """Write the leaderboard files from the journal; return the records used."""
-    fixtures = schedule(cfg)
+def _publish(cfg: TournamentConfig, fixtures: list[Fixture]) -> list[dict[str, Any]]:
+    """Write the leaderboard files from the journal; return the standings rows."""
     names = [b.name for b in cfg.bots]
     try:
         done = read_journal(cfg.output / JOURNAL, fixtures, names, repair=False)
@@ -145,7 +143,7 @@ def _publish(cfg: TournamentConfig) -> list[MatchRecord]:
     rows = compute_standings(game, names, records)
     lower = records[0].lower_is_better if records else False
     write_outputs(game, cfg.output, standings_document(cfg.settings(), len(records), len(fixtures), lower, rows))
-    return records
+    return rows
 
 
 class _ProgressDisplay:

@@ -15,7 +15,6 @@ matches (the three seats of one match are averaged first, as they are not indepe
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from functools import partial
@@ -27,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from referee.games.base import Result  # noqa: E402
 from referee.games.dieci import GAME  # noqa: E402
 from sample_bots.dieci import STRATEGIES, threshold_play  # noqa: E402
+from evalkit import act_message, mean_ci  # noqa: E402
 
 SEATS = 6
 SEATINGS = ((0, 0, 0, 1, 1, 1), (0, 1, 0, 1, 0, 1))  # 0 = the strategy, 1 = random
@@ -43,31 +43,10 @@ def play_match(
     while not GAME.is_over(state):
         for seat in GAME.to_act(state):
             decision += 1
-            message = {
-                "protocol": 1,
-                "type": "act",
-                "tournament": "eval-dieci",
-                "match": match_id,
-                "game": "dieci",
-                "options": dict(options),
-                "seat": seat,
-                "players": list(names),
-                "decision": decision,
-                "deadline_ms": 1000,
-                "state": GAME.view(state, seat),
-                "legal": GAME.legal(state, seat),
-            }
+            message = act_message("dieci", options, "eval-dieci", match_id, names, seat, decision,
+                                  GAME.view(state, seat), GAME.legal(state, seat))
             state = GAME.apply(state, seat, bots[seat](message)["action"])
     return GAME.result(state)
-
-
-def mean_ci(xs: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its normal 95 % interval."""
-    m = sum(xs) / len(xs)
-    if len(xs) < 2:
-        return m, float("nan")
-    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-    return m, 1.96 * math.sqrt(var / len(xs))
 
 
 def evaluate(name: str, bot: Strategy, matches: int, seed0: int) -> dict[str, list[float]]:

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.games.drahtseilakt import GAME  # noqa: E402
 from sample_bots.drahtseilakt import STRATEGIES  # noqa: E402
+from evalkit import act_message, mean_ci  # noqa: E402
 
 VARIANTS = {
     "standard": {"tactical": False, "chaotic": False},
@@ -39,33 +40,12 @@ def play_match(names: list[str], seed: int, options: dict, match_id: str):
         messages = {}
         for seat in seats:  # a simultaneous choice: every view before any answer
             decision += 1
-            messages[seat] = {
-                "protocol": 1,
-                "type": "act",
-                "tournament": "eval-drahtseilakt",
-                "match": match_id,
-                "game": "drahtseilakt",
-                "options": dict(options),
-                "seat": seat,
-                "players": list(names),
-                "decision": decision,
-                "deadline_ms": 1000,
-                "state": GAME.view(state, seat),
-                "legal": GAME.legal(state, seat),
-            }
+            messages[seat] = act_message("drahtseilakt", options, "eval-drahtseilakt", match_id, names, seat,
+                                         decision, GAME.view(state, seat), GAME.legal(state, seat))
         for seat in seats:
             action = STRATEGIES[names[seat]](messages[seat])["action"]
             state = GAME.apply(state, seat, action)
     return GAME.result(state)
-
-
-def mean_ci(xs: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its normal 95 % interval."""
-    m = sum(xs) / len(xs)
-    if len(xs) < 2:
-        return m, float("nan")
-    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-    return m, 1.96 * math.sqrt(var / len(xs))
 
 
 def wilson(wins: int, n: int) -> tuple[float, float, float]:

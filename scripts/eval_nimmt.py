@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.games.nimmt_plus import GAME, VARIANTS  # noqa: E402
 from sample_bots.nimmt import STRATEGIES  # noqa: E402
+from evalkit import act_message, mean_ci  # noqa: E402
 
 SEATINGS = [  # rotated so every strategy sits in every seat equally often
     ("H", "H", "R", "R"),
@@ -45,22 +45,10 @@ def play_match(
         seats = GAME.to_act(state)
         asked = []
         for seat in seats:  # all views before any answer is applied, as the referee does
-            message = {
-                "protocol": 1,
-                "type": "act",
-                "tournament": "eval_nimmt",
-                "match": match_id,
-                "game": GAME.info.id,
-                "options": options,
-                "seat": seat,
-                "players": names,
-                "decision": decision,
-                "deadline_ms": 1000,
-                "state": GAME.view(state, seat),
-                "legal": GAME.legal(state, seat),
-            }
+            message = act_message(GAME.info.id, options, "eval_nimmt", match_id, names, seat, decision,
+                                  GAME.view(state, seat), GAME.legal(state, seat))
             decision += 1
-            asked.append((seat, json.loads(json.dumps(message))))
+            asked.append((seat, message))
         for seat, message in asked:
             t0 = time.perf_counter()
             reply = STRATEGIES[names[seat]](message)
@@ -69,14 +57,6 @@ def play_match(
             state = GAME.apply(state, seat, json.loads(json.dumps(reply))["action"])
     result = GAME.result(state)
     return result.scores, result.ranks, spent
-
-
-def mean_ci(xs: list[float]) -> tuple[float, float]:
-    """Mean and half-width of its 95 % normal confidence interval."""
-    n = len(xs)
-    m = sum(xs) / n
-    var = sum((x - m) ** 2 for x in xs) / (n - 1) if n > 1 else 0.0
-    return m, 1.96 * math.sqrt(var / n)
 
 
 def evaluate(

@@ -13,7 +13,6 @@ for every player count and both communication settings, so the runs share their 
 from __future__ import annotations
 
 import argparse
-import math
 import multiprocessing
 import os
 import sys
@@ -24,6 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from referee.games.the_game import GAME  # noqa: E402
 from sample_bots import the_game as bots  # noqa: E402
+from evalkit import act_message, mean_ci  # noqa: E402
 
 DEFAULT_PARAMS = dict(bots.PARAMS)
 
@@ -46,20 +46,8 @@ def play_deal(job: tuple[str, int, int, str, dict[str, Any], dict[str, float]]) 
     decision = 0
     while not GAME.is_over(state):
         (seat,) = GAME.to_act(state)
-        message = {
-            "protocol": 1,
-            "type": "act",
-            "tournament": "eval",
-            "match": f"m{seed:06d}",
-            "game": "the_game",
-            "options": opts,
-            "seat": seat,
-            "players": players,
-            "decision": decision,
-            "deadline_ms": 1000,
-            "state": GAME.view(state, seat),
-            "legal": GAME.legal(state, seat),
-        }
+        message = act_message("the_game", opts, "eval", f"m{seed:06d}", players, seat, decision,
+                              GAME.view(state, seat), GAME.legal(state, seat))
         reply = act(message)
         state = GAME.apply(state, seat, reply["action"])
         if "claims" in reply:
@@ -68,14 +56,6 @@ def play_deal(job: tuple[str, int, int, str, dict[str, Any], dict[str, float]]) 
     details = GAME.result(state).details
     details["decisions"] = decision
     return details
-
-
-def summary(values: list[float]) -> tuple[float, float]:
-    """Mean and half-width of its 95 % confidence interval (normal approximation)."""
-    n = len(values)
-    mean = sum(values) / n
-    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
-    return mean, 1.96 * math.sqrt(var / n)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                 results = pool.map(play_deal, jobs, chunksize=max(1, args.deals // (8 * args.workers)))
                 elapsed = time.perf_counter() - t0
                 left = [float(r["cards_left"]) for r in results]
-                mean, half = summary(left)
+                mean, half = mean_ci(left)
                 total += mean
                 # the yardsticks are for the base game only
                 yard = None if any(options.values()) else YARDSTICK[comm].get(seats)

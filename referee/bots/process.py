@@ -18,8 +18,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import httpx
-
 from ..config import BotConfig
 from ..errors import BotStartError
 from . import http

@@ -24,7 +24,7 @@ from ..bots.process import ManagedBot, wait_ready
 from ..config import TournamentConfig
 from ..errors import BotStartError, JournalError
 from ..games import get_game
-from ..match import MatchRecord, play_match
+from ..match import play_match
 from .schedule import Fixture, schedule
 
 JOURNAL = "matches.jsonl"
@@ -154,8 +154,8 @@ async def run_tournament(
     resume: bool = False,
     on_progress: Callable[[Progress], None] | None = None,
     on_ready: Callable[[list[BotStatus]], None] | None = None,
-) -> list[MatchRecord]:
-    """Play every fixture not yet in the journal; return all records in fixture order."""
+) -> None:
+    """Play every fixture not yet in the journal, appending each to it as it ends."""
     game = get_game(config.game)
     fixtures = schedule(config)
     names = [b.name for b in config.bots]
@@ -183,11 +183,10 @@ async def run_tournament(
         if failed:
             raise BotStartError("; ".join(s.detail for s in failed))
         with open(journal, "a", encoding="utf-8") as fh:
-            await _play_all(config, game, todo, pool.endpoints, fh, progress, started, done, on_progress)
-    return [MatchRecord.from_json(done[i]) for i in sorted(done)]
+            await _play_all(config, game, todo, pool.endpoints, fh, progress, started, on_progress)
 
 
-async def _play_all(config, game, todo, endpoints, fh, progress, started, done, on_progress) -> None:  # type: ignore[no-untyped-def]
+async def _play_all(config, game, todo, endpoints, fh, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
     sem = asyncio.Semaphore(config.concurrency)
     max_conn = config.players + 2
 
@@ -203,7 +202,6 @@ async def _play_all(config, game, todo, endpoints, fh, progress, started, done, 
             line["deal"] = f.deal
         fh.write(json.dumps(line, separators=(",", ":")) + "\n")
         fh.flush()
-        done[f.index] = line
         progress.done += 1
         progress.faults += len(rec.faults)
         progress.elapsed_s = time.perf_counter() - started

@@ -51,6 +51,7 @@ def schedule(config: TournamentConfig) -> list[Fixture]:
     """Every fixture of the tournament, in play order."""
     n_bots, k = len(config.bots), config.players
     tables: list[tuple[int, ...]] = []
+    deals: list[int | None] = []  # the deal of each table, where tables share deals
     if config.format == "round_robin":
         combos = list(itertools.combinations(range(n_bots), k))
         for r in range(config.rounds):
@@ -58,20 +59,22 @@ def schedule(config: TournamentConfig) -> list[Fixture]:
                 shift = r % k
                 tables.append(combo[shift:] + combo[:shift])
     elif config.format == "team":
-        fixtures = []
         for d in range(config.matches):
             for b in range(n_bots):
-                i = len(fixtures)
-                fixtures.append(Fixture(i, match_id(i), derive_seed(config.seed, d), (b,) * k, deal=d))
-        return fixtures
+                tables.append((b,) * k)
+                deals.append(d)
     elif config.format == "random":
         rng = random.Random(derive_seed(config.seed, -1))
         for _ in range(config.matches):
             tables.append(tuple(rng.sample(range(n_bots), k)))
     else:  # config.py refuses other formats before this point
         raise ValueError(f"unknown format {config.format!r}")
-    return [Fixture(i, match_id(i), derive_seed(config.seed, i), t) for i, t in enumerate(tables)]
-
+    if not deals:
+        deals = [None] * len(tables)
+    return [
+        Fixture(i, match_id(i), derive_seed(config.seed, i if d is None else d), t, deal=d)
+        for i, (t, d) in enumerate(zip(tables, deals))
+    ]
 
 def seat_balance(fixtures: list[Fixture], n_bots: int, players: int) -> bool:
     """True when every bot sits in every seat equally often."""
