@@ -59,6 +59,7 @@ class BotConfig:
     url: str | None = None
     command: tuple[str, ...] | None = None
     token: Secret | None = None
+    max_concurrent: int = 0  # requests in flight to this bot at once; 0 = limits.max_concurrent
 
     @property
     def managed(self) -> bool:
@@ -75,6 +76,12 @@ class Limits:
     max_faults: int = 10
     max_response_bytes: int = 65536
     startup_ms: int = 15000
+    max_concurrent: int = 0  # per bot, requests in flight at once; 0 = no limit
+    time_bank_ms: int = 0  # per seat per match, spent by answers slower than the deadline
+    max_fault_rate: float = 1.0  # a bot faulting in more of its decisions is disqualified
+    fault_rate_min_decisions: int = 50  # decisions before the fault rate is judged
+    max_restarts: int = 3  # restarts of a crashed managed bot before it is played by fallback
+    restart_backoff_ms: int = 200  # first wait before a restart; doubles each time
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,7 @@ class TournamentConfig:
     options: Mapping[str, Any]
     limits: Limits
     bots: tuple[BotConfig, ...]
+    duplicate: bool = False  # every deal once per seat rotation of its table
 
     def with_overrides(
         self,
@@ -127,6 +135,9 @@ class TournamentConfig:
             "deadline_ms": self.limits.deadline_ms,
             "on_fault": self.limits.on_fault,
             "max_faults": self.limits.max_faults,
+            "duplicate": self.duplicate,
+            "time_bank_ms": self.limits.time_bank_ms,
+            "max_fault_rate": self.limits.max_fault_rate,
             "bots": [b.name for b in self.bots],
         }
 
@@ -143,6 +154,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "matches": (int, 10),
     "concurrency": (int, 8),
     "output": (str, None),
+    "duplicate": (bool, False),
 }
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "deadline_ms": (int, 1000),
@@ -150,12 +162,19 @@ _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "max_faults": (int, 10),
     "max_response_bytes": (int, 65536),
     "startup_ms": (int, 15000),
+    "max_concurrent": (int, 0),
+    "time_bank_ms": (int, 0),
+    "max_fault_rate": (float, 1.0),
+    "fault_rate_min_decisions": (int, 50),
+    "max_restarts": (int, 3),
+    "restart_backoff_ms": (int, 200),
 }
 _BOT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "name": (str, _REQUIRED),
     "url": (str, None),
     "command": (list, None),
     "token": (str, None),
+    "max_concurrent": (int, 0),
 }
 _TOP = ("tournament", "game", "limits", "bot")
 
@@ -236,9 +255,15 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     lv = _values(err, "limits", lim, _LIMITS)
     if lv["on_fault"] not in ON_FAULT:
         err.fail("limits.on_fault", f"unknown policy {lv['on_fault']!r}" + _hint(lv["on_fault"], ON_FAULT) + f" (policies: {', '.join(ON_FAULT)})")
-    for key, minimum in (("deadline_ms", 1), ("max_faults", 0), ("max_response_bytes", 64), ("startup_ms", 1)):
+    for key, minimum in (("deadline_ms", 1), ("max_faults", 0), ("max_response_bytes", 64), ("startup_ms", 1),
+                         ("max_concurrent", 0), ("time_bank_ms", 0), ("fault_rate_min_decisions", 1),
+                         ("max_restarts", 0), ("restart_backoff_ms", 0)):
         if lv[key] < minimum:
             err.fail(f"limits.{key}", f"must be at least {minimum}, got {lv[key]}")
+    if not 0.0 < lv["max_fault_rate"] <= 1.0:
+        err.fail("limits.max_fault_rate", f"must be a share above 0 and at most 1 (1 = never disqualify), got {lv['max_fault_rate']}")
+    if tv["duplicate"] and fmt == "team":
+        err.fail("tournament.duplicate", "team already plays every deal with every bot; duplicate is for round_robin and random")
 
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
@@ -255,6 +280,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         matches=tv["matches"],
         concurrency=tv["concurrency"],
         output=output,
+        duplicate=tv["duplicate"],
         options=options,
         limits=Limits(**lv),
         bots=bots,
@@ -302,9 +328,11 @@ def _values(err: _Errors, section: str, table: Mapping[str, Any], schema: Mappin
         value = table[key]
         if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
             err.fail(f"{section}.{key}", f"expected an integer, got {_tname(value)} {value!r}")
+        elif typ is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            err.fail(f"{section}.{key}", f"expected a number, got {_tname(value)} {value!r}")
         elif not isinstance(value, typ):
             err.fail(f"{section}.{key}", f"expected {_tname(typ())}, got {_tname(value)} {value!r}")
-        out[key] = value
+        out[key] = float(value) if typ is float else value
     return out
 
 
@@ -334,4 +362,6 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
             return env[m.group(1)]
 
         token = Secret(_ENV_RE.sub(sub, v["token"]))
-    return BotConfig(name=v["name"], url=url, command=command, token=token)
+    if v["max_concurrent"] < 0:
+        err.fail(f"{label}.max_concurrent", f"must be at least 0 (0 = limits.max_concurrent), got {v['max_concurrent']}")
+    return BotConfig(name=v["name"], url=url, command=command, token=token, max_concurrent=v["max_concurrent"])

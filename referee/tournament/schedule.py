@@ -10,6 +10,11 @@ a run stopped half-way has played whole rounds.
 ``team`` (cooperative games): ``matches`` deals, and every bot plays every deal as a
 homogeneous team (all seats the same bot), so bots are compared on identical cards.
 
+``duplicate = true`` (round_robin and random): every table above is a deal, played
+once per seat rotation of the table, one after another, all with the deal's seed, so
+every bot of the table holds every hand of the deal (results are then compared per
+deal, which removes most of the luck of the cards).
+
 Every match seed is derived from the tournament seed and the fixture index alone (for
 ``team``, from the deal index, so every bot gets the same cards), so the same config
 always deals the same cards.
@@ -69,12 +74,25 @@ def schedule(config: TournamentConfig) -> list[Fixture]:
             tables.append(tuple(rng.sample(range(n_bots), k)))
     else:  # config.py refuses other formats before this point
         raise ValueError(f"unknown format {config.format!r}")
+    if config.duplicate and config.format != "team":
+        tables, deals = _rotations(tables)
     if not deals:
         deals = [None] * len(tables)
     return [
         Fixture(i, match_id(i), derive_seed(config.seed, i if d is None else d), t, deal=d)
         for i, (t, d) in enumerate(zip(tables, deals))
     ]
+
+def _rotations(tables: list[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int | None]]:
+    """Every table as a deal played once per seat rotation (deal d = table d)."""
+    out: list[tuple[int, ...]] = []
+    deals: list[int | None] = []
+    for d, t in enumerate(tables):
+        for r in range(len(t)):
+            out.append(t[r:] + t[:r])
+            deals.append(d)
+    return out, deals
+
 
 def seat_balance(fixtures: list[Fixture], n_bots: int, players: int) -> bool:
     """True when every bot sits in every seat equally often."""
