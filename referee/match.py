@@ -4,7 +4,16 @@ The only module that knows games and bots. A bot failure never raises here: it i
 fault (seat, decision, kind, detail, latency) in the ``MatchRecord``, and a seeded
 random legal action is played for the seat. With ``on_fault = "forfeit"`` a seat with
 a fault in play is also ranked last in the match. Past ``max_faults`` faults a seat
-is played by fallback without being called.
+is played by fallback without being called, as is a disqualified bot's seat.
+
+Three things are not charged to bots:
+- a timeout whose timer fired late because the referee itself was busy: the decision
+  is voided and asked again (same decision number), up to ``MAX_REPLAYS`` times;
+- with ``time_bank_ms``, an answer slower than the deadline spends the seat's bank
+  instead (the bank left is sent in ``act`` as ``time_bank_ms``); a timeout is an
+  answer slower than the deadline plus the bank left;
+- a managed bot whose process died is restarted (``BotRuntime.revive``); the match
+  whose request found it dead records the restart.
 """
 
 from __future__ import annotations
@@ -12,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +28,9 @@ from typing import Any
 
 import httpx
 
-from .bots import http, protocol
-from .bots.http import ILLEGAL, MALFORMED, BotClient, Endpoint, Exchange
+from .bots import protocol
+from .bots.control import BotRuntime, Pacer, ask, referee_was_late
+from .bots.http import ERROR, ILLEGAL, MALFORMED, TIMEOUT, BotClient, Endpoint, Exchange
 from .config import Limits
 from .games.base import Game, InvalidExtras, ranks_from_scores
 
@@ -45,6 +54,9 @@ class MatchRecord:
     details: dict[str, Any]
     duration_s: float
     deal_hash: str = ""
+    restarts: list[int] = field(default_factory=list)  # restarts of each seat's bot this match caused
+    disqualified: list[int] = field(default_factory=list)  # seats whose bot was disqualified
+    voided: int = 0  # decisions asked again because the referee itself was late
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -56,6 +68,13 @@ class MatchRecord:
             "decisions": self.decisions, "stats": self.stats, "details": self.details,
             "duration_s": self.duration_s, "deal_hash": self.deal_hash,
         }
+        # written only when they happened, so ordinary journal lines stay as they were
+        if any(self.restarts):
+            out["restarts"] = self.restarts
+        if self.disqualified:
+            out["disqualified"] = self.disqualified
+        if self.voided:
+            out["voided"] = self.voided
         out.update(self.extra)
         return out
 
@@ -66,9 +85,19 @@ class MatchRecord:
         return cls(**{k: d[k] for k in known if k in d}, extra={k: v for k, v in d.items() if k not in known})
 
 
-def fallback_rng(seed: int) -> random.Random:
-    """The generator of fallback actions of the match dealt from ``seed``."""
-    return random.Random(int.from_bytes(hashlib.sha256(f"fallback/{seed}".encode()).digest()[:8], "big"))
+MAX_REPLAYS = 3  # a decision voided more often than this is judged as it stands
+
+
+def fallback_index(seed: int, seat: int, decision: int, n_legal: int) -> int:
+    """Which of ``n_legal`` actions the fallback plays for ``seat``'s decision number
+    ``decision`` in the match dealt from ``seed``.
+
+    It depends on nothing else (not on other seats' faults, nor on how many fallbacks
+    came before), so a seat's fault never changes what another seat's fallback plays,
+    and a well-behaved bot given the match seeds can play exactly the fallback's moves.
+    """
+    digest = hashlib.sha256(f"fallback/{seed}/{seat}/{decision}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % n_legal
 
 
 async def play_match(
@@ -82,26 +111,55 @@ async def play_match(
     seats: Sequence[Endpoint],
     client: BotClient | httpx.AsyncClient,
     limits: Limits,
+    runtimes: Sequence[BotRuntime] | None = None,
+    pacer: Pacer | None = None,
 ) -> MatchRecord:
-    """Play one match between the bots at ``seats`` and return its record."""
+    """Play one match between the bots at ``seats`` and return its record.
+
+    ``runtimes`` (one per seat; a bot holding several seats has one runtime) carry the
+    tournament-wide state of each bot; without them every seat is a plain endpoint.
+    """
     started = time.perf_counter()
     n = len(seats)
     ctx = protocol.MatchContext(tournament, match_id, game.info.id, options, [e.name for e in seats])
     deadline, cap = limits.deadline_ms, limits.max_response_bytes
     extra_fields = game.info.extra_reply_fields
-    rng = fallback_rng(seed)
     faults: list[dict[str, Any]] = []
     fault_count = [0] * n
     latency: list[list[float]] = [[] for _ in range(n)]
     decisions = [0] * n
+    rts = list(runtimes) if runtimes is not None else [BotRuntime(e) for e in seats]
+    bank = [float(limits.time_bank_ms)] * n
+    restarts = [0] * n
+    disqualified: set[int] = set()
+    voided = 0
 
     def record(seat: int, decision: int | None, phase: str, kind: str, detail: str, ms: float) -> None:
         faults.append({"seat": seat, "bot": seats[seat].name, "decision": decision, "phase": phase,
                        "kind": kind, "detail": detail[:300], "latency_ms": round(ms, 1)})
 
+    async def exchange(s: int, body: bytes, acting: bool = True) -> Exchange:
+        """Ask seat ``s``; replay when the referee was late; spend the time bank (acts
+        only); restart a dead managed bot."""
+        nonlocal voided
+        for attempt in range(MAX_REPLAYS + 1):
+            limit_ms = deadline + (bank[s] if acting else 0.0)
+            ex = await ask(rts[s], pacer, client, body, limit_ms, cap)
+            if not referee_was_late(ex, limit_ms) or attempt == MAX_REPLAYS:
+                break
+            voided += 1
+        if acting and ex.fault == TIMEOUT:
+            bank[s] = 0.0
+        elif acting and ex.fault is None and ex.latency_ms > deadline:
+            bank[s] = max(0.0, bank[s] - (ex.latency_ms - deadline))
+        elif ex.fault == ERROR and await rts[s].revive():
+            restarts[s] += 1
+        return ex
+
     async def notify(phase: str, bodies: list[bytes]) -> None:
-        done = await asyncio.gather(*(http.post(client, seats[s], b, deadline, cap) for s, b in enumerate(bodies)))
-        for s, ex in enumerate(done):
+        to = [s for s in range(n) if not rts[s].disqualified]
+        done = await asyncio.gather(*(exchange(s, bodies[s], acting=False) for s in to))
+        for s, ex in zip(to, done):
             if ex.fault is not None:
                 record(s, None, phase, ex.fault, ex.detail, ex.latency_ms)
 
@@ -118,19 +176,22 @@ async def play_match(
         for s in to_act:
             legal = game.legal(state, s)
             body = None
-            if fault_count[s] <= limits.max_faults:
-                body = protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal)
+            if rts[s].disqualified:
+                disqualified.add(s)
+            elif fault_count[s] <= limits.max_faults:
+                left = int(bank[s]) if limits.time_bank_ms else None
+                body = protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal, time_bank_ms=left)
             asks.append((s, asked[s], legal, body))
             asked[s] += 1
         sent = [a for a in asks if a[3] is not None]
         if len(sent) == 1:
-            replies = [await http.post(client, seats[sent[0][0]], sent[0][3], deadline, cap)]  # type: ignore[arg-type]
+            replies = [await exchange(sent[0][0], sent[0][3])]  # type: ignore[arg-type]
         else:
-            replies = list(await asyncio.gather(*(http.post(client, seats[s], b, deadline, cap) for s, _, _, b in sent)))  # type: ignore[arg-type]
+            replies = list(await asyncio.gather(*(exchange(s, b) for s, _, _, b in sent)))  # type: ignore[arg-type]
         by_seat = {a[0]: ex for a, ex in zip(sent, replies)}
         for s, dec, legal, _ in asks:
             ex = by_seat.get(s)
-            action, extras = None, None
+            action, extras, faulted = None, None, False
             if ex is not None:
                 decisions[s] += 1
                 latency[s].append(round(ex.latency_ms, 2))
@@ -138,16 +199,19 @@ async def play_match(
                 if kind is not None:
                     fault_count[s] += 1
                     record(s, dec, "act", kind, detail, ex.latency_ms)
-                    action = None
+                    action, faulted = None, True
             if action is None:
-                action = legal[rng.randrange(len(legal))]
+                action = legal[fallback_index(seed, s, dec, len(legal))]
             state = game.apply(state, s, action)
             if extras:
                 try:
                     state = game.apply_extras(state, s, extras)
                 except InvalidExtras as exc:
                     fault_count[s] += 1
+                    faulted = True
                     record(s, dec, "act", MALFORMED, f"reply fields refused: {exc}", ex.latency_ms if ex else 0.0)
+            if ex is not None:
+                rts[s].tally(faulted)
 
     result = game.result(state)
     forfeited = [s for s in range(n) if fault_count[s] > 0] if limits.on_fault == "forfeit" else []
@@ -160,6 +224,7 @@ async def play_match(
         ranks=ranks, lower_is_better=result.lower_is_better, forfeited=forfeited, faults=faults,
         latency_ms=latency, decisions=decisions, stats=[game.seat_stats(result, s) for s in range(n)],
         details=result.details, duration_s=round(time.perf_counter() - started, 4), deal_hash=deal_hash,
+        restarts=restarts, disqualified=sorted(disqualified), voided=voided,
     )
 
 

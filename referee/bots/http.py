@@ -116,7 +116,7 @@ def new_client(max_connections: int) -> BotClient:
 
 
 async def post(
-    client: BotClient | httpx.AsyncClient, endpoint: Endpoint, body: bytes, deadline_ms: int, max_bytes: int
+    client: BotClient | httpx.AsyncClient, endpoint: Endpoint, body: bytes, deadline_ms: float, max_bytes: int
 ) -> Exchange:
     """POST ``body`` and read the reply within ``deadline_ms``, at most ``max_bytes``."""
     started = time.perf_counter()
@@ -132,7 +132,7 @@ async def post(
                 hc = client.httpx_client() if isinstance(client, BotClient) else client
                 status, redirect, data = await _post_httpx(hc, endpoint, body, max_bytes)
     except TimeoutError:
-        return done(fault=TIMEOUT, detail=f"no complete reply within {deadline_ms} ms")
+        return done(fault=TIMEOUT, detail=f"no complete reply within {deadline_ms:.0f} ms")
     except TransportError as exc:
         return done(fault=ERROR, detail=str(exc))
     except httpx.HTTPError as exc:

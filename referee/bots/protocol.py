@@ -43,13 +43,18 @@ def start(ctx: MatchContext, seat: int) -> bytes:
     ).encode()
 
 
-def act(ctx: MatchContext, seat: int, decision: int, deadline_ms: int, state: Any, legal: Sequence[Any]) -> bytes:
-    """A decision is needed from ``seat``."""
-    return _dumps(
-        {"protocol": PROTOCOL, "type": "act", "tournament": ctx.tournament, "match": ctx.match,
-         "game": ctx.game, "options": ctx.options, "seat": seat, "players": ctx.players,
-         "decision": decision, "deadline_ms": deadline_ms, "state": state, "legal": legal}
-    ).encode()
+def act(ctx: MatchContext, seat: int, decision: int, deadline_ms: int, state: Any, legal: Sequence[Any],
+        time_bank_ms: int | None = None) -> bytes:
+    """A decision is needed from ``seat``. ``time_bank_ms`` (only in tournaments with a
+    time bank) is what the seat has left to spend on answers slower than the deadline."""
+    msg = {"protocol": PROTOCOL, "type": "act", "tournament": ctx.tournament, "match": ctx.match,
+           "game": ctx.game, "options": ctx.options, "seat": seat, "players": ctx.players,
+           "decision": decision, "deadline_ms": deadline_ms}
+    if time_bank_ms is not None:
+        msg["time_bank_ms"] = time_bank_ms
+    msg["state"] = state
+    msg["legal"] = legal
+    return _dumps(msg).encode()
 
 
 def end(ctx: MatchContext, seat: int, result: Mapping[str, Any]) -> bytes:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bots import http, protocol
+from ..bots.control import BotRuntime, Pacer, ReviveArgs
 from ..bots.http import Endpoint
 from ..bots.process import ManagedBot, wait_ready
 from ..config import TournamentConfig
@@ -67,6 +68,7 @@ class BotPool:
         self.log_dir = log_dir
         self.managed: dict[str, ManagedBot] = {}
         self.endpoints: list[Endpoint] = []
+        self.runtimes: list[BotRuntime] = []
 
     def __enter__(self) -> BotPool:
         return self
@@ -81,14 +83,23 @@ class BotPool:
 
     async def start(self) -> list[BotStatus]:
         """Start managed bots, send hello to every bot, and report each one's status."""
-        cfg = self.config
+        cfg, lim = self.config, self.config.limits
         for b in cfg.bots:
             if b.managed:
-                mb = ManagedBot(b, self.log_dir)
+                mb = ManagedBot(b, self.log_dir, max_restarts=lim.max_restarts, restart_backoff_ms=lim.restart_backoff_ms)
                 self.managed[b.name] = mb
                 mb.start()
         self.endpoints = [
             Endpoint.make(b.name, self.managed[b.name].url if b.managed else b.url or "", b.token) for b in cfg.bots
+        ]
+        self.runtimes = [
+            BotRuntime(
+                ep, max_concurrent=b.max_concurrent or lim.max_concurrent, max_fault_rate=lim.max_fault_rate,
+                min_decisions=lim.fault_rate_min_decisions, managed=self.managed.get(b.name),
+                revive_args=ReviveArgs(protocol.hello(cfg.name, cfg.game, dict(cfg.options), b.name),
+                                       lim.startup_ms, lim.deadline_ms, lim.max_response_bytes),
+            )
+            for b, ep in zip(cfg.bots, self.endpoints)
         ]
         return list(await asyncio.gather(*(self._greet(b.name, ep) for b, ep in zip(cfg.bots, self.endpoints))))
 
@@ -154,8 +165,9 @@ async def run_tournament(
     resume: bool = False,
     on_progress: Callable[[Progress], None] | None = None,
     on_ready: Callable[[list[BotStatus]], None] | None = None,
-) -> None:
-    """Play every fixture not yet in the journal, appending each to it as it ends."""
+) -> dict[str, Any]:
+    """Play every fixture not yet in the journal, appending each to it as it ends.
+    Returns the referee's own lag figures (``Pacer.report``)."""
     game = get_game(config.game)
     fixtures = schedule(config)
     names = [b.name for b in config.bots]
@@ -182,11 +194,31 @@ async def run_tournament(
         failed = [s for s in statuses if not s.ok]
         if failed:
             raise BotStartError("; ".join(s.detail for s in failed))
-        with open(journal, "a", encoding="utf-8") as fh:
-            await _play_all(config, game, todo, pool.endpoints, fh, progress, started, on_progress)
+        _restore_tallies(pool.runtimes, done.values())
+        # the lag a deadline tolerates: a quarter of it, between 20 and 250 ms (a timer
+        # that still fires late is caught by the replay of match.py)
+        target = min(250.0, max(20.0, config.limits.deadline_ms / 4))
+        pacer = Pacer(initial=max(16, config.concurrency * config.players), target_lag_ms=target)
+        async with pacer:
+            with open(journal, "a", encoding="utf-8") as fh:
+                await _play_all(config, game, todo, pool.runtimes, pacer, fh, progress, started, on_progress)
+        return pacer.report()
 
 
-async def _play_all(config, game, todo, endpoints, fh, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
+def _restore_tallies(runtimes: list[BotRuntime], records: Any) -> None:
+    """Fault tallies and disqualifications of the matches already in the journal."""
+    by_name = {rt.name: rt for rt in runtimes}
+    for rec in records:
+        faulted = {(f["seat"], f["decision"]) for f in rec["faults"] if f.get("phase") == "act"}
+        for s, bot in enumerate(rec["bots"]):
+            rt = by_name[bot]
+            rt.decisions += rec["decisions"][s]
+            rt.faults += sum(1 for seat, _ in faulted if seat == s)
+            if s in rec.get("disqualified", ()):
+                rt.disqualified = True
+
+
+async def _play_all(config, game, todo, runtimes, pacer, fh, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
     sem = asyncio.Semaphore(config.concurrency)
     max_conn = config.players + 2
 
@@ -195,7 +227,8 @@ async def _play_all(config, game, todo, endpoints, fh, progress, started, on_pro
             async with http.new_client(max_conn) as client:
                 rec = await play_match(
                     game, config.options, tournament=config.name, match_id=f.id, index=f.index,
-                    seed=f.seed, seats=[endpoints[b] for b in f.seats], client=client, limits=config.limits,
+                    seed=f.seed, seats=[runtimes[b].endpoint for b in f.seats], client=client,
+                    limits=config.limits, runtimes=[runtimes[b] for b in f.seats], pacer=pacer,
                 )
         line = rec.to_json()
         if f.deal is not None:

@@ -1,0 +1,213 @@
+"""What stands between a match and a bot: per-bot limits and the referee's own pace.
+
+``BotRuntime`` is one bot for the whole tournament, shared by every match it plays:
+- ``max_concurrent``: at most that many requests in flight to the bot at once (bots
+  that can think about one position at a time); waiting for a slot is not part of
+  the deadline, which runs from sending;
+- disqualification: once the bot has answered ``fault_rate_min_decisions`` decisions,
+  a share of faulted decisions above ``max_fault_rate`` disqualifies it: from then on
+  its seats are played by the fallback without calling it;
+- restarts: a managed bot whose process died is restarted (with backoff, up to a
+  limit) by ``ManagedBot.revive``; a bot that cannot be restarted is ``down`` and is
+  played by the fallback, every decision a fault without a request.
+
+``Pacer`` keeps the referee from charging its own lateness to bots. A deadline is
+measured by a timer on the event loop; when the loop is busy (too many decisions in
+flight for the referee's CPU), the timer and the reply are handled late, and a reply
+that arrived in time can lose to the timer. The pacer measures the loop's lag every
+10 ms and limits the requests in flight referee-wide, adaptively (additive increase,
+multiplicative decrease, as TCP does): the limit shrinks while the lag is above its
+target and grows while requests wait for a slot and the lag is low. The match, for
+its part, replays a decision whose timeout fired late (``referee_was_late``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import http
+from .http import ERROR, TIMEOUT, BotClient, Endpoint, Exchange
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .process import ManagedBot
+
+# A timeout whose timer fired this much later than its deadline was the referee's
+# lateness, not the bot's (a timer on an idle loop fires within about a millisecond).
+REFEREE_LATE_MS = 5.0
+
+
+def referee_was_late(ex: Exchange, limit_ms: float) -> bool:
+    """True when ``ex`` is a timeout that the referee itself noticed late."""
+    return ex.fault == TIMEOUT and ex.latency_ms - limit_ms > REFEREE_LATE_MS
+
+
+@dataclass
+class ReviveArgs:
+    """What a restart needs to check the bot is ready again."""
+
+    hello_body: bytes
+    startup_ms: int
+    deadline_ms: int
+    max_bytes: int
+
+
+@dataclass
+class BotRuntime:
+    """One bot during a tournament: its limits, its fault tally, its process."""
+
+    endpoint: Endpoint
+    max_concurrent: int = 0
+    max_fault_rate: float = 1.0
+    min_decisions: int = 50
+    managed: ManagedBot | None = None
+    revive_args: ReviveArgs | None = None
+    decisions: int = 0
+    faults: int = 0
+    disqualified: bool = False
+    _slots: asyncio.Semaphore | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        """The bot's name."""
+        return self.endpoint.name
+
+    @property
+    def down(self) -> bool:
+        """True once a crashed managed bot could not be restarted."""
+        return self.managed is not None and self.managed.down
+
+    def tally(self, faulted: bool) -> None:
+        """Count one settled decision; disqualify past the fault rate."""
+        self.decisions += 1
+        self.faults += faulted
+        if self.decisions >= self.min_decisions and self.faults / self.decisions > self.max_fault_rate:
+            self.disqualified = True
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """One of the bot's ``max_concurrent`` request slots (none when unlimited)."""
+        if self.max_concurrent <= 0:
+            yield
+            return
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_concurrent)
+        async with self._slots:
+            yield
+
+    async def revive(self) -> bool:
+        """After an ``error`` fault: restart the bot if its process died. True when
+        this call restarted it (the caller's match is charged with the restart)."""
+        if self.managed is None or self.revive_args is None:
+            return False
+        a = self.revive_args
+        _alive, restarted_now = await self.managed.revive(a.hello_body, a.startup_ms, a.deadline_ms, a.max_bytes)
+        return restarted_now
+
+
+class Pacer:
+    """The referee-wide, adaptive limit on requests in flight (see the module doc)."""
+
+    def __init__(self, initial: int = 64, minimum: int = 4, maximum: int = 4096,
+                 target_lag_ms: float = 15.0, interval_ms: float = 10.0, window_ms: float = 100.0) -> None:
+        self.limit = max(minimum, min(maximum, initial))
+        self.minimum, self.maximum = minimum, maximum
+        self.target_lag_ms = target_lag_ms
+        self.interval_s = interval_ms / 1000.0
+        self.window_s = window_ms / 1000.0
+        self.in_flight = 0
+        self.lags_ms: collections.deque[float] = collections.deque(maxlen=100_000)
+        self.lowest_limit = self.limit
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._waited = False
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Pacer:
+        self._task = asyncio.create_task(self._watch())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """A place among the requests in flight; waits while the limit is reached."""
+        while self.in_flight >= self.limit:
+            self._waited = True
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                if fut.done() and not fut.cancelled():
+                    self._wake()  # pass the wake-up on
+                raise
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+            self._wake()
+
+    def _wake(self) -> None:
+        """Wake as many waiters as there are free places."""
+        free = self.limit - self.in_flight
+        while free > 0 and self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                free -= 1
+
+    async def _watch(self) -> None:
+        """Sample the loop's lag; adjust the limit once per window."""
+        window_max = 0.0
+        window_start = time.perf_counter()
+        while True:
+            t = time.perf_counter()
+            await asyncio.sleep(self.interval_s)
+            now = time.perf_counter()
+            lag = max(0.0, (now - t - self.interval_s) * 1000.0)
+            self.lags_ms.append(lag)
+            window_max = max(window_max, lag)
+            if now - window_start >= self.window_s:
+                if window_max > self.target_lag_ms:
+                    self.limit = max(self.minimum, int(self.limit * 0.8))
+                    self.lowest_limit = min(self.lowest_limit, self.limit)
+                elif self._waited:
+                    self.limit = min(self.maximum, self.limit + max(2, self.limit // 4))
+                    self._wake()
+                self._waited = False
+                window_max = 0.0
+                window_start = now
+
+    def report(self) -> dict[str, Any]:
+        """Lag figures of the run so far (ms), for the console and timings.json."""
+        lags = sorted(self.lags_ms)
+        if not lags:
+            return {"samples": 0}
+        pick = lambda q: round(lags[min(len(lags) - 1, int(q * len(lags)))], 2)  # noqa: E731
+        return {"samples": len(lags), "p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": round(lags[-1], 2),
+                "final_limit": self.limit, "lowest_limit": self.lowest_limit}
+
+
+async def ask(
+    rt: BotRuntime, pacer: Pacer | None, client: BotClient | httpx.AsyncClient, body: bytes, limit_ms: float, cap: int
+) -> Exchange:
+    """One request to the bot of ``rt`` within its slots and the pacer's limit."""
+    if rt.down:
+        return Exchange(None, 0.0, ERROR, "bot process is down (could not be restarted): played by fallback")
+    async with rt.slot():
+        if pacer is None:
+            return await http.post(client, rt.endpoint, body, limit_ms, cap)
+        async with pacer.slot():
+            return await http.post(client, rt.endpoint, body, limit_ms, cap)
