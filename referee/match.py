@@ -85,7 +85,7 @@ class MatchRecord:
         return cls(**{k: d[k] for k in known if k in d}, extra={k: v for k, v in d.items() if k not in known})
 
 
-MAX_REPLAYS = 3  # a decision voided more often than this is judged as it stands
+MAX_REPLAYS = 8  # a decision voided more often than this is judged as it stands
 
 
 def fallback_index(seed: int, seat: int, decision: int, n_legal: int) -> int:
@@ -148,6 +148,8 @@ async def play_match(
             if not referee_was_late(ex, limit_ms) or attempt == MAX_REPLAYS:
                 break
             voided += 1
+            if pacer is not None:
+                pacer.note_late()
         if acting and ex.fault == TIMEOUT:
             bank[s] = 0.0
         elif acting and ex.fault is None and ex.latency_ms > deadline:

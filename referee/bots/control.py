@@ -127,6 +127,7 @@ class Pacer:
         self.lowest_limit = self.limit
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._waited = False
+        self._cut_in_window = False
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Pacer:
@@ -159,6 +160,14 @@ class Pacer:
             self.in_flight -= 1
             self._wake()
 
+    def note_late(self) -> None:
+        """A decision was voided because the referee was late: halve the limit (once per
+        window; the lag samples may not have seen the stall yet)."""
+        if not self._cut_in_window:
+            self._cut_in_window = True
+            self.limit = max(self.minimum, self.limit // 2)
+            self.lowest_limit = min(self.lowest_limit, self.limit)
+
     def _wake(self) -> None:
         """Wake as many waiters as there are free places."""
         free = self.limit - self.in_flight
@@ -180,13 +189,16 @@ class Pacer:
             self.lags_ms.append(lag)
             window_max = max(window_max, lag)
             if now - window_start >= self.window_s:
-                if window_max > self.target_lag_ms:
+                if self._cut_in_window:
+                    pass
+                elif window_max > self.target_lag_ms:
                     self.limit = max(self.minimum, int(self.limit * 0.8))
                     self.lowest_limit = min(self.lowest_limit, self.limit)
                 elif self._waited:
                     self.limit = min(self.maximum, self.limit + max(2, self.limit // 4))
                     self._wake()
                 self._waited = False
+                self._cut_in_window = False
                 window_max = 0.0
                 window_start = now
 

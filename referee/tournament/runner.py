@@ -198,7 +198,7 @@ async def run_tournament(
         # the lag a deadline tolerates: a quarter of it, between 20 and 250 ms (a timer
         # that still fires late is caught by the replay of match.py)
         target = min(250.0, max(20.0, config.limits.deadline_ms / 4))
-        pacer = Pacer(initial=max(16, config.concurrency * config.players), target_lag_ms=target)
+        pacer = Pacer(initial=min(64, max(16, config.concurrency * config.players)), target_lag_ms=target)
         async with pacer:
             with open(journal, "a", encoding="utf-8") as fh:
                 await _play_all(config, game, todo, pool.runtimes, pacer, fh, progress, started, on_progress)
