@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CONFIG ?= configs/nimmt_plus.toml
+SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
 
-.PHONY: run test check bench games clean
+.PHONY: run test browser check bench games clean
 
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,8 +16,12 @@ $(BIN)/referee: pyproject.toml
 run: $(BIN)/referee
 	$(BIN)/referee run $(CONFIG)
 
-test: $(BIN)/referee
+test: $(BIN)/referee browser
 	$(BIN)/python -m pytest
+
+# tests/test_page.py opens the leaderboard page in the system Chromium (no `playwright install`).
+browser:
+	command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 check: $(BIN)/referee
 	$(BIN)/referee check $(CONFIG)

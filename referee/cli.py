@@ -11,19 +11,17 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
 from . import __version__
 from .config import TournamentConfig, load_config
 from .errors import ConfigError, RefereeError
-from .games import GAMES, get_game
-from .match import MatchRecord
-from .tournament.publish import render_table, standings_document, write_outputs
+from .games import GAMES
+from .tournament.publish import (FORMATS, Leaderboard, LeaderboardError, build_leaderboard, load_output_dir,
+                                render_console, tournament_document, write_leaderboard, write_tournament_file)
 from .tournament.runner import JOURNAL, BotPool, BotStatus, Progress, read_journal, run_tournament
 from .tournament.schedule import Fixture, schedule, seat_balance
-from .tournament.standings import compute_standings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -50,6 +48,7 @@ def run(config: Path, resume: bool, seed: int | None, concurrency: int | None, o
         f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}, output {cfg.output}",
         err=True,
     )
+    write_tournament_file(cfg.output, cfg.settings(), len(fixtures))
     display = _ProgressDisplay(quiet)
     code = EXIT_OK
     try:
@@ -63,9 +62,9 @@ def run(config: Path, resume: bool, seed: int | None, concurrency: int | None, o
         click.echo(f"error: {exc}", err=True)
         code = EXIT_FAILED
     display.finish()
-    rows = _publish(cfg, fixtures)
-    if code == EXIT_OK:
-        click.echo(render_table(get_game(cfg.game), rows, "simple"))
+    board = _publish(cfg, fixtures)
+    if code == EXIT_OK and board is not None:
+        click.echo(render_console(board))
         click.echo(f"\nleaderboard: {cfg.output / 'README.md'}  standings: {cfg.output / 'standings.json'}", err=True)
     sys.exit(code)
 
@@ -111,6 +110,31 @@ def games() -> None:
             click.echo(f"    reply fields besides action: {', '.join(info.extra_reply_fields)}")
 
 
+def _formats(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """--format values, repeated and/or comma-separated; every format when none is given."""
+    chosen = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in FORMATS]
+    if unknown:
+        raise click.BadParameter(f"{', '.join(unknown)} (choose from {', '.join(FORMATS)})")
+    return tuple(dict.fromkeys(chosen)) or tuple(FORMATS)
+
+
+@main.command()
+@click.argument("output_dir", type=click.Path(path_type=Path))
+@click.option("--format", "-f", "formats", multiple=True, callback=_formats, metavar="md|html|json|csv",
+              help="Files to write: md, html, json or csv; repeat or comma-separate (default: all).")
+def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
+    """Rebuild the leaderboard files of OUTPUT_DIR from its matches.jsonl and tournament.json."""
+    try:
+        tournament, records = load_output_dir(output_dir)
+        board = build_leaderboard(tournament, records)
+    except LeaderboardError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    for path in write_leaderboard(output_dir, board, formats):
+        click.echo(str(path))
+
+
 def _load(config: Path, seed: int | None, concurrency: int | None, output: Path | None) -> TournamentConfig:
     try:
         return load_config(config).with_overrides(seed=seed, concurrency=concurrency, output=output)
@@ -130,20 +154,17 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _Progr
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _publish(cfg: TournamentConfig, fixtures: list[Fixture]) -> list[dict[str, Any]]:
-    """Write the leaderboard files from the journal; return the standings rows."""
+def _publish(cfg: TournamentConfig, fixtures: list[Fixture]) -> Leaderboard | None:
+    """Write the leaderboard files from the journal; return what they were rendered from."""
     names = [b.name for b in cfg.bots]
     try:
         done = read_journal(cfg.output / JOURNAL, fixtures, names, repair=False)
     except RefereeError as exc:
         click.echo(f"error: {exc}", err=True)
-        return []
-    records = [MatchRecord.from_json(done[i]) for i in sorted(done)]
-    game = get_game(cfg.game)
-    rows = compute_standings(game, names, records)
-    lower = records[0].lower_is_better if records else False
-    write_outputs(game, cfg.output, standings_document(cfg.settings(), len(records), len(fixtures), lower, rows))
-    return rows
+        return None
+    board = build_leaderboard(tournament_document(cfg.settings(), len(fixtures)), done.values())
+    write_leaderboard(cfg.output, board)
+    return board
 
 
 class _ProgressDisplay:

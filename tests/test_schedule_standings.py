@@ -9,7 +9,7 @@ from referee.config import BotConfig, Limits, TournamentConfig
 from referee.games import get_game
 from referee.match import MatchRecord
 from referee.tournament.schedule import derive_seed, schedule, seat_balance
-from referee.tournament.standings import compute_standings, percentile
+from referee.tournament.standings import DQ, compute_standings, compute_timings, percentile
 
 
 def config(n_bots: int, players: int, fmt: str = "round_robin", rounds: int = 1, matches: int = 10, seed: int = 1) -> TournamentConfig:
@@ -74,7 +74,37 @@ def test_standings_rank_by_mean_rank_then_score() -> None:
     assert by["c"]["rank"] == 3 and by["c"]["faults"]["timeout"] == 1 and by["c"]["notice_faults"] == 1
     assert by["c"]["faults"]["total"] == 1
     assert by["d"]["matches"] == 0 and by["d"]["rank"] == 4 and by["d"]["mean_rank"] is None
-    assert by["a"]["p50_ms"] == 3.0  # a's latencies are 0, 3, 3 (index + seat)
+    assert all("p50_ms" not in r and "p99_ms" not in r for r in rows)  # timings vary run to run: not standings
+    timings = compute_timings(["a", "b", "c", "d"], records)
+    assert timings["bots"]["a"]["p50_ms"] == 3.0  # a's latencies are 0, 3, 3 (index + seat)
+    assert timings["bots"]["a"]["max_ms"] == 3.0 and timings["bots"]["a"]["decisions"] == 3
+    assert timings["bots"]["d"] == {"decisions": 0, "p50_ms": None, "p90_ms": None, "p99_ms": None, "max_ms": None,
+                                    "voided": 0}
+
+
+def test_disqualified_bot_is_ranked_dq_last_with_its_note_and_restarts_add_up() -> None:
+    game = get_game("nimmt_plus")
+    act = {"phase": "act", "kind": "error"}
+    records = [
+        rec(0, ["a", "b", "c"], [30, 20, 10], [1, 2, 3], faults=[{**act, "seat": 0}, {**act, "seat": 0}]),
+        rec(1, ["b", "c", "a"], [50, 10, 40], [1, 3, 2], faults=[{**act, "seat": 2}, {**act, "seat": 0}]),
+        rec(2, ["c", "a", "b"], [5, 60, 1], [2, 1, 3]),
+    ]
+    for r, decisions in zip(records, ([4, 4, 4], [5, 5, 5], [6, 6, 6])):
+        r.decisions = decisions
+    records[1].restarts, records[1].voided = [0, 2, 1], 3
+    records[2].disqualified, records[2].restarts = [1], [1, 0, 0]
+    rows = compute_standings(game, ["a", "b", "c"], list(reversed(records)))
+    assert [r["name"] for r in rows] == ["b", "c", "a"]  # a has the best mean rank but is disqualified
+    assert [r["rank"] for r in rows] == [1, 2, DQ]
+    by = {r["name"]: r for r in rows}
+    assert by["a"]["disqualified"] and by["a"]["disqualified_note"] == (
+        "disqualified from m000002: faults in 3 of 9 decisions (33 %)")
+    assert not by["b"]["disqualified"] and by["b"]["disqualified_note"] is None
+    assert (by["a"]["restarts"], by["b"]["restarts"], by["c"]["restarts"]) == (1, 0, 3)
+    timings = compute_timings(["a", "b", "c"], records)  # voided depends on the referee's load: a timing
+    assert all("voided" not in r for r in rows) and timings["voided"] == 3
+    assert all(timings["bots"][n]["voided"] == 3 for n in "abc")  # every bot sat in the match with 3 voided
 
 
 def test_percentile_nearest_rank() -> None:
@@ -92,3 +122,24 @@ def test_team_format_gives_every_bot_the_same_deals() -> None:
         assert sorted(f.seats for f in deal) == [(0,) * 4, (1,) * 4, (2,) * 4]
         assert len({f.seed for f in deal}) == 1
     assert len({f.seed for f in fx}) == 5
+
+
+def test_duplicate_plays_every_deal_once_per_rotation_with_one_seed() -> None:
+    from dataclasses import replace
+
+    for fmt in ("round_robin", "random"):
+        fx = schedule(replace(config(5, 4, fmt=fmt, rounds=2, matches=6), duplicate=True))
+        deals: dict[int, list] = {}
+        for f in fx:
+            assert f.deal is not None
+            deals.setdefault(f.deal, []).append(f)
+        assert len(fx) == len(deals) * 4
+        for d, group in deals.items():
+            assert len({f.seed for f in group}) == 1, "every rotation of a deal has the deal's seed"
+            assert group[0].seed == derive_seed(1, d)
+            # every bot of the table holds every seat (hand) of the deal exactly once
+            for bot in group[0].seats:
+                assert sorted(f.seats.index(bot) for f in group) == [0, 1, 2, 3]
+        assert len({f.seed for f in fx}) == len(deals)
+    plain = schedule(config(5, 4, rounds=2))
+    assert all(f.deal is None for f in plain) and len(plain) == 10

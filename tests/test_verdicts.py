@@ -1,0 +1,172 @@
+"""Verdicts (pure): bootstrap intervals over deals, rank intervals, OpenSkill ratings,
+head-to-head and seat bias, on seeded synthetic journals and hand-made ones with
+known answers. Takes about 3 s (2 s of it the 2,000-match interval test)."""
+
+from __future__ import annotations
+
+import random
+
+from openskill.models import PlackettLuce
+
+from referee.games import get_game
+from referee.games.base import ranks_from_scores
+from referee.match import MatchRecord
+from referee.tournament.standings import compute_standings
+from referee.tournament.verdicts import HISTORY_POINTS, analyse
+
+NIMMT = get_game("nimmt_plus")  # competitive, higher is better
+THE_GAME = get_game("the_game")  # cooperative, lower is better
+
+
+def rec(index: int, bots: list[str], scores: list[float], *, deal: int | None = None, lower: bool = False,
+        ranks: list[int] | None = None) -> MatchRecord:
+    """A journal record of a finished match (ranks from the scores unless given)."""
+    return MatchRecord(
+        id=f"m{index:06d}", index=index, seed=index, bots=bots, scores=scores,
+        ranks=ranks or ranks_from_scores(scores, lower), lower_is_better=lower, forfeited=[], faults=[],
+        latency_ms=[[1.0] for _ in bots], decisions=[1] * len(bots), stats=[{} for _ in bots], details={},
+        duration_s=0.0, extra={} if deal is None else {"deal": deal},
+    )
+
+
+def synthetic(matches: int, strength: dict[str, float], seed: int = 5, noise: float = 10.0) -> list[MatchRecord]:
+    """Every bot at every table, seats rotating; a bot's score is its strength plus noise."""
+    rng = random.Random(seed)
+    names = list(strength)
+    out = []
+    for i in range(matches):
+        shift = i % len(names)
+        seats = names[shift:] + names[:shift]
+        out.append(rec(i, seats, [round(rng.gauss(strength[n], noise), 3) for n in seats]))
+    return out
+
+
+def width(interval: list[float]) -> float:
+    return interval[1] - interval[0]
+
+
+def test_intervals_shrink_as_matches_grow() -> None:
+    strength = {"a": 12.0, "b": 10.0, "c": 8.0}
+    runs = [analyse(NIMMT, list(strength), synthetic(n, strength), seed=1, resamples=500) for n in (20, 200, 2000)]
+    for name in strength:
+        score = [width(v.bots[name]["mean_score_ci"]) for v in runs]
+        rank = [width(v.bots[name]["mean_rank_ci"]) for v in runs]
+        assert score[0] > score[1] > score[2] > 0, (name, score)
+        assert rank[0] > rank[1] > rank[2] > 0, (name, rank)
+
+
+def test_a_truly_better_bot_is_first_with_rank_interval_one_to_one() -> None:
+    strength = {"weak": 10.0, "strong": 30.0, "middle": 12.0, "other": 11.0}
+    records = synthetic(200, strength)
+    verdicts = analyse(NIMMT, list(strength), records, seed=3)
+    rows = compute_standings(NIMMT, list(strength), records)
+    assert rows[0]["name"] == "strong" and rows[0]["rank"] == 1
+    assert verdicts.bots["strong"]["rank_interval"] == [1, 1]
+    for name in ("weak", "middle", "other"):
+        lo, hi = verdicts.bots[name]["rank_interval"]
+        assert 2 <= lo <= hi <= 4
+        assert verdicts.bots[name]["rating"]["mu"] < verdicts.bots["strong"]["rating"]["mu"]
+    for row in rows:  # the standings' point estimates lie in their own intervals
+        lo, hi = verdicts.bots[row["name"]]["mean_score_ci"]
+        assert lo <= row["mean_score"] <= hi
+        lo, hi = verdicts.bots[row["name"]]["mean_rank_ci"]
+        assert lo <= row["mean_rank"] <= hi
+
+
+def test_the_records_of_a_deal_are_always_resampled_together() -> None:
+    # Each deal is played twice with the seats swapped; a's two scores on a deal cancel
+    # out exactly, so every resample of whole deals gives a a mean score of exactly 0
+    # and a mean rank of exactly 1.5. Resampling single records could not.
+    rng = random.Random(11)
+    paired, unpaired = [], []
+    for d in range(40):
+        x = round(rng.uniform(-100, 100), 2) or 1.0
+        for i, (bots, scores) in enumerate(((["a", "b"], [x, -x]), (["b", "a"], [x, -x]))):
+            paired.append(rec(2 * d + i, bots, scores, deal=d))
+            unpaired.append(rec(2 * d + i, bots, scores))
+    together = analyse(NIMMT, ["a", "b"], paired, seed=1)
+    apart = analyse(NIMMT, ["a", "b"], unpaired, seed=1)
+    assert together.method["deals"] == 40 and apart.method["deals"] == 80
+    assert together.bots["a"]["mean_score_ci"] == [0.0, 0.0]
+    assert together.bots["a"]["mean_rank_ci"] == [1.5, 1.5]
+    assert width(apart.bots["a"]["mean_score_ci"]) > 20
+    assert width(apart.bots["a"]["mean_rank_ci"]) > 0.1
+
+
+def test_verdicts_depend_on_the_records_and_seed_not_their_order() -> None:
+    strength = {"a": 11.0, "b": 10.0, "c": 9.0}
+    records = synthetic(60, strength)
+    shuffled = records[:]
+    random.Random(2).shuffle(shuffled)
+    first = analyse(NIMMT, list(strength), records, seed=7, resamples=300)
+    assert analyse(NIMMT, list(strength), shuffled, seed=7, resamples=300) == first
+    other_seed = analyse(NIMMT, list(strength), records, seed=8, resamples=300)
+    assert [other_seed.bots[n]["mean_score_ci"] for n in strength] != [first.bots[n]["mean_score_ci"] for n in strength]
+
+
+def test_head_to_head_and_seat_bias_on_a_hand_made_journal() -> None:
+    records = [
+        rec(0, ["a", "b", "c"], [10, 20, 30]),  # ranks 3 2 1
+        rec(1, ["b", "c", "a"], [5, 5, 9]),  # ranks 2 2 1
+        rec(2, ["c", "a", "b"], [1, 7, 7]),  # ranks 3 1 1
+    ]
+    v = analyse(NIMMT, ["a", "b", "c"], list(reversed(records)), seed=1, resamples=200)
+    h2h = {(p["bot"], p["opponent"]): (p["meetings"], p["above"], p["below"], p["ties"], p["share"])
+           for p in v.head_to_head}
+    assert len(h2h) == 6
+    assert h2h[("a", "b")] == (3, 1, 1, 1, 0.5) and h2h[("b", "a")] == (3, 1, 1, 1, 0.5)
+    assert h2h[("a", "c")] == (3, 2, 1, 0, 0.6667) and h2h[("c", "a")] == (3, 1, 2, 0, 0.3333)
+    assert h2h[("b", "c")] == (3, 1, 1, 1, 0.5) and h2h[("c", "b")] == (3, 1, 1, 1, 0.5)
+    assert v.seat_bias is not None
+    seats = {s["seat"]: s for s in v.seat_bias}
+    assert sorted(seats) == [0, 1, 2] and all(s["matches"] == 3 for s in seats.values())
+    assert (seats[0]["mean_score"], seats[0]["mean_rank"]) == (5.3333, 2.6667)
+    assert (seats[1]["mean_score"], seats[1]["mean_rank"]) == (10.6667, 1.6667)
+    assert (seats[2]["mean_score"], seats[2]["mean_rank"]) == (15.3333, 1.0)
+    assert seats[2]["mean_rank_ci"] == [1.0, 1.0]  # seat 2 won every match, in every resample
+    lo, hi = seats[0]["mean_score_ci"]
+    assert 1 <= lo <= 5.3333 <= hi <= 10
+
+
+def test_cooperative_deals_are_compared_and_rated_as_one_game() -> None:
+    # Team format: each deal played by every bot as a homogeneous team; lower is better.
+    scores = {0: {"a": 10, "b": 20, "c": 10}, 1: {"a": 5, "b": 0, "c": 30}}
+    records, index = [], 0
+    for deal, by_bot in scores.items():
+        for name, s in by_bot.items():
+            records.append(rec(index, [name] * 3, [s] * 3, deal=deal, lower=True, ranks=[1, 1, 1]))
+            index += 1
+    v = analyse(THE_GAME, ["a", "b", "c"], records, seed=1, resamples=200)
+    h2h = {(p["bot"], p["opponent"]): (p["meetings"], p["above"], p["below"], p["ties"]) for p in v.head_to_head}
+    assert h2h[("a", "b")] == (2, 1, 1, 0)
+    assert h2h[("a", "c")] == (2, 1, 0, 1) and h2h[("c", "a")] == (2, 0, 1, 1)
+    assert v.seat_bias is None and v.bots["a"]["mean_rank_ci"] is None
+    assert v.method["deals"] == 2 and v.method["rating_games"] == 2
+    model = PlackettLuce()
+    r = {n: model.rating() for n in "abc"}
+    for by_bot in scores.values():
+        names = list(by_bot)
+        ranks = ranks_from_scores([by_bot[n] for n in names], True)
+        for n, team in zip(names, model.rate([[r[n]] for n in names], ranks=ranks)):
+            r[n] = team[0]
+    for n in "abc":
+        assert v.bots[n]["rating"]["mu"] == round(r[n].mu, 4)
+        assert v.bots[n]["rating"]["ordinal"] == round(r[n].mu - 3 * r[n].sigma, 4)
+
+
+def test_rating_follows_each_record_and_its_history_is_thinned() -> None:
+    strength = {"strong": 20.0, "weak": 5.0, "mid": 10.0}
+    records = synthetic(300, strength)
+    v = analyse(NIMMT, list(strength), records, seed=1, resamples=10)
+    model = PlackettLuce()
+    r = {n: model.rating() for n in strength}
+    for record in records:
+        for n, team in zip(record.bots, model.rate([[r[n]] for n in record.bots], ranks=record.ranks)):
+            r[n] = team[0]
+    assert {n: v.bots[n]["rating"]["mu"] for n in strength} == {n: round(r[n].mu, 4) for n in strength}
+    hist = v.rating_history
+    assert hist["games"] == 300 and len(hist["step"]) == HISTORY_POINTS
+    assert hist["step"][0] == 0 and hist["step"][-1] == 300 and hist["step"] == sorted(set(hist["step"]))
+    for n in strength:
+        assert hist["mu"][n][0] == 25.0 and hist["mu"][n][-1] == v.bots[n]["rating"]["mu"]
+    assert v.bots["strong"]["rating"]["ordinal"] > v.bots["mid"]["rating"]["ordinal"] > v.bots["weak"]["rating"]["ordinal"]
