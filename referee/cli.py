@@ -48,6 +48,12 @@ def run(config: Path, resume: bool, seed: int | None, concurrency: int | None, o
         f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}, output {cfg.output}",
         err=True,
     )
+    if resume:  # a journal of another tournament: refuse before touching the folder
+        try:
+            read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
+        except RefereeError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_FAILED)
     write_tournament_file(cfg.output, cfg.settings(), len(fixtures))
     display = _ProgressDisplay(quiet)
     code = EXIT_OK

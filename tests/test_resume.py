@@ -93,3 +93,17 @@ def test_kill_9_twice_then_resume_gives_the_outputs_of_an_uninterrupted_run(tmp_
     assert sorted(a) == sorted(b) and "standings.json" in a and "README.md" in a
     for name in a:
         assert a[name] == b[name], f"{name} differs between the uninterrupted and the killed-and-resumed run"
+
+
+def test_resume_refuses_the_journal_of_another_tournament_and_touches_nothing(tmp_path: Path) -> None:
+    config = write_config(tmp_path, BOTS[:3], players=3, rounds=1, concurrency=1)
+    out = tmp_path / "out"
+    first = subprocess.run([sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    other = subprocess.run([sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q",
+                            "--resume", "--seed", "99"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert other.returncode == 1
+    assert "does not belong to this tournament's schedule" in other.stderr and "matches.jsonl" in other.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
