@@ -1,7 +1,28 @@
-"""Managed bots: start each on a free port, wait until ``hello`` succeeds, stop them.
+"""Managed bots: start each on a free port, wait until ``hello`` succeeds, restart one
+that crashed, stop them; no bot process outlives the referee, even one killed by -9.
 
-A managed bot runs in a process group of its own, so stopping it also stops the
-children it started. Its stdout and stderr go to ``<output>/logs/<bot>.log``.
+Each bot runs under a guard (``guard.py``, whose docstring has the details): a small
+process in a session and process group of its own whose stdin is a pipe that only the
+referee holds open. When the referee ends in any way the kernel closes the pipe, and
+the guard stops the bot and every process it started. The guard exits as the bot did,
+so ``proc.returncode`` is the bot's. Stopping a bot is writing ``stop`` to that pipe and
+closing it (the guard logs an EOF without ``stop`` as the referee's death); a guard
+still there after the grace is SIGKILLed with its whole group.
+
+Why a guard and not ``PR_SET_PDEATHSIG`` on the bot alone: the death signal reaches
+only the bot and not the children it starts (a shell wrapper, a worker pool), is
+Linux only, and fires when the *thread* that started the bot ends; the pipe's EOF
+cannot be missed. The guard sets that signal on itself as a second line.
+
+A guard is reaped only after a ``killpg`` of its group: while it is unreaped its pid
+cannot be reused, so the signal can reach nothing but what the bot left behind.
+
+A bot that crashed is restarted by ``revive`` on the same port (the endpoints of the
+matches in flight point there), after a backoff that doubles with each restart, at
+most ``max_restarts`` times in the tournament; a bot that cannot be restarted is
+``down``. A port that another process took meanwhile makes that attempt fail.
+
+The bot's stdout and stderr (and the guard's few lines) go to ``<output>/logs/<bot>.log``.
 ``python`` or ``python3`` as the first word of a command means the interpreter the
 referee runs in, so sample bots find the same installed packages.
 """
@@ -9,7 +30,9 @@ referee runs in, so sample bots find the same installed packages.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,12 +40,28 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from ..config import BotConfig
 from ..errors import BotStartError
-from . import http
+from . import guard, http
 
+GUARD = str(Path(__file__).with_name("guard.py"))
+GRACE_S = 3.0  # from SIGTERM to SIGKILL when a bot is stopped
+_GUARD_MARGIN_S = 1.0  # how much longer than the grace the referee waits for a guard
 _READY_POLL_S = 0.05
+_STOP_POLL_S = 0.01
+_EXIT_SETTLE_S = 2.0  # a guard exits within milliseconds of its bot
+
+
+class Revival(NamedTuple):
+    """What ``ManagedBot.revive`` found or did. Unpack it, or test its truth (``alive``)."""
+
+    alive: bool  # the bot is up: it never died, or it was restarted
+    restarted_now: bool  # this very call restarted it: charge the restart to the caller's match
+
+    def __bool__(self) -> bool:
+        return self.alive
 
 
 def free_port() -> int:
@@ -30,6 +69,17 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def port_taken(port: int) -> bool:
+    """True when a process listens on ``port`` of 127.0.0.1 (or of every address)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
 
 
 def expand_command(command: Sequence[str], port: int) -> list[str]:
@@ -41,13 +91,22 @@ def expand_command(command: Sequence[str], port: int) -> list[str]:
 
 
 class ManagedBot:
-    """One bot process the referee started."""
+    """One bot process the referee started, restarted when it crashes. Its async
+    methods belong to one event loop (the tournament's)."""
 
-    def __init__(self, config: BotConfig, log_dir: Path) -> None:
+    def __init__(self, config: BotConfig, log_dir: Path, *, max_restarts: int = 3,
+                 restart_backoff_ms: int = 200) -> None:
         self.config = config
         self.log_path = log_dir / f"{config.name}.log"
+        self.max_restarts = max_restarts
+        self.restart_backoff_ms = restart_backoff_ms
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
+        self.restarts = 0  # restart attempts made, successful or not
+        self.down = False  # gave up restarting: the bot is played by fallback from now
+        self._stopped = False
+        self._stop_event = asyncio.Event()
+        self._restart_lock = asyncio.Lock()
 
     @property
     def url(self) -> str:
@@ -55,48 +114,67 @@ class ManagedBot:
         return f"http://127.0.0.1:{self.port}/"
 
     def start(self) -> None:
-        """Launch the process on a free port (does not wait for readiness)."""
+        """Launch the bot under its guard (does not wait for readiness): on a free port
+        the first time, on the same port after."""
+        name = self.config.name
         if self.config.command is None:
-            raise BotStartError(f"bot {self.config.name!r} has a url, not a command: nothing to start")
-        self.port = free_port()
+            raise BotStartError(f"bot {name!r} has a url, not a command: nothing to start")
+        if self._stopped:
+            raise BotStartError(f"bot {name!r} was stopped")
+        if self.port == 0:
+            self.port = free_port()
         argv = expand_command(self.config.command, self.port)
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")
+        if shutil.which(argv[0]) is None:
+            raise BotStartError(f"bot {name!r}: cannot start {argv[0]!r}: no such executable")
+        self._log_line(f"{time.strftime('%Y-%m-%d %H:%M:%S')} start: port {self.port}")
+        guarded = [sys.executable, "-I", "-S", GUARD, "--grace", f"{GRACE_S:g}", "--", *argv]
         try:
-            log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} start: port {self.port}\n".encode())
-            log.flush()
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            with open(self.log_path, "ab") as log:
+                # the pipe's write end reaches no other process: Python opens it non-inheritable
+                # (PEP 446), and close_fds (the default) closes all but 0-2 in the guard
+                self.proc = subprocess.Popen(guarded, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                                             start_new_session=True)
         except OSError as exc:
-            raise BotStartError(f"bot {self.config.name!r}: cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
-        finally:
-            log.close()
+            raise BotStartError(f"bot {name!r}: cannot start its guard: {exc.strerror or exc}") from exc
 
     def alive(self) -> bool:
-        """True while the process runs."""
-        return self.proc is not None and self.proc.poll() is None
+        """True while the bot runs; once it has exited, ``proc.returncode`` is its code."""
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return False
+        if _running(proc):
+            return True
+        _reap(proc)
+        return False
 
-    def stop(self, grace_s: float = 3.0) -> None:
-        """SIGTERM the process group, then SIGKILL what is left after ``grace_s``."""
-        if self.proc is None:
+    def stop(self) -> None:
+        """Stop the bot and everything it started, also while it is being restarted.
+        Idempotent; a later ``revive`` or ``start`` does nothing or refuses."""
+        self._stopped = True
+        self._stop_event.set()
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
             return
-        for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-            if self.proc.poll() is not None:
-                break
-            try:
-                os.killpg(self.proc.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                self.proc.wait(timeout=wait)
-            except subprocess.TimeoutExpired:
-                continue
-        try:  # children that outlived their parent
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        _ask_guard_to_stop(proc)  # the guard SIGTERMs the group, SIGKILLs it after the grace
+        deadline = time.monotonic() + GRACE_S + _GUARD_MARGIN_S
+        while _running(proc) and time.monotonic() < deadline:
+            time.sleep(_STOP_POLL_S)
+        _reap(proc)
+
+    async def revive(self, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> Revival:
+        """After an ``error`` fault: restart the bot if its process died.
+
+        A live bot: ``(True, False)`` at once, the fault was the bot's alone. A dead one
+        is restarted by exactly one caller however many notice the death together: it
+        gets ``(True, True)``, the others wait and get ``(True, False)``. ``(False,
+        False)`` once the bot is ``down`` (or stopped).
+        """
+        async with self._restart_lock:  # a caller that waited finds the bot restarted, or down
+            if self.down or self._stopped:
+                return Revival(False, False)
+            if await self._still_up():
+                return Revival(True, False)
+            return await self._restart(hello_body, startup_ms, deadline_ms, max_bytes)
 
     def log_tail(self, lines: int = 8) -> str:
         """The last lines of the bot's log, for error messages."""
@@ -105,6 +183,131 @@ class ManagedBot:
         except OSError:
             return ""
         return "\n".join("    " + line for line in text[-lines:])
+
+    async def _still_up(self) -> bool:
+        """Whether the bot runs. The guard exits a moment after its bot (it cleans up
+        first): when the guard runs but the bot no longer does, wait for the guard."""
+        deadline = time.monotonic() + _EXIT_SETTLE_S
+        while self.alive():
+            if self.proc is None or _child_running(self.proc.pid) is not False or time.monotonic() > deadline:
+                return True
+            await asyncio.sleep(_STOP_POLL_S)
+        return False
+
+    async def _restart(self, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> Revival:
+        """Start the dead bot again, with backoff, until it answers hello or no restart is left."""
+        why = _describe_exit(self.proc.returncode if self.proc else None)
+        endpoint = http.Endpoint.make(self.config.name, self.url, self.config.token)
+        while self.restarts < self.max_restarts:
+            if await self._stopped_within(self.restart_backoff_ms * 2**self.restarts / 1000):
+                return Revival(False, False)
+            self.restarts += 1
+            self._log_line(f"restart {self.restarts}/{self.max_restarts} after {why}")
+            failure = await self._attempt(endpoint, hello_body, startup_ms, deadline_ms, max_bytes)
+            if self._stopped:
+                return Revival(False, False)
+            if failure is not None:
+                self._log_line(f"restart {self.restarts}/{self.max_restarts} failed: {failure}")
+                why = failure
+                continue
+            return Revival(True, True)
+        self.down = True
+        self._log_line(f"down after {self.restarts} restart(s): played by fallback from now")
+        return Revival(False, False)
+
+    async def _attempt(self, endpoint: http.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int,
+                       max_bytes: int) -> str | None:
+        """One restart on the same port: None once the bot answers hello, else why not."""
+        if port_taken(self.port):
+            return f"port {self.port} is taken by another process"
+        try:
+            self.start()
+        except BotStartError as exc:
+            return str(exc)
+        try:
+            await wait_ready(self, endpoint, hello_body, startup_ms, deadline_ms, max_bytes)
+        except BotStartError:
+            proc = self.proc
+            if proc is not None and self.alive():
+                _reap(proc)  # up but silent: no grace for a failed restart
+                return f"no hello within {startup_ms} ms"
+            return _describe_exit(proc.returncode if proc else None)
+        return None
+
+    async def _stopped_within(self, seconds: float) -> bool:
+        """Wait ``seconds``; True (at once) when ``stop`` is called meanwhile."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop_event.wait(), seconds)
+        return self._stopped
+
+    def _log_line(self, text: str) -> None:
+        """A ``--- `` line of the referee's own in the bot's log."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            log.write(f"--- {text}\n".encode())
+
+
+def _running(proc: subprocess.Popen[bytes]) -> bool:
+    """True while ``proc`` has not exited; never reaps it (see ``_reap``)."""
+    if hasattr(os, "waitid"):
+        with contextlib.suppress(ChildProcessError):
+            return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+    return proc.poll() is None
+
+
+def _ask_guard_to_stop(proc: subprocess.Popen[bytes]) -> None:
+    """Write ``stop`` to the guard's pipe and close it (a few bytes to an empty pipe
+    never block; a guard already gone raises a suppressed BrokenPipeError)."""
+    if proc.stdin is not None and not proc.stdin.closed:
+        with contextlib.suppress(OSError):
+            proc.stdin.write(guard.STOP)
+            proc.stdin.flush()
+        _close_pipe(proc)
+
+
+def _close_pipe(proc: subprocess.Popen[bytes]) -> None:
+    """Close the referee's end of the guard's pipe."""
+    if proc.stdin is not None and not proc.stdin.closed:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the guard's whole group (whatever is left of it), then reap the guard.
+
+    Before the reaping the guard's pid, which is its group's id, cannot be reused, so
+    the signal reaches nothing else."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _close_pipe(proc)
+
+
+def _describe_exit(code: int | None) -> str:
+    """``exit code 3``, ``exit code -9 (SIGKILL)``."""
+    if code is None:
+        return "an exit"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"exit code {code} ({signal.Signals(-code).name})"
+    return f"exit code {code}"
+
+
+def _child_running(pid: int) -> bool | None:
+    """Whether a child of ``pid`` (a guard's: its bot) is running; None where the kernel
+    does not list children (a bot's death is then noticed once its guard is gone)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    for child in children:
+        try:
+            stat = Path(f"/proc/{child}/stat").read_bytes()
+        except OSError:
+            continue
+        if stat[stat.rindex(b")") + 2:].split()[0] != b"Z":
+            return True
+    return False
 
 
 async def wait_ready(
@@ -131,5 +334,3 @@ async def wait_ready(
                     f"(limits.startup_ms; last: {last}); its log {bot.log_path}:\n{bot.log_tail()}"
                 )
             await asyncio.sleep(_READY_POLL_S)
-
-
