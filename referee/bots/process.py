@@ -150,12 +150,21 @@ class ManagedBot:
     def stop(self) -> None:
         """Stop the bot and everything it started, also while it is being restarted.
         Idempotent; a later ``revive`` or ``start`` does nothing or refuses."""
+        self.begin_stop()
+        self.wait_stopped()
+
+    def begin_stop(self) -> None:
+        """Ask the bot to stop without waiting (``stop_all`` stops many at once)."""
         self._stopped = True
         self._stop_event.set()
+        if self.proc is not None and self.proc.returncode is None:
+            _ask_guard_to_stop(self.proc)  # the guard SIGTERMs the group, SIGKILLs it after the grace
+
+    def wait_stopped(self) -> None:
+        """Wait until the bot asked to stop is gone (at most the grace and a margin)."""
         proc = self.proc
         if proc is None or proc.returncode is not None:
             return
-        _ask_guard_to_stop(proc)  # the guard SIGTERMs the group, SIGKILLs it after the grace
         deadline = time.monotonic() + GRACE_S + _GUARD_MARGIN_S
         while _running(proc) and time.monotonic() < deadline:
             time.sleep(_STOP_POLL_S)

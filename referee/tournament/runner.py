@@ -77,9 +77,11 @@ class BotPool:
         self.stop()
 
     def stop(self) -> None:
-        """Stop every managed bot and its children."""
+        """Stop every managed bot and its children, all at once."""
         for bot in self.managed.values():
-            bot.stop()
+            bot.begin_stop()
+        for bot in self.managed.values():
+            bot.wait_stopped()
 
     async def start(self) -> list[BotStatus]:
         """Start managed bots, send hello to every bot, and report each one's status."""
