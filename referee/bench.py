@@ -25,6 +25,7 @@ from typing import Any
 from .bots import http, protocol
 from .config import parse_config
 from .games import get_game
+from .bots.control import Pacer
 from .match import play_match
 from .tournament.runner import BotPool
 from .tournament.schedule import derive_seed
@@ -54,23 +55,26 @@ def engine_only(variant: str, seats: int, seconds: float) -> tuple[float, float,
 async def through_http(pool: BotPool, cfg: Any, concurrency: int, matches: int) -> tuple[float, float, int]:
     """Decisions/s, referee CPU µs per decision, decisions, playing ``matches`` matches."""
     game = get_game(cfg.game)
-    eps = pool.endpoints
+    rts = pool.runtimes
     sem = asyncio.Semaphore(concurrency)
     counted = 0
+    pacer = Pacer(initial=min(64, concurrency * cfg.players))  # as in a tournament
 
     async def one(i: int) -> None:
         nonlocal counted
         async with sem:
             async with http.new_client(cfg.players + 2) as client:
-                seats = [eps[(i + k) % len(eps)] for k in range(cfg.players)]
+                seats = [rts[(i + k) % len(rts)] for k in range(cfg.players)]
                 rec = await play_match(game, cfg.options, tournament="bench", match_id=f"b{i:06d}", index=i,
-                                       seed=derive_seed(7, i), seats=seats, client=client, limits=cfg.limits)
+                                       seed=derive_seed(7, i), seats=[rt.endpoint for rt in seats], client=client,
+                                       limits=cfg.limits, runtimes=seats, pacer=pacer)
                 counted += sum(rec.decisions)
                 if rec.faults:
                     raise RuntimeError(f"bench bots faulted: {rec.faults[:2]}")
 
     cpu0, t0 = time.process_time(), time.perf_counter()
-    await asyncio.gather(*(one(i) for i in range(matches)))
+    async with pacer:
+        await asyncio.gather(*(one(i) for i in range(matches)))
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     return counted / wall, cpu / counted * 1e6, counted
 
