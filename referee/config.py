@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .errors import ConfigError
 from .games import GAMES, get_game
@@ -23,7 +24,7 @@ from .games.base import OptionError
 
 FORMATS = ("round_robin", "random", "team")
 ON_FAULT = ("fallback", "forfeit")
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -193,6 +194,10 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         raise ConfigError(f"{p}: not UTF-8 text: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from exc
+    except ValueError as exc:  # tomllib lets int() refuse a number thousands of digits long
+        raise ConfigError(f"{p}: not valid TOML: a number too long to read ({exc})") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{p}: not valid TOML: arrays or tables nested too deeply") from exc
     return parse_config(doc, p, env)
 
 
@@ -246,7 +251,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     try:
         options = game.check_options(players, g)
     except OptionError as exc:
-        key = "tournament.players" if exc.key == "players" else f"game.{exc.key}"
+        key = "tournament.players" if exc.key == "players" and "players" not in g else f"game.{exc.key}"
         hint = _hint(exc.key, [o.name for o in game.info.options]) if exc.key not in {o.name for o in game.info.options} | {"players"} else ""
         err.fail(key, exc.message + hint)
 
@@ -268,6 +273,8 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
+    if tv["output"] is not None and "\x00" in tv["output"]:
+        err.fail("tournament.output", "must not contain a NUL character (no file system accepts one)")
     output = Path(tv["output"]) if tv["output"] else Path("leaderboards") / name
     return TournamentConfig(
         path=path,
@@ -313,6 +320,22 @@ def _table(err: _Errors, doc: Mapping[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
+def _printable_ascii(text: str) -> bool:
+    return all("!" <= c <= "~" for c in text)
+
+
+def _is_http_url(url: str) -> bool:
+    """An http(s) URL the HTTP layer can write into a request: printable ASCII, a host,
+    a port in range if one is given."""
+    if not re.match(r"^https?://[^/\s]+", url) or not _printable_ascii(url):
+        return False
+    try:
+        parts = urlsplit(url)
+        return bool(parts.hostname) and (parts.port is None or parts.port >= 1)  # .port raises past 65535
+    except ValueError:
+        return False
+
+
 def _tname(value: Any) -> str:
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
 
@@ -346,14 +369,15 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         err.fail(label, "give exactly one of url (a running bot) or command (a bot the referee starts)")
     command = None
     if v["command"] is not None:
-        if not v["command"] or not all(isinstance(a, str) for a in v["command"]):
-            err.fail(f"{label}.command", "must be a non-empty array of strings")
+        if not v["command"] or not all(isinstance(a, str) and "\x00" not in a for a in v["command"]):
+            err.fail(f"{label}.command", "must be a non-empty array of strings (without NUL characters)")
         if not any("{port}" in a for a in v["command"]):
             err.fail(f"{label}.command", "must contain {port}, replaced by the free port the bot listens on")
         command = tuple(v["command"])
     url = v["url"]
-    if url is not None and not re.match(r"^https?://[^/\s]+", url):
-        err.fail(f"{label}.url", f"{url!r} is not an http:// or https:// address")
+    if url is not None and not _is_http_url(url):
+        err.fail(f"{label}.url", f"{url!r} is not an http:// or https:// address (printable ASCII, "
+                                 "a host, a port 1-65535 if any; an international name in its xn-- form)")
     token = None
     if v["token"] is not None:
         def sub(m: re.Match[str]) -> str:
@@ -362,6 +386,8 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
             return env[m.group(1)]
 
         token = Secret(_ENV_RE.sub(sub, v["token"]))
+        if not _printable_ascii(token.reveal()):  # it goes into a header line; never show it
+            err.fail(f"{label}.token", "must be printable ASCII without spaces (the value is not shown)")
     if v["max_concurrent"] < 0:
         err.fail(f"{label}.max_concurrent", f"must be at least 0 (0 = limits.max_concurrent), got {v['max_concurrent']}")
     return BotConfig(name=v["name"], url=url, command=command, token=token, max_concurrent=v["max_concurrent"])
