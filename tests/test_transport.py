@@ -162,3 +162,34 @@ def test_refused_connection_is_an_error() -> None:
 
         result = asyncio.run(go())
     assert result.fault == "error" and "cannot connect" in result.detail
+
+
+async def answers_in_advance(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Each reply is followed by a second, unrequested one: the answer to the next
+    request, sent in advance (it would show a 0 ms response time)."""
+    n = 0
+    while True:
+        await read_request(reader)
+        n += 1
+        writer.write(ok_json(b'{"action": %d}' % n) + ok_json(b'{"action": 99}'))
+        await writer.drain()
+
+
+def test_a_reply_sent_in_advance_is_never_taken_for_the_next_answer() -> None:
+    results, connections = run(answers_in_advance, requests=3)
+    assert [r.body for r in results] == [b'{"action": 1}'] * 3  # each on a fresh connection
+    assert connections == 3
+
+
+async def closes_after_each_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Keep-alive reply (no Connection: close), then the bot closes the connection."""
+    await read_request(reader)
+    writer.write(ok_json())
+    await writer.drain()
+    await asyncio.sleep(0.02)  # the referee has already put the connection back in its pool
+
+
+def test_a_connection_the_bot_closed_while_idle_costs_no_fault() -> None:
+    results, connections = run(closes_after_each_reply, requests=3)
+    assert all(r.fault is None and r.body == b'{"action": 1}' for r in results), [r.detail for r in results]
+    assert connections == 3

@@ -11,8 +11,12 @@ must never be the bottleneck, so ``http.post`` sends plain-http requests of a
 Requests are written by hand: the referee only ever POSTs a small JSON body with a
 Content-Length. Responses are parsed by h11 (Content-Length, chunked and
 close-delimited bodies, malformed framing). A connection goes back to the pool only
-after a response was read to its end; one that was cancelled by a deadline, broken or
-cut off at the size cap is closed.
+after a response was read to its end with nothing after it; one that was cancelled by a
+deadline, broken, cut off at the size cap, or that carried bytes nobody asked for (a
+bot must not answer the next request in advance) is closed, and so is an idle one
+that receives anything. A request on a reused connection that the bot had closed
+meanwhile (keep-alive close race: no byte of a response came back) is sent once more
+on a fresh connection, as browsers and HTTP clients do.
 """
 
 from __future__ import annotations
@@ -75,13 +79,22 @@ class LeanPool:
     async def post(self, target: Target, body: bytes, max_bytes: int) -> tuple[int, bool, bytes | None]:
         """POST ``body``; return (status, is_redirect, body), body None when over ``max_bytes``."""
         data = target.head + b"Content-Length: %d\r\n\r\n" % len(body) + body
-        conn = await self._acquire(target, data)
+        conn, reused = await self._acquire(target, data)
         ok = False
         try:
             parser = conn.parser
             parser.send(target.h11_request)
             parser.send(h11.EndOfMessage())
-            event = await self._next_event(conn)
+            try:
+                event = await self._next_event(conn)
+            except TransportError:
+                if not reused or conn.parser.their_state is not h11.SEND_RESPONSE:
+                    raise
+                conn.writer.close()  # closed by the bot while idle: once more, on a new connection
+                conn, _ = await self._acquire(target, data, fresh=True)
+                conn.parser.send(target.h11_request)
+                conn.parser.send(h11.EndOfMessage())
+                event = await self._next_event(conn)
             while type(event) is h11.InformationalResponse:
                 event = await self._next_event(conn)
             if type(event) is not h11.Response:
@@ -103,22 +116,25 @@ class LeanPool:
             ok = True
             return status, 300 <= status < 400, b"".join(chunks)
         finally:
-            if ok and conn.parser.our_state is h11.DONE and conn.parser.their_state is h11.DONE:
+            if (ok and conn.parser.our_state is h11.DONE and conn.parser.their_state is h11.DONE
+                    and not conn.parser.trailing_data[0]):
                 conn.parser.start_next_cycle()
                 self._release((target.host, target.port), conn)
             else:
                 conn.writer.close()
 
-    async def _acquire(self, target: Target, data: bytes) -> _Conn:
+    async def _acquire(self, target: Target, data: bytes, fresh: bool = False) -> tuple[_Conn, bool]:
+        """A connection with ``data`` written to it, and whether it was reused."""
         key = (target.host, target.port)
-        idle = self._idle.get(key)
+        idle = None if fresh else self._idle.get(key)
         while idle:
             conn = idle.pop()
-            if conn.reader.at_eof() or conn.writer.is_closing():
+            # unsolicited bytes while idle (CPython's StreamReader keeps them in _buffer)
+            if conn.reader.at_eof() or conn.writer.is_closing() or getattr(conn.reader, "_buffer", b""):
                 conn.writer.close()
                 continue
             conn.writer.write(data)
-            return conn
+            return conn, True
         try:
             reader, writer = await asyncio.open_connection(target.host, target.port, limit=_READ)
         except OSError as exc:
@@ -128,7 +144,7 @@ class LeanPool:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = _Conn(reader, writer)
         writer.write(data)
-        return conn
+        return conn, False
 
     @staticmethod
     async def _next_event(conn: _Conn) -> h11.Event:
