@@ -29,6 +29,7 @@ from referee.bots.control import Pacer
 from referee.config import Limits, load_config
 from referee.games import get_game
 from referee.match import play_match
+from referee.tournament.publish import build_leaderboard, render_markdown, tournament_document
 from referee.tournament.runner import run_tournament
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,3 +195,10 @@ def test_a_bot_past_the_fault_rate_is_disqualified_and_no_longer_called(tmp_path
     assert len(faults) == 10, "called until its 10th decision made the rate judgeable, then never again"
     assert bad.stats()["acts"] == 10
     assert all(r["disqualified"] == [r["bots"].index("bad")] for r in recs)
+    config = load_config(tmp_path / "limits.toml")
+    board = build_leaderboard(tournament_document(config.settings(), 4), recs)
+    rows = {r["name"]: r for r in board.document["standings"]}
+    assert rows["bad"]["rank"] == "DQ" and rows["good"]["rank"] == 1
+    assert "faults in 10 of 10 decisions (100 %)" in rows["bad"]["disqualified_note"]
+    readme = render_markdown(board)
+    assert "DQ" in readme and rows["bad"]["disqualified_note"] in readme

@@ -145,7 +145,7 @@ def test_a_disqualified_bot_is_dq_and_last_in_every_format(tmp_path: Path) -> No
     last = doc["standings"][-1]
     assert last["name"] == "alpha" and last["rank"] == "DQ" and last["disqualified"]
     assert last["rank_interval"] is None
-    assert last["disqualified_note"].startswith("disqualified from m0000")
+    assert last["disqualified_note"].startswith("disqualified in m0000")
     assert " faults in " in last["disqualified_note"] and "decisions (" in last["disqualified_note"]
     assert [r["rank"] for r in doc["standings"][:-1]] == [1, 2, 3]
     readme = (out / "README.md").read_text()

@@ -99,7 +99,7 @@ def test_disqualified_bot_is_ranked_dq_last_with_its_note_and_restarts_add_up() 
     assert [r["rank"] for r in rows] == [1, 2, DQ]
     by = {r["name"]: r for r in rows}
     assert by["a"]["disqualified"] and by["a"]["disqualified_note"] == (
-        "disqualified from m000002: faults in 3 of 9 decisions (33 %)")
+        "disqualified in m000002: faults in 3 of 15 decisions (20 %)")
     assert not by["b"]["disqualified"] and by["b"]["disqualified_note"] is None
     assert (by["a"]["restarts"], by["b"]["restarts"], by["c"]["restarts"]) == (1, 0, 3)
     timings = compute_timings(["a", "b", "c"], records)  # voided depends on the referee's load: a timing

@@ -68,16 +68,18 @@ def disqualifications(records: Iterable[MatchRecord]) -> dict[str, str]:
     decisions: dict[str, int] = {}
     notes: dict[str, str] = {}
     for rec in sorted(records, key=lambda r: r.index):
-        for seat in rec.disqualified:
-            name = rec.bots[seat]
-            if name not in notes:
-                notes[name] = _dq_note(rec.id, faults.get(name, 0), decisions.get(name, 0))
+        # a bot can be disqualified during a match: the decisions it was asked in that
+        # match came before, so they count toward its note
         for seat, name in enumerate(rec.bots):
             decisions[name] = decisions.get(name, 0) + rec.decisions[seat]
         for fault in rec.faults:
             if fault["phase"] == "act":
                 name = rec.bots[fault["seat"]]
                 faults[name] = faults.get(name, 0) + 1
+        for seat in rec.disqualified:
+            name = rec.bots[seat]
+            if name not in notes:
+                notes[name] = _dq_note(rec.id, faults.get(name, 0), decisions.get(name, 0))
     return notes
 
 
@@ -199,4 +201,4 @@ def rnd(x: float | None, digits: int = 4) -> float | None:
 
 def _dq_note(match_id: str, faults: int, decisions: int) -> str:
     share = f" ({100 * faults / decisions:.0f} %)" if decisions else ""
-    return f"disqualified from {match_id}: faults in {faults} of {decisions} decisions{share}"
+    return f"disqualified in {match_id}: faults in {faults} of {decisions} decisions{share}"
