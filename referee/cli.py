@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -57,8 +58,9 @@ def run(config: Path, resume: bool, seed: int | None, concurrency: int | None, o
     write_tournament_file(cfg.output, cfg.settings(), len(fixtures))
     display = _ProgressDisplay(quiet)
     code = EXIT_OK
+    lag: dict[str, Any] = {}
     try:
-        asyncio.run(_run_with_sigterm(cfg, resume, display))
+        lag = asyncio.run(_run_with_sigterm(cfg, resume, display))
     except (KeyboardInterrupt, asyncio.CancelledError):
         display.finish()
         click.echo(f"interrupted: finished matches are kept; go on with: referee run {config} --resume", err=True)
@@ -71,6 +73,10 @@ def run(config: Path, resume: bool, seed: int | None, concurrency: int | None, o
     board = _publish(cfg, fixtures)
     if code == EXIT_OK and board is not None:
         click.echo(render_console(board))
+        if lag.get("samples"):
+            click.echo(f"referee event-loop lag: p50 {lag['p50_ms']} ms, p99 {lag['p99_ms']} ms, max {lag['max_ms']} ms; "
+                       f"requests in flight limited to at least {lag['lowest_limit']} (at the end {lag['final_limit']})",
+                       err=True)
         click.echo(f"\nleaderboard: {cfg.output / 'README.md'}  standings: {cfg.output / 'standings.json'}", err=True)
     sys.exit(code)
 
@@ -149,13 +155,13 @@ def _load(config: Path, seed: int | None, concurrency: int | None, output: Path 
         sys.exit(EXIT_USAGE)
 
 
-async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _ProgressDisplay) -> None:
+async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _ProgressDisplay) -> dict[str, Any]:
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     if task is not None:
         loop.add_signal_handler(signal.SIGTERM, task.cancel)
     try:
-        await run_tournament(cfg, resume=resume, on_progress=display.update, on_ready=display.ready)
+        return await run_tournament(cfg, resume=resume, on_progress=display.update, on_ready=display.ready)
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
 
