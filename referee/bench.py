@@ -58,7 +58,7 @@ async def through_http(pool: BotPool, cfg: Any, concurrency: int, matches: int) 
     rts = pool.runtimes
     sem = asyncio.Semaphore(concurrency)
     counted = 0
-    pacer = Pacer(initial=min(64, concurrency * cfg.players))  # as in a tournament
+    pacer = Pacer.for_tournament(cfg.limits.deadline_ms, concurrency, cfg.players)
 
     async def one(i: int) -> None:
         nonlocal counted

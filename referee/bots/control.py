@@ -130,6 +130,14 @@ class Pacer:
         self._cut_in_window = False
         self._task: asyncio.Task[None] | None = None
 
+    @classmethod
+    def for_tournament(cls, deadline_ms: int, concurrency: int, players: int) -> Pacer:
+        """The pacer of a tournament: it starts at 64 requests in flight at most, and
+        the lag it tolerates is a quarter of the deadline, between 20 and 250 ms (a
+        timer that still fires late is caught by the replay of match.py)."""
+        return cls(initial=min(64, max(16, concurrency * players)),
+                   target_lag_ms=min(250.0, max(20.0, deadline_ms / 4)))
+
     async def __aenter__(self) -> Pacer:
         self._task = asyncio.create_task(self._watch())
         return self

@@ -56,13 +56,13 @@ from typing import Any
 from tabulate import tabulate
 
 from .. import __version__
-from ..errors import RefereeError
+from ..errors import JournalError, RefereeError
 from ..games import get_game
 from ..games.base import Game
 from ..match import MatchRecord
 from .page import (H2H_NOTE, MINUS_3_SIGMA, NO_SEAT_BIAS, SEAT_NOTE, fmt, fmt_ci, fmt_faults, fmt_pair, fmt_range,
                    fmt_wins, ranking_text, render_page, settings_lines)
-from .runner import JOURNAL
+from .runner import JOURNAL, parse_journal
 from .standings import compute_standings, compute_timings
 from .verdicts import DEFAULT_RESAMPLES, analyse
 
@@ -125,20 +125,12 @@ def load_output_dir(out: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    """The journal lines of ``path``; a torn last line (a killed run) is left out."""
-    lines = path.read_bytes().split(b"\n")
-    records = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except ValueError as exc:
-            if not b"".join(lines[number:]).strip():  # the last line: a run killed mid-write
-                break
-            raise LeaderboardError(f"{path}: line {number} is not JSON and is not the last line; "
-                                   "the journal is damaged") from exc
-    return records
+    """The journal lines of ``path``; a torn last line (a killed run) is left out, as
+    ``referee run --resume`` leaves it out."""
+    try:
+        return parse_journal(path)[0]
+    except JournalError as exc:
+        raise LeaderboardError(str(exc)) from exc
 
 
 def build_leaderboard(tournament: Mapping[str, Any], records: Iterable[Mapping[str, Any]],

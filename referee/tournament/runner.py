@@ -122,6 +122,34 @@ class BotPool:
         return BotStatus(name, ep.url, False, True, f"answered hello (HTTP {ex.status})", ex.latency_ms)
 
 
+def parse_journal(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The complete lines of the journal at ``path`` and the byte offset where they end.
+
+    A last line without its newline is a write cut short by a kill: left out (the bytes
+    after the offset). A line that is not JSON before the last one is a JournalError.
+    """
+    data = path.read_bytes()
+    records: list[dict[str, Any]] = []
+    pos = 0
+    number = 0
+    while pos < len(data):
+        number += 1
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break  # torn last line
+        line = data[pos:nl]
+        pos = nl + 1
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            if data[pos:].strip():
+                raise JournalError(f"{path}: line {number} is not JSON and is not the last line; the journal is damaged")
+            return records, nl - len(line)  # a damaged last line: torn too
+    return records, pos
+
+
 def read_journal(path: Path, fixtures: list[Fixture], bot_names: list[str], repair: bool) -> dict[int, dict[str, Any]]:
     """Finished matches of the journal at ``path`` by fixture index.
 
@@ -130,32 +158,18 @@ def read_journal(path: Path, fixtures: list[Fixture], bot_names: list[str], repa
     """
     if not path.exists():
         return {}
-    data = path.read_bytes()
+    lines, good_end = parse_journal(path)
     records: dict[int, dict[str, Any]] = {}
-    good_end = 0
-    pos = 0
     by_id = {f.id: f for f in fixtures}
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        line = data[pos:] if nl < 0 else data[pos:nl]
-        try:
-            rec = json.loads(line) if nl >= 0 else None
-        except ValueError:
-            rec = None
-        if rec is None:
-            if nl >= 0 and data[nl + 1:].strip():
-                raise JournalError(f"{path}: line at byte {pos} is not JSON and is not the last line; the journal is damaged")
-            break  # torn last line
-        f = by_id.get(rec.get("id"))
+    for rec in lines:
+        f = by_id.get(rec.get("id")) if isinstance(rec, dict) else None
         if f is None or rec.get("seed") != f.seed or rec.get("bots") != [bot_names[b] for b in f.seats]:
             raise JournalError(
-                f"{path}: match {rec.get('id')!r} does not belong to this tournament's schedule "
-                "(another config, seed or bot list made it); use another --output or drop --resume"
+                f"{path}: match {rec.get('id') if isinstance(rec, dict) else rec!r} does not belong to this "
+                "tournament's schedule (another config, seed or bot list made it); use another --output or drop --resume"
             )
         records[f.index] = rec
-        pos = nl + 1
-        good_end = pos
-    if repair and good_end < len(data):
+    if repair and good_end < path.stat().st_size:
         with open(path, "r+b") as fh:
             fh.truncate(good_end)
     return records
@@ -197,10 +211,7 @@ async def run_tournament(
         if failed:
             raise BotStartError("; ".join(s.detail for s in failed))
         _restore_tallies(pool.runtimes, done.values())
-        # the lag a deadline tolerates: a quarter of it, between 20 and 250 ms (a timer
-        # that still fires late is caught by the replay of match.py)
-        target = min(250.0, max(20.0, config.limits.deadline_ms / 4))
-        pacer = Pacer(initial=min(64, max(16, config.concurrency * config.players)), target_lag_ms=target)
+        pacer = Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players)
         async with pacer:
             with open(journal, "a", encoding="utf-8") as fh:
                 await _play_all(config, game, todo, pool.runtimes, pacer, fh, progress, started, on_progress)
