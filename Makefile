@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/nimmt_plus.toml
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
 
-.PHONY: run test browser check bench games clean
+.PHONY: run test lint browser check bench games clean
 
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,11 @@ run: $(BIN)/referee
 
 test: $(BIN)/referee browser
 	$(BIN)/python -m pytest
+
+lint: $(BIN)/referee
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # tests/test_page.py opens the leaderboard page in the system Chromium (no `playwright install`).
 browser:

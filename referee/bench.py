@@ -23,9 +23,9 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from .bots import http, protocol
+from .bots.control import Pacer
 from .config import parse_config
 from .games import get_game
-from .bots.control import Pacer
 from .match import play_match
 from .tournament.runner import BotPool
 from .tournament.schedule import derive_seed
@@ -62,15 +62,24 @@ async def through_http(pool: BotPool, cfg: Any, concurrency: int, matches: int) 
 
     async def one(i: int) -> None:
         nonlocal counted
-        async with sem:
-            async with http.new_client(cfg.players + 2) as client:
-                seats = [rts[(i + k) % len(rts)] for k in range(cfg.players)]
-                rec = await play_match(game, cfg.options, tournament="bench", match_id=f"b{i:06d}", index=i,
-                                       seed=derive_seed(7, i), seats=[rt.endpoint for rt in seats], client=client,
-                                       limits=cfg.limits, runtimes=seats, pacer=pacer)
-                counted += sum(rec.decisions)
-                if rec.faults:
-                    raise RuntimeError(f"bench bots faulted: {rec.faults[:2]}")
+        async with sem, http.new_client(cfg.players + 2) as client:
+            seats = [rts[(i + k) % len(rts)] for k in range(cfg.players)]
+            rec = await play_match(
+                game,
+                cfg.options,
+                tournament="bench",
+                match_id=f"b{i:06d}",
+                index=i,
+                seed=derive_seed(7, i),
+                seats=[rt.endpoint for rt in seats],
+                client=client,
+                limits=cfg.limits,
+                runtimes=seats,
+                pacer=pacer,
+            )
+            counted += sum(rec.decisions)
+            if rec.faults:
+                raise RuntimeError(f"bench bots faulted: {rec.faults[:2]}")
 
     cpu0, t0 = time.process_time(), time.perf_counter()
     async with pacer:
@@ -122,8 +131,10 @@ def main(argv: list[str] | None = None) -> None:
         "tournament": {"name": "bench", "game": "nimmt_plus", "players": 4},
         "game": {"variant": "plus"},
         "limits": {"deadline_ms": 5000},
-        "bot": [{"name": f"random{i}", "command": ["python", "-m", "sample_bots.nimmt", "random", "--port", "{port}"]}
-                for i in range(4)],
+        "bot": [
+            {"name": f"random{i}", "command": ["python", "-m", "sample_bots.nimmt", "random", "--port", "{port}"]}
+            for i in range(4)
+        ],
     }
     with TemporaryDirectory() as tmp:
         cfg = parse_config(doc, Path("bench.toml"), {})
@@ -138,19 +149,25 @@ def main(argv: list[str] | None = None) -> None:
                 for c in (1, 32):
                     dps, us, n = await through_http(pool, cfg, c, args.matches if c > 1 else max(4, args.matches // 8))
                     figures["http"][c] = {"decisions_per_s": round(dps), "referee_cpu_us_per_decision": round(us, 1)}
-                    print(f"   concurrency {c:>2}: {dps:8.0f} decisions/s  referee CPU {us:6.1f} µs/decision  ({n} decisions)")
+                    print(
+                        f"   concurrency {c:>2}: {dps:8.0f} decisions/s  referee CPU {us:6.1f} µs/decision  ({n} decisions)"
+                    )
                 print("3. floor: bare keep-alive HTTP loop, same bots, same client stack")
                 for c in (1, 32):
                     rps, us = await bare_loop(pool, cfg, c, 2000 if c == 1 else 6400)
                     figures["floor"][c] = {"requests_per_s": round(rps), "cpu_us_per_request": round(us, 1)}
                     ratio = figures["http"][c]["decisions_per_s"] / rps
-                    print(f"   concurrency {c:>2}: {rps:8.0f} requests/s   client CPU {us:6.1f} µs/request"
-                          f"   referee reaches {ratio:.0%} of the floor")
+                    print(
+                        f"   concurrency {c:>2}: {rps:8.0f} requests/s   client CPU {us:6.1f} µs/request"
+                        f"   referee reaches {ratio:.0%} of the floor"
+                    )
 
         asyncio.run(http_part())
     game_us = statistics.fmean(v["us_per_decision"] for v in figures["engine"].values())
-    print(f"summary: game logic {game_us:.0f} µs/decision (target ≤ 150); "
-          f"{figures['http'][32]['decisions_per_s']} decisions/s at concurrency 32 (target ≥ 1200)")
+    print(
+        f"summary: game logic {game_us:.0f} µs/decision (target ≤ 150); "
+        f"{figures['http'][32]['decisions_per_s']} decisions/s at concurrency 32 (target ≥ 1200)"
+    )
     if args.json:
         print(json.dumps(figures))
 

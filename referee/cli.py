@@ -19,8 +19,17 @@ from . import __version__
 from .config import TournamentConfig, load_config
 from .errors import ConfigError, RefereeError
 from .games import GAMES
-from .tournament.publish import (FORMATS, Leaderboard, LeaderboardError, build_leaderboard, load_output_dir,
-                                render_console, tournament_document, write_leaderboard, write_tournament_file)
+from .tournament.publish import (
+    FORMATS,
+    Leaderboard,
+    LeaderboardError,
+    build_leaderboard,
+    load_output_dir,
+    render_console,
+    tournament_document,
+    write_leaderboard,
+    write_tournament_file,
+)
 from .tournament.runner import JOURNAL, BotPool, BotStatus, Progress, read_journal, run_tournament
 from .tournament.schedule import Fixture, schedule, seat_balance
 
@@ -38,9 +47,16 @@ def main() -> None:
 @click.option("--resume", is_flag=True, help="Play only the matches missing from the output's matches.jsonl.")
 @click.option("--seed", type=int, default=None, help="Override [tournament] seed.")
 @click.option("--concurrency", type=int, default=None, help="Override [tournament] concurrency (matches in flight).")
-@click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=None, help="Override [tournament] output folder.")
+@click.option(
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Override [tournament] output folder.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No live progress display.")
-def run(config: Path, resume: bool, seed: int | None, concurrency: int | None, output: Path | None, quiet: bool) -> None:
+def run(
+    config: Path, resume: bool, seed: int | None, concurrency: int | None, output: Path | None, quiet: bool
+) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
     cfg = _load(config, seed, concurrency, output)
     fixtures = schedule(cfg)
@@ -74,9 +90,11 @@ def run(config: Path, resume: bool, seed: int | None, concurrency: int | None, o
     if code == EXIT_OK and board is not None:
         click.echo(render_console(board))
         if lag.get("samples"):
-            click.echo(f"referee event-loop lag: p50 {lag['p50_ms']} ms, p99 {lag['p99_ms']} ms, max {lag['max_ms']} ms; "
-                       f"requests in flight limited to at least {lag['lowest_limit']} (at the end {lag['final_limit']})",
-                       err=True)
+            click.echo(
+                f"referee event-loop lag: p50 {lag['p50_ms']} ms, p99 {lag['p99_ms']} ms, max {lag['max_ms']} ms; "
+                f"requests in flight limited to at least {lag['lowest_limit']} (at the end {lag['final_limit']})",
+                err=True,
+            )
         click.echo(f"\nleaderboard: {cfg.output / 'README.md'}  standings: {cfg.output / 'standings.json'}", err=True)
     sys.exit(code)
 
@@ -87,10 +105,15 @@ def check(config: Path) -> None:
     """Validate CONFIG, start or reach every bot, send hello; play nothing."""
     cfg = _load(config, None, None, None)
     fixtures = schedule(cfg)
-    click.echo(f"{config}: valid. {cfg.name}: {cfg.game} {dict(cfg.options)}, {len(fixtures)} matches of {cfg.players} players")
+    click.echo(
+        f"{config}: valid. {cfg.name}: {cfg.game} {dict(cfg.options)}, {len(fixtures)} matches of {cfg.players} players"
+    )
     if cfg.format == "round_robin" and not seat_balance(fixtures, len(cfg.bots), cfg.players):
-        click.echo(f"note: with rounds = {cfg.rounds} not every bot sits in every seat equally often; "
-                   f"use a multiple of {cfg.players}", err=True)
+        click.echo(
+            f"note: with rounds = {cfg.rounds} not every bot sits in every seat equally often; "
+            f"use a multiple of {cfg.players}",
+            err=True,
+        )
 
     async def greet() -> list[BotStatus]:
         with BotPool(cfg, cfg.output / "logs") as pool:
@@ -133,8 +156,15 @@ def _formats(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 
 @main.command()
 @click.argument("output_dir", type=click.Path(path_type=Path))
-@click.option("--format", "-f", "formats", multiple=True, callback=_formats, metavar="md|html|json|csv",
-              help="Files to write: md, html, json or csv; repeat or comma-separate (default: all).")
+@click.option(
+    "--format",
+    "-f",
+    "formats",
+    multiple=True,
+    callback=_formats,
+    metavar="md|html|json|csv",
+    help="Files to write: md, html, json or csv; repeat or comma-separate (default: all).",
+)
 def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
     """Rebuild the leaderboard files of OUTPUT_DIR from its matches.jsonl and tournament.json."""
     try:
@@ -203,8 +233,10 @@ class _ProgressDisplay:
 
     def _show(self, p: Progress) -> None:
         eta = (p.total - p.done) / p.rate if p.rate > 0 else 0.0
-        line = (f"matches {p.done}/{p.total}  faults {p.faults}  {p.rate:.1f} matches/s"
-                f"  elapsed {p.elapsed_s:.1f}s  eta {eta:.0f}s")
+        line = (
+            f"matches {p.done}/{p.total}  faults {p.faults}  {p.rate:.1f} matches/s"
+            f"  elapsed {p.elapsed_s:.1f}s  eta {eta:.0f}s"
+        )
         if self.tty:
             sys.stderr.write("\r" + line + "\x1b[K")
             sys.stderr.flush()
@@ -217,4 +249,3 @@ class _ProgressDisplay:
             sys.stderr.write("\n")
             sys.stderr.flush()
             self.shown = False
-

@@ -21,35 +21,12 @@ from urllib.parse import urlsplit
 from .errors import ConfigError
 from .games import GAMES, get_game
 from .games.base import OptionError
+from .secret import Secret
 
 FORMATS = ("round_robin", "random", "team")
 ON_FAULT = ("fallback", "forfeit")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class Secret:
-    """A token: usable as a string by the HTTP layer, never shown by repr or str."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        """The token itself, for the Authorization header only."""
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
 
 
 @dataclass(frozen=True)
@@ -211,7 +188,10 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
 
     game_id = tv["game"]
     if game_id not in GAMES:
-        err.fail("tournament.game", f"unknown game {game_id!r}" + _hint(game_id, GAMES) + f" (games: {', '.join(sorted(GAMES))})")
+        err.fail(
+            "tournament.game",
+            f"unknown game {game_id!r}" + _hint(game_id, GAMES) + f" (games: {', '.join(sorted(GAMES))})",
+        )
     game = get_game(game_id)
 
     bots_raw = doc.get("bot", [])
@@ -234,9 +214,13 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
 
     fmt = tv["format"]
     if fmt not in FORMATS:
-        err.fail("tournament.format", f"unknown format {fmt!r}" + _hint(fmt, FORMATS) + f" (formats: {', '.join(FORMATS)})")
+        err.fail(
+            "tournament.format", f"unknown format {fmt!r}" + _hint(fmt, FORMATS) + f" (formats: {', '.join(FORMATS)})"
+        )
     if fmt == "team" and not game.info.cooperative:
-        err.fail("tournament.format", f"team is for cooperative games; {game_id} is competitive (use round_robin or random)")
+        err.fail(
+            "tournament.format", f"team is for cooperative games; {game_id} is competitive (use round_robin or random)"
+        )
     if players > len(bots) and not game.info.cooperative:
         err.fail(
             "tournament.players",
@@ -252,23 +236,46 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         options = game.check_options(players, g)
     except OptionError as exc:
         key = "tournament.players" if exc.key == "players" and "players" not in g else f"game.{exc.key}"
-        hint = _hint(exc.key, [o.name for o in game.info.options]) if exc.key not in {o.name for o in game.info.options} | {"players"} else ""
+        hint = (
+            _hint(exc.key, [o.name for o in game.info.options])
+            if exc.key not in {o.name for o in game.info.options} | {"players"}
+            else ""
+        )
         err.fail(key, exc.message + hint)
 
     lim = _table(err, doc, "limits")
     _unknown(err, "limits.", lim, _LIMITS)
     lv = _values(err, "limits", lim, _LIMITS)
     if lv["on_fault"] not in ON_FAULT:
-        err.fail("limits.on_fault", f"unknown policy {lv['on_fault']!r}" + _hint(lv["on_fault"], ON_FAULT) + f" (policies: {', '.join(ON_FAULT)})")
-    for key, minimum in (("deadline_ms", 1), ("max_faults", 0), ("max_response_bytes", 64), ("startup_ms", 1),
-                         ("max_concurrent", 0), ("time_bank_ms", 0), ("fault_rate_min_decisions", 1),
-                         ("max_restarts", 0), ("restart_backoff_ms", 0)):
+        err.fail(
+            "limits.on_fault",
+            f"unknown policy {lv['on_fault']!r}"
+            + _hint(lv["on_fault"], ON_FAULT)
+            + f" (policies: {', '.join(ON_FAULT)})",
+        )
+    for key, minimum in (
+        ("deadline_ms", 1),
+        ("max_faults", 0),
+        ("max_response_bytes", 64),
+        ("startup_ms", 1),
+        ("max_concurrent", 0),
+        ("time_bank_ms", 0),
+        ("fault_rate_min_decisions", 1),
+        ("max_restarts", 0),
+        ("restart_backoff_ms", 0),
+    ):
         if lv[key] < minimum:
             err.fail(f"limits.{key}", f"must be at least {minimum}, got {lv[key]}")
     if not 0.0 < lv["max_fault_rate"] <= 1.0:
-        err.fail("limits.max_fault_rate", f"must be a share above 0 and at most 1 (1 = never disqualify), got {lv['max_fault_rate']}")
+        err.fail(
+            "limits.max_fault_rate",
+            f"must be a share above 0 and at most 1 (1 = never disqualify), got {lv['max_fault_rate']}",
+        )
     if tv["duplicate"] and fmt == "team":
-        err.fail("tournament.duplicate", "team already plays every deal with every bot; duplicate is for round_robin and random")
+        err.fail(
+            "tournament.duplicate",
+            "team already plays every deal with every bot; duplicate is for round_robin and random",
+        )
 
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
@@ -317,7 +324,7 @@ def _table(err: _Errors, doc: Mapping[str, Any], key: str) -> dict[str, Any]:
     value = doc.get(key, {})
     if not isinstance(value, dict):
         err.fail(key, f"must be a table [{key}], got {_tname(value)}")
-    return value
+    return dict(value)
 
 
 def _printable_ascii(text: str) -> bool:
@@ -337,10 +344,19 @@ def _is_http_url(url: str) -> bool:
 
 
 def _tname(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
-def _values(err: _Errors, section: str, table: Mapping[str, Any], schema: Mapping[str, tuple[Any, Any]]) -> dict[str, Any]:
+def _values(
+    err: _Errors, section: str, table: Mapping[str, Any], schema: Mapping[str, tuple[Any, Any]]
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, (typ, default) in schema.items():
         if key not in table:
@@ -376,10 +392,14 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         command = tuple(v["command"])
     url = v["url"]
     if url is not None and not _is_http_url(url):
-        err.fail(f"{label}.url", f"{url!r} is not an http:// or https:// address (printable ASCII, "
-                                 "a host, a port 1-65535 if any; an international name in its xn-- form)")
+        err.fail(
+            f"{label}.url",
+            f"{url!r} is not an http:// or https:// address (printable ASCII, "
+            "a host, a port 1-65535 if any; an international name in its xn-- form)",
+        )
     token = None
     if v["token"] is not None:
+
         def sub(m: re.Match[str]) -> str:
             if m.group(1) not in env:
                 err.fail(f"{label}.token", f"environment variable {m.group(1)} is not set")
@@ -389,5 +409,7 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         if not _printable_ascii(token.reveal()):  # it goes into a header line; never show it
             err.fail(f"{label}.token", "must be printable ASCII without spaces (the value is not shown)")
     if v["max_concurrent"] < 0:
-        err.fail(f"{label}.max_concurrent", f"must be at least 0 (0 = limits.max_concurrent), got {v['max_concurrent']}")
+        err.fail(
+            f"{label}.max_concurrent", f"must be at least 0 (0 = limits.max_concurrent), got {v['max_concurrent']}"
+        )
     return BotConfig(name=v["name"], url=url, command=command, token=token, max_concurrent=v["max_concurrent"])

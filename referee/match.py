@@ -23,67 +23,16 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from .bots import protocol
 from .bots.control import BotRuntime, Pacer, ask, referee_was_late
-from .bots.http import ERROR, ILLEGAL, MALFORMED, TIMEOUT, BotClient, Endpoint, Exchange
+from .bots.http import BotClient, Endpoint, Exchange
 from .config import Limits
 from .games.base import Game, InvalidExtras, ranks_from_scores
-
-
-@dataclass
-class MatchRecord:
-    """Everything the journal keeps about one finished match."""
-
-    id: str
-    index: int
-    seed: int
-    bots: list[str]
-    scores: list[float]
-    ranks: list[int]
-    lower_is_better: bool
-    forfeited: list[int]
-    faults: list[dict[str, Any]]
-    latency_ms: list[list[float]]
-    decisions: list[int]
-    stats: list[dict[str, float]]
-    details: dict[str, Any]
-    duration_s: float
-    deal_hash: str = ""
-    restarts: list[int] = field(default_factory=list)  # restarts of each seat's bot this match caused
-    disqualified: list[int] = field(default_factory=list)  # seats whose bot was disqualified
-    voided: int = 0  # decisions asked again because the referee itself was late
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """The journal line of this match."""
-        out = {
-            "id": self.id, "index": self.index, "seed": self.seed, "bots": self.bots,
-            "scores": self.scores, "ranks": self.ranks, "lower_is_better": self.lower_is_better,
-            "forfeited": self.forfeited, "faults": self.faults, "latency_ms": self.latency_ms,
-            "decisions": self.decisions, "stats": self.stats, "details": self.details,
-            "duration_s": self.duration_s, "deal_hash": self.deal_hash,
-        }
-        # written only when they happened, so ordinary journal lines stay as they were
-        if any(self.restarts):
-            out["restarts"] = self.restarts
-        if self.disqualified:
-            out["disqualified"] = self.disqualified
-        if self.voided:
-            out["voided"] = self.voided
-        out.update(self.extra)
-        return out
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> MatchRecord:
-        """A record read back from the journal."""
-        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
-        return cls(**{k: d[k] for k in known if k in d}, extra={k: v for k, v in d.items() if k not in known})
-
+from .record import ERROR, ILLEGAL, MALFORMED, TIMEOUT, MatchRecord
 
 MAX_REPLAYS = 8  # a decision voided more often than this is judged as it stands
 
@@ -135,8 +84,17 @@ async def play_match(
     voided = 0
 
     def record(seat: int, decision: int | None, phase: str, kind: str, detail: str, ms: float) -> None:
-        faults.append({"seat": seat, "bot": seats[seat].name, "decision": decision, "phase": phase,
-                       "kind": kind, "detail": detail[:300], "latency_ms": round(ms, 1)})
+        faults.append(
+            {
+                "seat": seat,
+                "bot": seats[seat].name,
+                "decision": decision,
+                "phase": phase,
+                "kind": kind,
+                "detail": detail[:300],
+                "latency_ms": round(ms, 1),
+            }
+        )
 
     async def exchange(s: int, body: bytes, acting: bool = True) -> Exchange:
         """Ask seat ``s``; replay when the referee was late; spend the time bank (acts
@@ -218,15 +176,33 @@ async def play_match(
     result = game.result(state)
     forfeited = [s for s in range(n) if fault_count[s] > 0] if limits.on_fault == "forfeit" else []
     ranks = _ranks_with_forfeits(result.scores, result.ranks, result.lower_is_better, forfeited)
-    published = {"scores": result.scores, "ranks": ranks, "lower_is_better": result.lower_is_better,
-                 "forfeited": forfeited, "details": result.details}
+    published = {
+        "scores": result.scores,
+        "ranks": ranks,
+        "lower_is_better": result.lower_is_better,
+        "forfeited": forfeited,
+        "details": result.details,
+    }
     await notify("end", [protocol.end(ctx, s, published) for s in range(n)])
     return MatchRecord(
-        id=match_id, index=index, seed=seed, bots=[e.name for e in seats], scores=list(result.scores),
-        ranks=ranks, lower_is_better=result.lower_is_better, forfeited=forfeited, faults=faults,
-        latency_ms=latency, decisions=decisions, stats=[game.seat_stats(result, s) for s in range(n)],
-        details=result.details, duration_s=round(time.perf_counter() - started, 4), deal_hash=deal_hash,
-        restarts=restarts, disqualified=sorted(disqualified), voided=voided,
+        id=match_id,
+        index=index,
+        seed=seed,
+        bots=[e.name for e in seats],
+        scores=list(result.scores),
+        ranks=ranks,
+        lower_is_better=result.lower_is_better,
+        forfeited=forfeited,
+        faults=faults,
+        latency_ms=latency,
+        decisions=decisions,
+        stats=[game.seat_stats(result, s) for s in range(n)],
+        details=result.details,
+        duration_s=round(time.perf_counter() - started, 4),
+        deal_hash=deal_hash,
+        restarts=restarts,
+        disqualified=sorted(disqualified),
+        voided=voided,
     )
 
 
@@ -237,7 +213,9 @@ def _deal_hash(game: Game, state: Any, n: int) -> str:
     return hashlib.sha256(views.encode()).hexdigest()[:16]
 
 
-def _judge(ex: Exchange, legal: list[Any], extra_fields: tuple[str, ...]) -> tuple[Any, dict[str, Any] | None, str | None, str]:
+def _judge(
+    ex: Exchange, legal: list[Any], extra_fields: tuple[str, ...]
+) -> tuple[Any, dict[str, Any] | None, str | None, str]:
     """The action and extras of a reply, or the fault kind and detail."""
     if ex.fault is not None:
         return None, None, ex.fault, ex.detail
@@ -253,7 +231,9 @@ def _judge(ex: Exchange, legal: list[Any], extra_fields: tuple[str, ...]) -> tup
     return legal[i], extras, None, ""
 
 
-def _ranks_with_forfeits(scores: Sequence[float], ranks: Sequence[int], lower_is_better: bool, forfeited: Sequence[int]) -> list[int]:
+def _ranks_with_forfeits(
+    scores: Sequence[float], ranks: Sequence[int], lower_is_better: bool, forfeited: Sequence[int]
+) -> list[int]:
     """Ranks where forfeiting seats share the last place, the others keep their order."""
     if not forfeited:
         return list(ranks)

@@ -36,7 +36,7 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     act: Act  # set on the subclass made by serve()
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         try:
             message = json.loads(self.rfile.read(length))
@@ -61,7 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # one line per request would drown the log
 
 

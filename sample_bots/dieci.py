@@ -38,8 +38,21 @@ from typing import Any
 from sample_bots._server import main, message_rng
 
 VALUE = {
-    "10": 10, "9": 9, "8": 8, "7": 7, "6": 6, "5": 5, "4": 4, "3": 3, "2": 2, "1": 1,
-    "0": 0, "00": -1, "000": -2, "0000": -3, "jollygatto": -3,
+    "10": 10,
+    "9": 9,
+    "8": 8,
+    "7": 7,
+    "6": 6,
+    "5": 5,
+    "4": 4,
+    "3": 3,
+    "2": 2,
+    "1": 1,
+    "0": 0,
+    "00": -1,
+    "000": -2,
+    "0000": -3,
+    "jollygatto": -3,
 }
 
 # Tuned on in-process matches against random seats (scripts/eval_dieci.py --sweep).

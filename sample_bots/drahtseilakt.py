@@ -93,8 +93,7 @@ def balance_bot(message: Message) -> dict[str, Any]:
         later_risk = 0.0
         if tricks_left > 1:
             later_risk = future_value * (
-                _chance_all_from(below, len(unknown), n - 1)
-                + _chance_all_from(above, len(unknown), n - 1)
+                _chance_all_from(below, len(unknown), n - 1) + _chance_all_from(above, len(unknown), n - 1)
             )
         score = expected - LATER_WEIGHT * later_risk
         if score < best_score - 1e-9:

@@ -136,9 +136,7 @@ def cautious(message: dict[str, Any]) -> dict[str, Any]:
     positive = not state["lower_is_better"]
     simple = state["variant"] == "simple"
     unseen = unseen_cards(state)
-    others = [
-        s for s, n in enumerate(state["hand_sizes"]) if n and s != state["seat"]
-    ]
+    others = [s for s, n in enumerate(state["hand_sizes"]) if n and s != state["seat"]]
     # How many cards the others will place before my turn comes back / this turn.
     per_seat = _mean_cards_per_play(state)
     others_cards = 0 if simple else round(per_seat * len(others))
@@ -177,9 +175,7 @@ def cautious(message: dict[str, Any]) -> dict[str, Any]:
     return {"action": best}
 
 
-def _card_value(
-    rows: list[list[int]], card: int, unseen: list[int], others: int, positive: bool
-) -> float:
+def _card_value(rows: list[list[int]], card: int, unseen: list[int], others: int, positive: bool) -> float:
     """Expected heads (signed for the variant) of placing ``card`` on ``rows`` while
     ``others`` unseen cards are played this turn."""
     i = target_row(rows, card)
@@ -223,9 +219,7 @@ def _binomial(n: int, p: float) -> tuple[float, ...]:
 
 def _mean_cards_per_play(state: dict[str, Any]) -> float:
     """Numbered cards per play by the other seats so far this hand (1.5 before any)."""
-    plays = [
-        p for turn in state["history"] for p in turn["plays"] if p["seat"] != state["seat"]
-    ]
+    plays = [p for turn in state["history"] for p in turn["plays"] if p["seat"] != state["seat"]]
     if not plays:
         return 1.5
     return sum(sum(1 for c in p["cards"] if c) for p in plays) / len(plays)

@@ -73,9 +73,7 @@ def greedy(message: dict[str, Any]) -> dict[str, Any]:
     return _play(message, dict(PARAMS, claim_penalty=0.0), lookahead=None, talk=False)
 
 
-def _play(
-    message: dict[str, Any], params: dict[str, float], lookahead: int | None, talk: bool
-) -> dict[str, Any]:
+def _play(message: dict[str, Any], params: dict[str, float], lookahead: int | None, talk: bool) -> dict[str, Any]:
     state = message["state"]
     legal = message["legal"]
     on_fire = bool((message.get("options") or {}).get("on_fire"))
@@ -188,8 +186,13 @@ class _Planner:
         return self._search(self.hand, list(self.tops), need, depth, self.fire_due, self.fire_own)[1]
 
     def _search(
-        self, hand: list[int], tops: list[int], need: int, depth: int,
-        due: frozenset[int], own: frozenset[int],
+        self,
+        hand: list[int],
+        tops: list[int],
+        need: int,
+        depth: int,
+        due: frozenset[int],
+        own: frozenset[int],
     ) -> tuple[float, tuple[int, int] | None]:
         # Plan value: the cost of the placements still needed, plus (cost - extra) for
         # each placement beyond them, so an extra is worth it when it costs under extra.

@@ -17,16 +17,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from referee.games.base import Result  # noqa: E402
-from referee.games.dieci import GAME  # noqa: E402
-from sample_bots.dieci import STRATEGIES, threshold_play  # noqa: E402
-from evalkit import act_message, mean_ci  # noqa: E402
+from evalkit import act_message, mean_ci
+
+from referee.games.base import Result
+from referee.games.dieci import GAME
+from sample_bots.dieci import STRATEGIES, threshold_play
 
 SEATS = 6
 SEATINGS = ((0, 0, 0, 1, 1, 1), (0, 1, 0, 1, 0, 1))  # 0 = the strategy, 1 = random
@@ -34,17 +36,24 @@ SEATINGS = ((0, 0, 0, 1, 1, 1), (0, 1, 0, 1, 0, 1))  # 0 = the strategy, 1 = ran
 Strategy = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def play_match(
-    names: list[str], bots: list[Strategy], seed: int, options: dict[str, Any], match_id: str
-) -> Result:
+def play_match(names: list[str], bots: list[Strategy], seed: int, options: dict[str, Any], match_id: str) -> Result:
     """One match in process, every decision asked through an act message."""
     state = GAME.setup(len(names), seed, options)
     decision = 0
     while not GAME.is_over(state):
         for seat in GAME.to_act(state):
             decision += 1
-            message = act_message("dieci", options, "eval-dieci", match_id, names, seat, decision,
-                                  GAME.view(state, seat), GAME.legal(state, seat))
+            message = act_message(
+                "dieci",
+                options,
+                "eval-dieci",
+                match_id,
+                names,
+                seat,
+                decision,
+                GAME.view(state, seat),
+                GAME.legal(state, seat),
+            )
             state = GAME.apply(state, seat, bots[seat](message)["action"])
     return GAME.result(state)
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from referee.games.drahtseilakt import GAME  # noqa: E402
-from sample_bots.drahtseilakt import STRATEGIES  # noqa: E402
-from evalkit import act_message, mean_ci  # noqa: E402
+from evalkit import act_message, mean_ci
+
+from referee.games.drahtseilakt import GAME
+from sample_bots.drahtseilakt import STRATEGIES
 
 VARIANTS = {
     "standard": {"tactical": False, "chaotic": False},
@@ -40,8 +41,17 @@ def play_match(names: list[str], seed: int, options: dict, match_id: str):
         messages = {}
         for seat in seats:  # a simultaneous choice: every view before any answer
             decision += 1
-            messages[seat] = act_message("drahtseilakt", options, "eval-drahtseilakt", match_id, names, seat,
-                                         decision, GAME.view(state, seat), GAME.legal(state, seat))
+            messages[seat] = act_message(
+                "drahtseilakt",
+                options,
+                "eval-drahtseilakt",
+                match_id,
+                names,
+                seat,
+                decision,
+                GAME.view(state, seat),
+                GAME.legal(state, seat),
+            )
         for seat in seats:
             action = STRATEGIES[names[seat]](messages[seat])["action"]
             state = GAME.apply(state, seat, action)

@@ -19,9 +19,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from referee.games.nimmt_plus import GAME, VARIANTS  # noqa: E402
-from sample_bots.nimmt import STRATEGIES  # noqa: E402
-from evalkit import act_message, mean_ci  # noqa: E402
+from evalkit import act_message, mean_ci
+
+from referee.games.nimmt_plus import GAME, VARIANTS
+from sample_bots.nimmt import STRATEGIES
 
 SEATINGS = [  # rotated so every strategy sits in every seat equally often
     ("H", "H", "R", "R"),
@@ -45,8 +46,17 @@ def play_match(
         seats = GAME.to_act(state)
         asked = []
         for seat in seats:  # all views before any answer is applied, as the referee does
-            message = act_message(GAME.info.id, options, "eval_nimmt", match_id, names, seat, decision,
-                                  GAME.view(state, seat), GAME.legal(state, seat))
+            message = act_message(
+                GAME.info.id,
+                options,
+                "eval_nimmt",
+                match_id,
+                names,
+                seat,
+                decision,
+                GAME.view(state, seat),
+                GAME.legal(state, seat),
+            )
             decision += 1
             asked.append((seat, message))
         for seat, message in asked:
@@ -59,9 +69,7 @@ def play_match(
     return result.scores, result.ranks, spent
 
 
-def evaluate(
-    heuristic: str, variant: str, matches: int, seed: int, opponent: str = "random"
-) -> dict[str, Any]:
+def evaluate(heuristic: str, variant: str, matches: int, seed: int, opponent: str = "random") -> dict[str, Any]:
     """``matches`` matches of 2 ``heuristic`` vs 2 ``opponent``; per-strategy figures."""
     scores: dict[str, list[float]] = {heuristic: [], opponent: []}
     wins: dict[str, list[float]] = {heuristic: [], opponent: []}
@@ -75,10 +83,9 @@ def evaluate(
         for seat, name in enumerate(names):
             scores[name].append(sc[seat])
             wins[name].append(1.0 if ranks[seat] == 1 else 0.0)
-    return {
-        name: {"score": mean_ci(scores[name]), "win": mean_ci(wins[name])}
-        for name in scores
-    } | {"ms_per_decision": 1000 * spent / max(1, decisions)}
+    return {name: {"score": mean_ci(scores[name]), "win": mean_ci(wins[name])} for name in scores} | {
+        "ms_per_decision": 1000 * spent / max(1, decisions)
+    }
 
 
 def main() -> None:
@@ -101,10 +108,7 @@ def main() -> None:
             for name in (heuristic, args.opponent):
                 (m, h), (w, wh) = figures[name]["score"], figures[name]["win"]
                 ms = f"{figures['ms_per_decision']:.3f}" if name == heuristic else ""
-                print(
-                    f"{variant:<17} {name:<9} {m:8.1f} ± {h:5.1f} "
-                    f"{100 * w:7.1f}% ± {100 * wh:4.1f}  {ms}"
-                )
+                print(f"{variant:<17} {name:<9} {m:8.1f} ± {h:5.1f} {100 * w:7.1f}% ± {100 * wh:4.1f}  {ms}")
         print(f"{'':<17} ({sense} score is better)")
 
 

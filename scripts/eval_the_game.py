@@ -21,9 +21,10 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from referee.games.the_game import GAME  # noqa: E402
-from sample_bots import the_game as bots  # noqa: E402
-from evalkit import act_message, mean_ci  # noqa: E402
+from evalkit import act_message, mean_ci
+
+from referee.games.the_game import GAME
+from sample_bots import the_game as bots
 
 DEFAULT_PARAMS = dict(bots.PARAMS)
 
@@ -46,8 +47,17 @@ def play_deal(job: tuple[str, int, int, str, dict[str, Any], dict[str, float]]) 
     decision = 0
     while not GAME.is_over(state):
         (seat,) = GAME.to_act(state)
-        message = act_message("the_game", opts, "eval", f"m{seed:06d}", players, seat, decision,
-                              GAME.view(state, seat), GAME.legal(state, seat))
+        message = act_message(
+            "the_game",
+            opts,
+            "eval",
+            f"m{seed:06d}",
+            players,
+            seat,
+            decision,
+            GAME.view(state, seat),
+            GAME.legal(state, seat),
+        )
         reply = act(message)
         state = GAME.apply(state, seat, reply["action"])
         if "claims" in reply:
@@ -70,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reduced-hand", action="store_true")
     parser.add_argument("--on-fire", action="store_true")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a heuristic parameter (sample_bots.the_game.PARAMS)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a heuristic parameter (sample_bots.the_game.PARAMS)",
+    )
     args = parser.parse_args(argv)
     params = {}
     for item in args.set:
@@ -82,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     options = {"pro": args.pro, "reduced_hand": args.reduced_hand, "on_fire": args.on_fire}
 
     print(f"strategy {args.strategy}, {args.deals} deals per row, options {options}, params {params}")
-    print(f"{'comm':<7}{'players':>7}{'mean left':>11}{'95% CI':>10}{'yardstick':>11}"
-          f"{'win %':>7}{'excel %':>9}{'fire %':>8}{'ms/deal':>9}")
+    print(
+        f"{'comm':<7}{'players':>7}{'mean left':>11}{'95% CI':>10}{'yardstick':>11}"
+        f"{'win %':>7}{'excel %':>9}{'fire %':>8}{'ms/deal':>9}"
+    )
     started = time.perf_counter()
     total = 0.0
     with multiprocessing.Pool(args.workers) as pool:
@@ -102,8 +119,11 @@ def main(argv: list[str] | None = None) -> int:
                 won = 100 * sum(r["won"] for r in results) / len(results)
                 exc = 100 * sum(r["excellent"] for r in results) / len(results)
                 fire = 100 * sum(r["lost_by_fire"] for r in results) / len(results)
-                print(f"{comm:<7}{seats:>7}{mean:>11.2f}{'±' + format(half, '.2f'):>10}{shown:>11}"
-                      f"{won:>7.1f}{exc:>9.1f}{fire:>8.1f}{1000 * elapsed / len(results):>9.1f}", flush=True)
+                print(
+                    f"{comm:<7}{seats:>7}{mean:>11.2f}{'±' + format(half, '.2f'):>10}{shown:>11}"
+                    f"{won:>7.1f}{exc:>9.1f}{fire:>8.1f}{1000 * elapsed / len(results):>9.1f}",
+                    flush=True,
+                )
     print(f"sum of means {total:.2f}; {time.perf_counter() - started:.0f} s")
     return 0
 

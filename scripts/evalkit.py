@@ -13,8 +13,17 @@ from referee.bots import protocol
 from referee.tournament.standings import ci95
 
 
-def act_message(game: str, options: Mapping[str, Any], tournament: str, match: str, players: Sequence[str],
-                seat: int, decision: int, state: Any, legal: Sequence[Any]) -> dict[str, Any]:
+def act_message(
+    game: str,
+    options: Mapping[str, Any],
+    tournament: str,
+    match: str,
+    players: Sequence[str],
+    seat: int,
+    decision: int,
+    state: Any,
+    legal: Sequence[Any],
+) -> dict[str, Any]:
     """The ``act`` message a bot at ``seat`` would receive, as decoded JSON."""
     ctx = protocol.MatchContext(tournament, match, game, dict(options), list(players))
     return json.loads(protocol.act(ctx, seat, decision, 1000, state, legal))

@@ -23,7 +23,9 @@ def test_games_lists_every_game_with_seats_and_option_defaults() -> None:
 
 def test_bad_config_is_exit_2_with_the_file_and_key(tmp_path: Path) -> None:
     cfg = tmp_path / "bad.toml"
-    cfg.write_text('[tournament]\ngame = "nimmt_plus"\nconcurency = 3\n[[bot]]\nname = "a"\nurl = "http://127.0.0.1:9/"\n')
+    cfg.write_text(
+        '[tournament]\ngame = "nimmt_plus"\nconcurency = 3\n[[bot]]\nname = "a"\nurl = "http://127.0.0.1:9/"\n'
+    )
     result = CliRunner().invoke(main, ["run", str(cfg)])
     assert result.exit_code == 2
     assert f"{cfg}: tournament.concurency: unknown key (did you mean 'concurrency'?)" in result.output

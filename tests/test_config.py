@@ -53,26 +53,53 @@ def test_good_file_and_defaults(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (lambda s: s.replace('players = 3', 'player = 3'), "tournament.player: unknown key (did you mean 'players'?)"),
-        (lambda s: s.replace('players = 3', 'players = "three"'), "tournament.players: expected an integer, got a string"),
-        (lambda s: s.replace('game = "nimmt_plus"', 'game = "nimt_plus"'), "tournament.game: unknown game 'nimt_plus' (did you mean 'nimmt_plus'?)"),
-        (lambda s: s + '\n[game]\nvarient = "plus"\n', "game.varient: nimmt_plus has no option 'varient' (did you mean 'variant'?)"),
+        (lambda s: s.replace("players = 3", "player = 3"), "tournament.player: unknown key (did you mean 'players'?)"),
+        (
+            lambda s: s.replace("players = 3", 'players = "three"'),
+            "tournament.players: expected an integer, got a string",
+        ),
+        (
+            lambda s: s.replace('game = "nimmt_plus"', 'game = "nimt_plus"'),
+            "tournament.game: unknown game 'nimt_plus' (did you mean 'nimmt_plus'?)",
+        ),
+        (
+            lambda s: s + '\n[game]\nvarient = "plus"\n',
+            "game.varient: nimmt_plus has no option 'varient' (did you mean 'variant'?)",
+        ),
         (lambda s: s + '\n[game]\nvariant = "plussy"\n', "game.variant: 'plussy' is not one of"),
-        (lambda s: s + '\n[limits]\ndeadline = 5\n', "limits.deadline: unknown key (did you mean 'deadline_ms'?)"),
-        (lambda s: s + '\n[limits]\non_fault = "forfit"\n', "limits.on_fault: unknown policy 'forfit' (did you mean 'forfeit'?)"),
-        (lambda s: s.replace('format', 'x') + '\n', None),
+        (lambda s: s + "\n[limits]\ndeadline = 5\n", "limits.deadline: unknown key (did you mean 'deadline_ms'?)"),
+        (
+            lambda s: s + '\n[limits]\non_fault = "forfit"\n',
+            "limits.on_fault: unknown policy 'forfit' (did you mean 'forfeit'?)",
+        ),
+        (lambda s: s.replace("format", "x") + "\n", None),
         (lambda s: s.replace('name = "b"', 'name = "a"'), "bot[1].name: duplicate name 'a' (also bot[0])"),
-        (lambda s: s.replace('url = "http://127.0.0.1:8001/"', ''), "bot[0] (a): give exactly one of url"),
-        (lambda s: s.replace('name = "a"\n', 'name = "a"\ncommand = ["x", "{port}"]\n'), "bot[0] (a): give exactly one of url"),
+        (lambda s: s.replace('url = "http://127.0.0.1:8001/"', ""), "bot[0] (a): give exactly one of url"),
+        (
+            lambda s: s.replace('name = "a"\n', 'name = "a"\ncommand = ["x", "{port}"]\n'),
+            "bot[0] (a): give exactly one of url",
+        ),
         (lambda s: s.replace('"--port", "{port}"', '"--port", "9"'), "bot[1] (b).command: must contain {port}"),
-        (lambda s: s.replace('${REFEREE_TEST_TOKEN}', '${NOT_SET_ANYWHERE}'), "bot[2] (c).token: environment variable NOT_SET_ANYWHERE is not set"),
+        (
+            lambda s: s.replace("${REFEREE_TEST_TOKEN}", "${NOT_SET_ANYWHERE}"),
+            "bot[2] (c).token: environment variable NOT_SET_ANYWHERE is not set",
+        ),
         (lambda s: s.replace('name = "c"', 'nmae = "c"'), "nmae: unknown key (did you mean 'name'?)"),
-        (lambda s: s.replace('players = 3', 'players = 9'), "tournament.players: 9 seats per match but only 3 bots"),
-        (lambda s: s.replace('[tournament]', '[tournament]\nformat = "swiss"'), "tournament.format: unknown format 'swiss'"),
-        (lambda s: s.replace('[tournament]', '[tournament]\nconcurrency = 0'), "tournament.concurrency: must be at least 1"),
-        (lambda s: s.replace('[tournament]', '[turnament]'), "turnament: unknown key (did you mean 'tournament'?)"),
-        (lambda s: s.replace('[[bot]]', '[bot]', 1), "not valid TOML"),
-        (lambda s: s.replace('url = "http://127.0.0.1:8001/"', 'url = "ftp://x"'), "bot[0] (a).url: 'ftp://x' is not an http:// or https:// address"),
+        (lambda s: s.replace("players = 3", "players = 9"), "tournament.players: 9 seats per match but only 3 bots"),
+        (
+            lambda s: s.replace("[tournament]", '[tournament]\nformat = "swiss"'),
+            "tournament.format: unknown format 'swiss'",
+        ),
+        (
+            lambda s: s.replace("[tournament]", "[tournament]\nconcurrency = 0"),
+            "tournament.concurrency: must be at least 1",
+        ),
+        (lambda s: s.replace("[tournament]", "[turnament]"), "turnament: unknown key (did you mean 'tournament'?)"),
+        (lambda s: s.replace("[[bot]]", "[bot]", 1), "not valid TOML"),
+        (
+            lambda s: s.replace('url = "http://127.0.0.1:8001/"', 'url = "ftp://x"'),
+            "bot[0] (a).url: 'ftp://x' is not an http:// or https:// address",
+        ),
     ],
 )
 def test_errors_name_file_key_and_problem(tmp_path: Path, edit, expected) -> None:  # type: ignore[no-untyped-def]

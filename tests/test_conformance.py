@@ -45,8 +45,9 @@ def roundtrip(x: Any) -> Any:
     return json.loads(json.dumps(x))
 
 
-def playout(game: Game, seats: int, options: dict[str, Any], seed: int, choice_seed: int,
-            checks: bool = True) -> tuple[list[Any], Any]:
+def playout(
+    game: Game, seats: int, options: dict[str, Any], seed: int, choice_seed: int, checks: bool = True
+) -> tuple[list[Any], Any]:
     """Play randomly to the end; return the trace and the final state."""
     rng = random.Random(choice_seed)
     state = game.setup(seats, seed, options)

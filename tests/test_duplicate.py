@@ -22,11 +22,22 @@ NIMMT = ["python", "-m", "sample_bots.nimmt"]
 
 def test_every_bot_of_a_table_holds_every_hand_of_each_deal(tmp_path: Path) -> None:
     doc = {
-        "tournament": {"name": "dup", "game": "nimmt_plus", "seed": 5, "players": 3, "format": "round_robin",
-                       "rounds": 1, "duplicate": True, "concurrency": 4, "output": str(tmp_path / "out")},
+        "tournament": {
+            "name": "dup",
+            "game": "nimmt_plus",
+            "seed": 5,
+            "players": 3,
+            "format": "round_robin",
+            "rounds": 1,
+            "duplicate": True,
+            "concurrency": 4,
+            "output": str(tmp_path / "out"),
+        },
         "game": {"variant": "plus"},
-        "bot": [{"name": n, "command": NIMMT + [s, "--port", "{port}"]}
-                for n, s in (("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("g2", "greedy"))],
+        "bot": [
+            {"name": n, "command": NIMMT + [s, "--port", "{port}"]}
+            for n, s in (("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("g2", "greedy"))
+        ],
     }
     path = tmp_path / "dup.toml"
     path.write_text(tomli_w.dumps(doc))
@@ -42,8 +53,9 @@ def test_every_bot_of_a_table_holds_every_hand_of_each_deal(tmp_path: Path) -> N
     assert len(deals) == 4
     for deal, group in deals.items():
         assert len(group) == 3
-        assert len({r["seed"] for r in group}) == 1 and len({r["deal_hash"] for r in group}) == 1, \
+        assert len({r["seed"] for r in group}) == 1 and len({r["deal_hash"] for r in group}) == 1, (
             "every rotation of a deal is dealt the same cards"
+        )
         state = game.setup(3, group[0]["seed"], config.options)
         hands = [json.dumps(game.view(state, seat), sort_keys=True) for seat in range(3)]
         assert len(set(hands)) == 3
@@ -58,4 +70,8 @@ def test_every_bot_of_a_table_holds_every_hand_of_each_deal(tmp_path: Path) -> N
     board = build_leaderboard(tournament_document(config.settings(), len(schedule(config))), records)
     assert board.document["method"]["unit"] == "deal" and board.document["method"]["deals"] == 4
     assert {r["name"]: r["matches"] for r in board.document["standings"]} == {
-        "greedy": 9, "cautious": 9, "random": 9, "g2": 9}
+        "greedy": 9,
+        "cautious": 9,
+        "random": 9,
+        "g2": 9,
+    }

@@ -19,13 +19,30 @@ ROOT = Path(__file__).resolve().parent.parent
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 
 
-def write_config(tmp_path: Path, bots: list[tuple[str, list[str]]], *, players: int = 3, rounds: int = 3,
-                 concurrency: int = 2, extra: str = "", variant: str = "plus") -> Path:
+def write_config(
+    tmp_path: Path,
+    bots: list[tuple[str, list[str]]],
+    *,
+    players: int = 3,
+    rounds: int = 3,
+    concurrency: int = 2,
+    extra: str = "",
+    variant: str = "plus",
+) -> Path:
     lines = [
-        "[tournament]", 'name = "e2e"', 'game = "nimmt_plus"', "seed = 7", f"players = {players}",
-        f"rounds = {rounds}", f"concurrency = {concurrency}", f'output = "{tmp_path / "out"}"',
-        "[game]", f'variant = "{variant}"',
-        "[limits]", "deadline_ms = 3000", extra,
+        "[tournament]",
+        'name = "e2e"',
+        'game = "nimmt_plus"',
+        "seed = 7",
+        f"players = {players}",
+        f"rounds = {rounds}",
+        f"concurrency = {concurrency}",
+        f'output = "{tmp_path / "out"}"',
+        "[game]",
+        f'variant = "{variant}"',
+        "[limits]",
+        "deadline_ms = 3000",
+        extra,
     ]
     for name, command in bots:
         lines += ["[[bot]]", f'name = "{name}"', f"command = {json.dumps(command + ['--port', '{port}'])}"]
@@ -35,8 +52,9 @@ def write_config(tmp_path: Path, bots: list[tuple[str, list[str]]], *, players: 
 
 
 def referee(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "referee", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "referee", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def bot_ports(out: Path) -> list[int]:
@@ -61,8 +79,9 @@ def without_timings(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_run_a_small_tournament(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, [("greedy", NIMMT + ["greedy"]), ("random", NIMMT + ["random"]),
-                                  ("cautious", NIMMT + ["cautious"])])
+    cfg = write_config(
+        tmp_path, [("greedy", NIMMT + ["greedy"]), ("random", NIMMT + ["random"]), ("cautious", NIMMT + ["cautious"])]
+    )
     proc = referee("run", str(cfg))
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "out"
@@ -91,8 +110,11 @@ def test_run_a_small_tournament(tmp_path: Path) -> None:
 def test_a_bot_that_dies_mid_run_costs_only_itself(tmp_path: Path) -> None:
     cfg = write_config(
         tmp_path,
-        [("dying", ["python", str(ROOT / "tests" / "bots" / "dying.py"), "25"]),
-         ("greedy", NIMMT + ["greedy"]), ("random", NIMMT + ["random"])],
+        [
+            ("dying", ["python", str(ROOT / "tests" / "bots" / "dying.py"), "25"]),
+            ("greedy", NIMMT + ["greedy"]),
+            ("random", NIMMT + ["random"]),
+        ],
         extra="max_faults = 3",
     )
     proc = referee("run", str(cfg))
@@ -116,8 +138,13 @@ def test_interrupted_then_resumed_equals_uninterrupted(tmp_path: Path) -> None:
     assert referee("run", str(whole)).returncode == 0
 
     journal = cut_dir / "out" / "matches.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "referee", "run", str(cut)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee", "run", str(cut)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if journal.exists() and len(journal.read_text().splitlines()) >= 2:
@@ -152,9 +179,14 @@ def test_check_reports_every_bot_and_plays_nothing(tmp_path: Path) -> None:
 
 
 def test_a_bot_that_never_becomes_ready_stops_the_run_before_play(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, [("greedy", NIMMT + ["greedy"]),
-                                  ("broken", ["python", "-c", "import sys; print('cannot start'); sys.exit(4)"])],
-                       players=2)
+    cfg = write_config(
+        tmp_path,
+        [
+            ("greedy", NIMMT + ["greedy"]),
+            ("broken", ["python", "-c", "import sys; print('cannot start'); sys.exit(4)"]),
+        ],
+        players=2,
+    )
     proc = referee("run", str(cfg))
     assert proc.returncode == 1
     assert "bot 'broken' exited with code 4 before it was ready" in proc.stderr
@@ -175,13 +207,18 @@ def test_bad_config_exits_2_and_starts_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("token_env", ["REFEREE_E2E_TOKEN"])
 def test_tokens_never_reach_outputs_or_logs(tmp_path: Path, token_env: str) -> None:
-    cfg = write_config(tmp_path, [("greedy", NIMMT + ["greedy"]), ("random", NIMMT + ["random"])], players=2,
-                       rounds=1)
+    cfg = write_config(tmp_path, [("greedy", NIMMT + ["greedy"]), ("random", NIMMT + ["random"])], players=2, rounds=1)
     text = cfg.read_text().replace('name = "random"', f'name = "random"\ntoken = "${{{token_env}}}"')
     cfg.write_text(text)
     secret = "tok-SHOULD-NOT-LEAK-4711"
-    proc = subprocess.run([sys.executable, "-m", "referee", "run", str(cfg)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, token_env: secret})
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(cfg)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, token_env: secret},
+    )
     assert proc.returncode == 0, proc.stderr
     assert secret not in proc.stdout + proc.stderr
     for f in (tmp_path / "out").rglob("*"):

@@ -33,8 +33,8 @@ from typing import Any
 import pytest
 import tomli_w
 
-from referee.bots.http import ERROR, ILLEGAL, MALFORMED, TIMEOUT
 from referee.config import TournamentConfig, load_config
+from referee.record import ERROR, ILLEGAL, MALFORMED, TIMEOUT
 from referee.tournament.publish import build_leaderboard, tournament_document
 from referee.tournament.runner import JOURNAL, run_tournament
 from referee.tournament.schedule import schedule
@@ -99,11 +99,22 @@ class TwinRun:
 def tournament(folder: Path, subject: list[str]) -> TournamentConfig:
     """The tournament with ``subject`` as bot 1 (seats 1, 1, 0 and one match without it)."""
     doc = {
-        "tournament": {"name": "hostile", "game": "nimmt_plus", "seed": 11, "players": 3, "rounds": 1,
-                       "concurrency": 4, "output": str(folder / "out")},
+        "tournament": {
+            "name": "hostile",
+            "game": "nimmt_plus",
+            "seed": 11,
+            "players": 3,
+            "rounds": 1,
+            "concurrency": 4,
+            "output": str(folder / "out"),
+        },
         "game": {"variant": "plus"},
-        "limits": {"deadline_ms": DEADLINE_MS, "on_fault": "fallback", "max_faults": MAX_FAULTS,
-                   "max_response_bytes": MAX_RESPONSE_BYTES},
+        "limits": {
+            "deadline_ms": DEADLINE_MS,
+            "on_fault": "fallback",
+            "max_faults": MAX_FAULTS,
+            "max_response_bytes": MAX_RESPONSE_BYTES,
+        },
         "bot": [
             {"name": "greedy", "command": NIMMT + ["greedy", "--port", "{port}"]},
             {"name": SUBJECT, "command": subject + ["--port", "{port}"]},
@@ -142,8 +153,9 @@ def hostile_config(folder: Path, mode: str, twin: TwinRun) -> TournamentConfig:
     return tournament(folder, command)
 
 
-def check_run(mode: str, config: TournamentConfig, records: dict[str, dict[str, Any]], twin: TwinRun,
-              traced: bool = False) -> None:
+def check_run(
+    mode: str, config: TournamentConfig, records: dict[str, dict[str, Any]], twin: TwinRun, traced: bool = False
+) -> None:
     """Everything that must hold after a hostile run in ``mode`` (see the module docstring).
     ``traced``: the run was under tracemalloc, which slows the referee ~5x, so its match
     durations are not compared with the twin run's."""
@@ -173,7 +185,10 @@ def check_run(mode: str, config: TournamentConfig, records: dict[str, dict[str, 
                 assert fault["latency_ms"] >= DEADLINE_MS, (match_id, fault)
         if SUBJECT in rec["bots"]:
             seat = rec["bots"].index(SUBJECT)
-            assert max(rec["latency_ms"][seat], default=0.0) <= DEADLINE_MS + MARGIN_MS, (match_id, rec["latency_ms"][seat])
+            assert max(rec["latency_ms"][seat], default=0.0) <= DEADLINE_MS + MARGIN_MS, (
+                match_id,
+                rec["latency_ms"][seat],
+            )
         # ... and the match did not wait on the subject for longer than that either: the
         # time it lost against the twin run is at most a deadline and margin per fault
         # (and per decision the referee voided). Restarting a dead bot takes its backoff
@@ -207,7 +222,9 @@ def test_a_20_mb_reply_is_cut_off_and_never_buffered(tmp_path: Path, twin_run: T
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak - baseline < MEMORY_HEADROOM, f"the referee's traced memory peaked {peak - baseline} bytes over its baseline"
+    assert peak - baseline < MEMORY_HEADROOM, (
+        f"the referee's traced memory peaked {peak - baseline} bytes over its baseline"
+    )
     check_run("huge", config, records, twin_run, traced=True)  # includes: every fault is malformed, naming the cap
 
 
@@ -222,8 +239,12 @@ def test_a_bot_process_that_dies_costs_only_itself(mode: str, tmp_path: Path, tw
     # then given up and played by fallback. Each restart is charged to exactly one match.
     restarts = [r for rec in records.values() for r in rec.get("restarts", [])]
     assert 1 <= sum(restarts) <= 3
-    assert all(rec.get("restarts", [0] * 3)[s] == 0 for rec in records.values()
-               for s, bot in enumerate(rec["bots"]) if bot != SUBJECT)
+    assert all(
+        rec.get("restarts", [0] * 3)[s] == 0
+        for rec in records.values()
+        for s, bot in enumerate(rec["bots"])
+        if bot != SUBJECT
+    )
     attempts = len(re.findall(r"^--- restart [123]/3 after ", log, re.M))
     failed = len(re.findall(r"^--- restart [123]/3 failed", log, re.M))
     assert sum(restarts) == attempts - failed

@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 
 from referee.bots import http
-from referee.bots.control import Pacer
 from referee.config import Limits, load_config
 from referee.games import get_game
 from referee.match import play_match
@@ -48,8 +47,11 @@ class Steady:
     def __init__(self, *args: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        self.proc = subprocess.Popen([sys.executable, str(STEADY), "--port", str(self.port), *args],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(STEADY), "--port", str(self.port), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             with socket.socket() as s:
@@ -93,13 +95,30 @@ def steady() -> Iterator[Any]:
         bot.stop()
 
 
-def tournament(tmp_path: Path, bots: list[tuple[str, str, str]], *, players: int = 2, matches: int = 4,
-               concurrency: int = 1, limits: str = "deadline_ms = 1000") -> Any:
+def tournament(
+    tmp_path: Path,
+    bots: list[tuple[str, str, str]],
+    *,
+    players: int = 2,
+    matches: int = 4,
+    concurrency: int = 1,
+    limits: str = "deadline_ms = 1000",
+) -> Any:
     """Run a random-format 6 nimmt! tournament of url bots (name, url, extra bot keys);
     return the journal records in fixture order."""
-    lines = ["[tournament]", 'name = "limits"', 'game = "nimmt_plus"', "seed = 3", f"players = {players}",
-             'format = "random"', f"matches = {matches}", f"concurrency = {concurrency}",
-             f'output = "{tmp_path / "out"}"', "[limits]", limits]
+    lines = [
+        "[tournament]",
+        'name = "limits"',
+        'game = "nimmt_plus"',
+        "seed = 3",
+        f"players = {players}",
+        'format = "random"',
+        f"matches = {matches}",
+        f"concurrency = {concurrency}",
+        f'output = "{tmp_path / "out"}"',
+        "[limits]",
+        limits,
+    ]
     for name, url, extra in bots:
         lines += ["[[bot]]", f'name = "{name}"', f'url = "{url}"', extra]
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -113,13 +132,19 @@ def tournament(tmp_path: Path, bots: list[tuple[str, str, str]], *, players: int
 def test_no_timeouts_at_concurrency_256_for_a_bot_within_a_quarter_of_its_deadline(tmp_path: Path, steady: Any) -> None:
     bot = steady("--delay-ms", "50")  # deadline 200 ms: always within a quarter of it
     recs, report = tournament(
-        tmp_path, [(n, bot.url, "") for n in ("a", "b", "c", "d")], players=2, matches=256, concurrency=256,
+        tmp_path,
+        [(n, bot.url, "") for n in ("a", "b", "c", "d")],
+        players=2,
+        matches=256,
+        concurrency=256,
         limits="deadline_ms = 200\nmax_faults = 1000",
     )
     assert len(recs) == 256
     faults = [f for r in recs for f in r["faults"]]
-    print(f"\n256 matches in flight: {sum(sum(r['decisions']) for r in recs)} decisions, "
-          f"voided {sum(r.get('voided', 0) for r in recs)}, referee lag {report}")
+    print(
+        f"\n256 matches in flight: {sum(sum(r['decisions']) for r in recs)} decisions, "
+        f"voided {sum(r.get('voided', 0) for r in recs)}, referee lag {report}"
+    )
     assert faults == [], f"{len(faults)} faults charged to a bot that answers in 50 of 200 ms: {faults[:3]}"
     assert all(sum(r["decisions"]) > 0 for r in recs)
 
@@ -139,8 +164,18 @@ def test_a_decision_whose_timer_fired_late_is_voided_and_asked_again(steady: Any
 
         async with http.new_client(4) as client:
             task = asyncio.create_task(blocker())
-            rec = await play_match(game, {"variant": "plus"}, tournament="t", match_id="m000000", index=0, seed=5,
-                                   seats=seats, client=client, limits=Limits(deadline_ms=150), pacer=None)
+            rec = await play_match(
+                game,
+                {"variant": "plus"},
+                tournament="t",
+                match_id="m000000",
+                index=0,
+                seed=5,
+                seats=seats,
+                client=client,
+                limits=Limits(deadline_ms=150),
+                pacer=None,
+            )
             await task
             return rec
 
@@ -152,16 +187,24 @@ def test_a_decision_whose_timer_fired_late_is_voided_and_asked_again(steady: Any
 def test_max_concurrent_never_sends_a_second_request_to_a_busy_bot(tmp_path: Path, steady: Any) -> None:
     others = steady("--delay-ms", "2")
     solo = steady("--delay-ms", "20", "--exclusive")
-    recs, _ = tournament(tmp_path, [("solo", solo.url, "max_concurrent = 1"), ("x", others.url, ""),
-                                    ("y", others.url, "")], matches=8, concurrency=8)
+    recs, _ = tournament(
+        tmp_path,
+        [("solo", solo.url, "max_concurrent = 1"), ("x", others.url, ""), ("y", others.url, "")],
+        matches=8,
+        concurrency=8,
+    )
     assert [f for r in recs for f in r["faults"]] == []
     stats = solo.stats()
     assert stats["max_in_flight"] == 1 and stats["refused"] == 0 and stats["acts"] > 0
 
     # the same tournament without the limit: the bot is sent work while busy and refuses it
     solo2 = steady("--delay-ms", "20", "--exclusive")
-    recs2, _ = tournament(tmp_path / "2", [("solo", solo2.url, ""), ("x", others.url, ""), ("y", others.url, "")],
-                          matches=8, concurrency=8)
+    recs2, _ = tournament(
+        tmp_path / "2",
+        [("solo", solo2.url, ""), ("x", others.url, ""), ("y", others.url, "")],
+        matches=8,
+        concurrency=8,
+    )
     assert solo2.stats()["refused"] > 0
     assert {f["bot"] for r in recs2 for f in r["faults"]} == {"solo"}
 
@@ -169,16 +212,24 @@ def test_max_concurrent_never_sends_a_second_request_to_a_busy_bot(tmp_path: Pat
 def test_time_bank_pays_for_slow_answers_until_it_runs_out(tmp_path: Path, steady: Any) -> None:
     quick = steady()
     slow = steady("--slow-first", "3", "--slow-ms", "230")  # 80 ms past a 150 ms deadline
-    recs, _ = tournament(tmp_path, [("slow", slow.url, ""), ("quick", quick.url, "")], matches=1,
-                         limits="deadline_ms = 150\ntime_bank_ms = 1000")
+    recs, _ = tournament(
+        tmp_path,
+        [("slow", slow.url, ""), ("quick", quick.url, "")],
+        matches=1,
+        limits="deadline_ms = 150\ntime_bank_ms = 1000",
+    )
     assert recs[0]["faults"] == []
     banks = slow.stats()["banks"]
     assert banks[0] == 1000 and banks[3] < 1000 - 3 * 70 and banks[3] > 1000 - 3 * 150, banks
     assert banks == sorted(banks, reverse=True)
 
     slow2 = steady("--slow-first", "3", "--slow-ms", "230")
-    recs2, _ = tournament(tmp_path / "2", [("slow", slow2.url, ""), ("quick", quick.url, "")], matches=1,
-                          limits="deadline_ms = 150\ntime_bank_ms = 100")
+    recs2, _ = tournament(
+        tmp_path / "2",
+        [("slow", slow2.url, ""), ("quick", quick.url, "")],
+        matches=1,
+        limits="deadline_ms = 150\ntime_bank_ms = 100",
+    )
     faults = recs2[0]["faults"]
     assert [f["kind"] for f in faults] == ["timeout", "timeout"], faults  # the first slow answer was paid for
     assert faults[0]["decision"] == 1 and faults[0]["bot"] == "slow"
@@ -188,8 +239,12 @@ def test_time_bank_pays_for_slow_answers_until_it_runs_out(tmp_path: Path, stead
 def test_a_bot_past_the_fault_rate_is_disqualified_and_no_longer_called(tmp_path: Path, steady: Any) -> None:
     bad = steady("--illegal")
     good = steady()
-    recs, _ = tournament(tmp_path, [("bad", bad.url, ""), ("good", good.url, "")], matches=4,
-                         limits="max_faults = 1000\nmax_fault_rate = 0.5\nfault_rate_min_decisions = 10")
+    recs, _ = tournament(
+        tmp_path,
+        [("bad", bad.url, ""), ("good", good.url, "")],
+        matches=4,
+        limits="max_faults = 1000\nmax_fault_rate = 0.5\nfault_rate_min_decisions = 10",
+    )
     faults = [f for r in recs for f in r["faults"]]
     assert {f["bot"] for f in faults} == {"bad"} and {f["kind"] for f in faults} == {"illegal"}
     assert len(faults) == 10, "called until its 10th decision made the rate judgeable, then never again"

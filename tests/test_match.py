@@ -15,7 +15,8 @@ import pytest
 from referee.bots.http import Endpoint
 from referee.config import Limits, Secret
 from referee.games import get_game
-from referee.match import MatchRecord, play_match
+from referee.match import play_match
+from referee.record import MatchRecord
 
 Handler = Callable[[dict[str, Any]], Awaitable[httpx.Response]]
 GAME = get_game("nimmt_plus")
@@ -30,6 +31,7 @@ async def good(msg: dict[str, Any]) -> httpx.Response:
 def on_act(bad: Callable[[dict[str, Any]], Awaitable[httpx.Response]]) -> Handler:
     async def handler(msg: dict[str, Any]) -> httpx.Response:
         return await (bad(msg) if msg["type"] == "act" else good(msg))
+
     return handler
 
 
@@ -75,12 +77,19 @@ def client_for(handlers: dict[str, Handler], seen: list[httpx.Request] | None = 
         if seen is not None:
             seen.append(request)
         return await handlers[request.url.host](json.loads(request.content))
+
     return httpx.AsyncClient(transport=httpx.MockTransport(route))
 
 
-def run(handlers: dict[str, Handler], limits: Limits, seed: int = 5, seats: int = 2,
-        options: dict[str, Any] | None = None, seen: list[httpx.Request] | None = None,
-        tokens: dict[str, str] | None = None) -> MatchRecord:
+def run(
+    handlers: dict[str, Handler],
+    limits: Limits,
+    seed: int = 5,
+    seats: int = 2,
+    options: dict[str, Any] | None = None,
+    seen: list[httpx.Request] | None = None,
+    tokens: dict[str, str] | None = None,
+) -> MatchRecord:
     names = list(handlers)[:seats]
     tokens = tokens or {}
     eps = [Endpoint.make(n, f"http://{n}/", Secret(tokens[n]) if n in tokens else None) for n in names]
@@ -88,9 +97,17 @@ def run(handlers: dict[str, Handler], limits: Limits, seed: int = 5, seats: int 
     async def go() -> MatchRecord:
         async with client_for(handlers, seen) as client:
             return await play_match(
-                GAME, GAME.check_options(seats, options or {}), tournament="t", match_id="m000001", index=1,
-                seed=seed, seats=eps, client=client, limits=limits,
+                GAME,
+                GAME.check_options(seats, options or {}),
+                tournament="t",
+                match_id="m000001",
+                index=1,
+                seed=seed,
+                seats=eps,
+                client=client,
+                limits=limits,
             )
+
     return asyncio.run(go())
 
 
@@ -189,8 +206,20 @@ def test_messages_follow_the_wire_protocol_and_carry_the_token() -> None:
     assert [b["type"] for b in bodies[:2]] == ["start", "start"]
     assert [b["type"] for b in bodies[-2:]] == ["end", "end"]
     act = next(b for b in bodies if b["type"] == "act")
-    assert set(act) == {"protocol", "type", "tournament", "match", "game", "options", "seat", "players",
-                        "decision", "deadline_ms", "state", "legal"}
+    assert set(act) == {
+        "protocol",
+        "type",
+        "tournament",
+        "match",
+        "game",
+        "options",
+        "seat",
+        "players",
+        "decision",
+        "deadline_ms",
+        "state",
+        "legal",
+    }
     assert act["protocol"] == 1 and act["game"] == "nimmt_plus" and act["players"] == ["a", "b"]
     assert act["state"]["seat"] == act["seat"]
     end = bodies[-1]
@@ -224,8 +253,18 @@ def test_reply_fields_the_game_refuses_are_a_malformed_fault_and_the_action_stan
     async def go() -> MatchRecord:
         eps = [Endpoint.make(n, f"http://{n}/", None) for n in ("bad", "good")]
         async with client_for({"bad": bad_claims, "good": good_claims}, seen) as client:
-            return await play_match(game, game.check_options(2, {}), tournament="t", match_id="m1", index=0,
-                                    seed=3, seats=eps, client=client, limits=Limits(max_faults=1000))
+            return await play_match(
+                game,
+                game.check_options(2, {}),
+                tournament="t",
+                match_id="m1",
+                index=0,
+                seed=3,
+                seats=eps,
+                client=client,
+                limits=Limits(max_faults=1000),
+            )
+
     rec = asyncio.run(go())
     kinds = {(f["bot"], f["kind"]) for f in rec.faults}
     assert kinds == {("bad", "malformed")}

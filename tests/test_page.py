@@ -22,8 +22,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync"]
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 BOTS = [("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("random-b", "random")]
 
 ROW_DATA = """rows => rows.map(r => ({data: {...r.dataset},
@@ -36,8 +43,10 @@ def require_chromium() -> None:
         return
     if os.environ.get("REFEREE_SKIP_BROWSER") == "1":
         pytest.skip("REFEREE_SKIP_BROWSER=1 and no /usr/bin/chromium")
-    pytest.fail("/usr/bin/chromium is missing: `make test` installs it (Debian package chromium); "
-                "set REFEREE_SKIP_BROWSER=1 to skip this test")
+    pytest.fail(
+        "/usr/bin/chromium is missing: `make test` installs it (Debian package chromium); "
+        "set REFEREE_SKIP_BROWSER=1 to skip this test"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +54,30 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The output folder of a real 12-match round robin of four sample bots."""
     require_chromium()
     tmp = tmp_path_factory.mktemp("page")
-    lines = ["[tournament]", 'name = "page-check"', 'game = "nimmt_plus"', "seed = 3", "players = 3", "rounds = 3",
-             "concurrency = 4", f'output = "{tmp / "out"}"']
+    lines = [
+        "[tournament]",
+        'name = "page-check"',
+        'game = "nimmt_plus"',
+        "seed = 3",
+        "players = 3",
+        "rounds = 3",
+        "concurrency = 4",
+        f'output = "{tmp / "out"}"',
+    ]
     for name, strategy in BOTS:
-        lines += ["[[bot]]", f'name = "{name}"',
-                  f'command = ["python", "-m", "sample_bots.nimmt", "{strategy}", "--port", "{{port}}"]']
+        lines += [
+            "[[bot]]",
+            f'name = "{name}"',
+            f'command = ["python", "-m", "sample_bots.nimmt", "{strategy}", "--port", "{{port}}"]',
+        ]
     (tmp / "page.toml").write_text("\n".join(lines) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "referee", "run", str(tmp / "page.toml"), "-q"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(tmp / "page.toml"), "-q"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return tmp / "out"
 
@@ -123,8 +148,9 @@ def test_the_page_shows_standings_plots_and_heat_map_from_disk_without_network(o
                 assert line_box is not None and line_box["width"] > box["width"] / 2
             steps = len(doc["rating_history"]["step"])
             assert steps == doc["method"]["rating_games"] + 1 == doc["matches"] + 1
-            points = page.eval_on_selector_all("#rating-history polyline.series",
-                                               "ls => ls.map(l => l.points.numberOfItems)")
+            points = page.eval_on_selector_all(
+                "#rating-history polyline.series", "ls => ls.map(l => l.points.numberOfItems)"
+            )
             assert points == [steps] * n
 
             assert page.locator("#seat-bias tbody tr").count() == len(doc["seat_bias"]) == 3

@@ -31,9 +31,13 @@ SPAWNER = ["python", str(ROOT / "tests" / "bots" / "spawner.py")]
 GREEDY = ["python", "-m", "sample_bots.nimmt", "greedy"]
 DIES_AT_ONCE = ["python", "-c", "import sys; print('dying at once', flush=True); sys.exit(3)"]
 # Exits at its first start; at every later one prints its pid and sleeps, never listening.
-DIES_THEN_HANGS = ["python", "-c", "import os, sys, time; f = sys.argv[1]; first = not os.path.exists(f); "
-                   "open(f, 'a').close(); first and sys.exit(3); print('hanging', os.getpid(), flush=True); "
-                   "time.sleep(60)"]
+DIES_THEN_HANGS = [
+    "python",
+    "-c",
+    "import os, sys, time; f = sys.argv[1]; first = not os.path.exists(f); "
+    "open(f, 'a').close(); first and sys.exit(3); print('hanging', os.getpid(), flush=True); "
+    "time.sleep(60)",
+]
 HELLO = protocol.hello("t", "nimmt_plus", {}, "bot")
 
 
@@ -61,7 +65,7 @@ def running(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_bytes()
     except OSError:
         return False
-    return stat[stat.rindex(b")") + 2:].split()[0] != b"Z"
+    return stat[stat.rindex(b")") + 2 :].split()[0] != b"Z"
 
 
 def marked(marker: str) -> set[int]:
@@ -105,19 +109,35 @@ async def answers_hello(bot: ManagedBot) -> bool:
 
 # --- the referee dies: nothing of its run survives ---------------------------------------------
 
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_no_bot_process_survives_the_referee(tmp_path: Path, sig: signal.Signals) -> None:
     out = tmp_path / "out"
     cfg = tmp_path / "t.toml"
     bots = [("spawner", SPAWNER), ("greedy", GREEDY)]
-    cfg.write_text("\n".join(
-        ["[tournament]", 'name = "orphans"', 'game = "nimmt_plus"', "players = 2", "rounds = 1000",
-         "concurrency = 1", f'output = "{out}"']
-        + [f'[[bot]]\nname = "{n}"\ncommand = {json.dumps(c + ["--port", "{port}"])}' for n, c in bots]) + "\n")
+    cfg.write_text(
+        "\n".join(
+            [
+                "[tournament]",
+                'name = "orphans"',
+                'game = "nimmt_plus"',
+                "players = 2",
+                "rounds = 1000",
+                "concurrency = 1",
+                f'output = "{out}"',
+            ]
+            + [f'[[bot]]\nname = "{n}"\ncommand = {json.dumps(c + ["--port", "{port}"])}' for n, c in bots]
+        )
+        + "\n"
+    )
     marker = f"orphan-mark-{uuid.uuid4().hex}"
-    referee = subprocess.Popen([sys.executable, "-m", "referee", "run", str(cfg)], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env={**os.environ, "REFEREE_TEST_MARK": marker})
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "referee", "run", str(cfg)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "REFEREE_TEST_MARK": marker},
+    )
     try:
         journal = out / "matches.jsonl"
         wait_until(lambda: journal.exists() and journal.read_text().count("\n") >= 1, 30, "a first match played")
@@ -138,6 +158,7 @@ def test_no_bot_process_survives_the_referee(tmp_path: Path, sig: signal.Signals
 
 
 # --- restarts ----------------------------------------------------------------------------------
+
 
 def test_a_killed_bot_is_restarted_once_on_its_port_however_many_notice(tmp_path: Path) -> None:
     bot = managed(tmp_path, SPAWNER, max_restarts=3, restart_backoff_ms=50)
@@ -216,8 +237,7 @@ def test_stop_stops_a_bot_waiting_for_its_restart(tmp_path: Path) -> None:
 
 
 def test_stop_stops_a_restarted_bot_that_is_not_ready_yet(tmp_path: Path) -> None:
-    bot = managed(tmp_path, DIES_THEN_HANGS + [str(tmp_path / "started-once")], max_restarts=3,
-                  restart_backoff_ms=10)
+    bot = managed(tmp_path, DIES_THEN_HANGS + [str(tmp_path / "started-once")], max_restarts=3, restart_backoff_ms=10)
     bot.start()
     wait_until(lambda: not bot.alive(), 10, "the bot's first exit")
 
@@ -237,6 +257,7 @@ def test_stop_stops_a_restarted_bot_that_is_not_ready_yet(tmp_path: Path) -> Non
 
 # --- the guard's pipe ----------------------------------------------------------------------------
 
+
 def test_the_guard_pipe_reaches_no_other_process(tmp_path: Path) -> None:
     up = ["python", "-c", "import time; print('up', flush=True); time.sleep(60)"]
     first, second = managed(tmp_path / "a", up), managed(tmp_path / "b", up)
@@ -244,7 +265,7 @@ def test_the_guard_pipe_reaches_no_other_process(tmp_path: Path) -> None:
         first.start()
         second.start()
         for bot in (first, second):
-            wait_until(lambda: "up" in bot.log_path.read_text(), 10, "the bot started by its guard")
+            wait_until(lambda bot=bot: "up" in bot.log_path.read_text(), 10, "the bot started by its guard")
         assert first.proc is not None and first.proc.stdin is not None
         pipe = f"pipe:[{os.fstat(first.proc.stdin.fileno()).st_ino}]"
         holders = set()

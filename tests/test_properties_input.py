@@ -37,7 +37,7 @@ import tomli_w
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from referee import config
+from referee import config, record
 from referee.bots import http
 from referee.config import TournamentConfig, load_config
 from referee.errors import ConfigError
@@ -66,13 +66,38 @@ LIMIT_TYPES = schema_types(config._LIMITS)
 BOT_TYPES = schema_types(config._BOT)
 SECTIONS = {"tournament": TOURNAMENT_TYPES, "limits": LIMIT_TYPES}
 # Numbers below these are refused.
-MINIMA = {("tournament", "seed"): 0, ("tournament", "rounds"): 1, ("tournament", "matches"): 1,
-          ("tournament", "concurrency"): 1, ("limits", "deadline_ms"): 1, ("limits", "max_faults"): 0,
-          ("limits", "max_response_bytes"): 64, ("limits", "startup_ms"): 1, ("limits", "max_concurrent"): 0,
-          ("limits", "time_bank_ms"): 0, ("limits", "fault_rate_min_decisions"): 1, ("limits", "max_restarts"): 0,
-          ("limits", "restart_backoff_ms"): 0}
-KEY_WORDS = sorted({*TOURNAMENT_TYPES, *LIMIT_TYPES, *BOT_TYPES, "tournament", "limits", "bot", "game",
-                    "bots", "player", "deadline", "url ", "Name", *(o.name for g in GAMES.values() for o in g.info.options)})
+MINIMA = {
+    ("tournament", "seed"): 0,
+    ("tournament", "rounds"): 1,
+    ("tournament", "matches"): 1,
+    ("tournament", "concurrency"): 1,
+    ("limits", "deadline_ms"): 1,
+    ("limits", "max_faults"): 0,
+    ("limits", "max_response_bytes"): 64,
+    ("limits", "startup_ms"): 1,
+    ("limits", "max_concurrent"): 0,
+    ("limits", "time_bank_ms"): 0,
+    ("limits", "fault_rate_min_decisions"): 1,
+    ("limits", "max_restarts"): 0,
+    ("limits", "restart_backoff_ms"): 0,
+}
+KEY_WORDS = sorted(
+    {
+        *TOURNAMENT_TYPES,
+        *LIMIT_TYPES,
+        *BOT_TYPES,
+        "tournament",
+        "limits",
+        "bot",
+        "game",
+        "bots",
+        "player",
+        "deadline",
+        "url ",
+        "Name",
+        *(o.name for g in GAMES.values() for o in g.info.options),
+    }
+)
 
 texts = st.text(st.characters(codec="utf-8"), max_size=20)
 scalars = (
@@ -82,12 +107,13 @@ scalars = (
     | st.sampled_from([0, -1, 1, 2**63 - 1, -(2**63), 10**30])
     | st.floats()
     | st.booleans()
-    | st.datetimes(timezones=st.none() | st.just(dt.timezone.utc))
+    | st.datetimes(timezones=st.none() | st.just(dt.UTC))
     | st.dates()
     | st.times()
 )
-toml_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
-                           max_leaves=6)
+toml_values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3), max_leaves=6
+)
 
 
 def toml_type(value: Any) -> type:
@@ -149,16 +175,31 @@ def valid_docs(draw: st.DrawFn) -> dict[str, Any]:
         options = {}
     formats = ["round_robin", "random"] + (["team"] if game.info.cooperative else [])
     fmt = draw(st.sampled_from(formats))
-    tournament = {"name": draw(bot_names), "game": gid, "seed": draw(st.integers(0, 2**40)), "players": players,
-                  "format": fmt, "rounds": draw(st.integers(1, 5)), "matches": draw(st.integers(1, 50)),
-                  "concurrency": draw(st.integers(1, 16)), "output": "out/x",
-                  "duplicate": fmt != "team" and draw(st.booleans())}
-    limits = {"deadline_ms": draw(st.integers(1, 10**6)), "on_fault": draw(st.sampled_from(["fallback", "forfeit"])),
-              "max_faults": draw(st.integers(0, 100)), "max_response_bytes": draw(st.integers(64, 10**7)),
-              "startup_ms": draw(st.integers(1, 10**6)), "max_concurrent": draw(st.integers(0, 64)),
-              "time_bank_ms": draw(st.integers(0, 10**5)), "max_fault_rate": draw(st.floats(0, 1, exclude_min=True)),
-              "fault_rate_min_decisions": draw(st.integers(1, 500)), "max_restarts": draw(st.integers(0, 9)),
-              "restart_backoff_ms": draw(st.integers(0, 5000))}
+    tournament = {
+        "name": draw(bot_names),
+        "game": gid,
+        "seed": draw(st.integers(0, 2**40)),
+        "players": players,
+        "format": fmt,
+        "rounds": draw(st.integers(1, 5)),
+        "matches": draw(st.integers(1, 50)),
+        "concurrency": draw(st.integers(1, 16)),
+        "output": "out/x",
+        "duplicate": fmt != "team" and draw(st.booleans()),
+    }
+    limits = {
+        "deadline_ms": draw(st.integers(1, 10**6)),
+        "on_fault": draw(st.sampled_from(["fallback", "forfeit"])),
+        "max_faults": draw(st.integers(0, 100)),
+        "max_response_bytes": draw(st.integers(64, 10**7)),
+        "startup_ms": draw(st.integers(1, 10**6)),
+        "max_concurrent": draw(st.integers(0, 64)),
+        "time_bank_ms": draw(st.integers(0, 10**5)),
+        "max_fault_rate": draw(st.floats(0, 1, exclude_min=True)),
+        "fault_rate_min_decisions": draw(st.integers(1, 500)),
+        "max_restarts": draw(st.integers(0, 9)),
+        "restart_backoff_ms": draw(st.integers(0, 5000)),
+    }
     return {"tournament": tournament, "game": options, "limits": limits, "bot": bots}
 
 
@@ -225,8 +266,12 @@ def mutate_drop(draw: st.DrawFn, doc: dict[str, Any]) -> Mutation:
 def mutate_unknown_key(draw: st.DrawFn, doc: dict[str, Any]) -> Mutation:
     """Add a key no schema knows to the top, a section or a bot table."""
     game = GAMES[doc["tournament"]["game"]]
-    known = {"": {"tournament", "game", "limits", "bot"}, "tournament": set(TOURNAMENT_TYPES),
-             "limits": set(LIMIT_TYPES), "game": {o.name for o in game.info.options}}
+    known = {
+        "": {"tournament", "game", "limits", "bot"},
+        "tournament": set(TOURNAMENT_TYPES),
+        "limits": set(LIMIT_TYPES),
+        "game": {o.name for o in game.info.options},
+    }
     where = draw(st.sampled_from(["", "tournament", "limits", "game", "bot"]))
     if where == "bot":
         known[where] = set(BOT_TYPES)
@@ -293,8 +338,21 @@ def mutate_section_type(draw: st.DrawFn, doc: dict[str, Any]) -> Mutation:
     return Mutation(f"[{section}] = {doc[section]!r}", (section,), True)
 
 
-BAD_URLS = ["ftp://x", "127.0.0.1:8000", "", "http://", "http://a:99999/", "http://a:-1/", "http://a:x/",
-            "http://[::1/", "http://ex ample/", "http://a/\x00", "http://a/\r\nX: y", "http://例え.jp/", "https:/x"]
+BAD_URLS = [
+    "ftp://x",
+    "127.0.0.1:8000",
+    "",
+    "http://",
+    "http://a:99999/",
+    "http://a:-1/",
+    "http://a:x/",
+    "http://[::1/",
+    "http://ex ample/",
+    "http://a/\x00",
+    "http://a/\r\nX: y",
+    "http://例え.jp/",
+    "https:/x",
+]
 BAD_TOKENS = ["tok-\r\nX-Injected: 1", "tok-\n", "tok-\x00", "tok-ü", "tok with spaces", "tok-\t"]
 BAD_NAMES = ["", "-x", "a b", "a/b", "a\n", "x" * 65, "é", "名前", "a:b"]
 
@@ -306,8 +364,23 @@ def mutate_bot(draw: st.DrawFn, doc: dict[str, Any]) -> Mutation:
         return Mutation("nothing", (), False)
     i = draw(st.integers(0, len(bots) - 1))
     b = bots[i]
-    kind = draw(st.sampled_from(["both", "neither", "duplicate", "empty_command", "no_port", "non_str_command",
-                                 "undefined_var", "bad_url", "bad_token", "bad_name", "max_concurrent"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "both",
+                "neither",
+                "duplicate",
+                "empty_command",
+                "no_port",
+                "non_str_command",
+                "undefined_var",
+                "bad_url",
+                "bad_token",
+                "bad_name",
+                "max_concurrent",
+            ]
+        )
+    )
     if kind == "both":
         b["url"], b["command"] = "http://127.0.0.1:9/", ["x", "{port}"]
         return Mutation(f"bot[{i}] url and command", (BotKey(i, ""),), True)
@@ -331,8 +404,11 @@ def mutate_bot(draw: st.DrawFn, doc: dict[str, Any]) -> Mutation:
         return Mutation(f"bot[{i}].name = {b['name']!r}", (BotKey(i, ".name"),), True)
     if kind in ("empty_command", "no_port", "non_str_command"):
         b.pop("url", None)
-        b["command"] = {"empty_command": [], "no_port": ["python", "bot.py", "--port", "80"],
-                        "non_str_command": ["python", 1, "{port}"]}[kind]
+        b["command"] = {
+            "empty_command": [],
+            "no_port": ["python", "bot.py", "--port", "80"],
+            "non_str_command": ["python", 1, "{port}"],
+        }[kind]
         return Mutation(f"bot[{i}] {kind}", (BotKey(i, ".command"),), True)
     if kind == "undefined_var":
         var = "UNDEFINED_" + draw(st.from_regex(r"[A-Z0-9_]{1,8}", fullmatch=True))
@@ -380,7 +456,11 @@ def bad_option_values(spec: OptionSpec) -> st.SearchStrategy[Any]:
     if typ is dict:
         keys = sorted(spec.default)
         bad |= st.dictionaries(texts.filter(lambda k: k not in spec.default), st.integers(0, 3), min_size=1, max_size=2)
-        bad |= st.builds(lambda k, v: {k: v}, st.sampled_from(keys), st.integers(max_value=-1) | st.integers(10**3) | values_not_of(int))
+        bad |= st.builds(
+            lambda k, v: {k: v},
+            st.sampled_from(keys),
+            st.integers(max_value=-1) | st.integers(10**3) | values_not_of(int),
+        )
     return bad
 
 
@@ -404,7 +484,9 @@ def mutate_numbers(draw: st.DrawFn, doc: dict[str, Any]) -> Mutation:
         lim["on_fault"] = draw(texts.filter(lambda v: v not in ("fallback", "forfeit")))
         return Mutation(f"on_fault {lim['on_fault']!r}", ("limits.on_fault",), True)
     if kind == "fault_rate":
-        lim["max_fault_rate"] = draw(st.floats(max_value=0) | st.floats(min_value=1, exclude_min=True) | st.just(math.nan))
+        lim["max_fault_rate"] = draw(
+            st.floats(max_value=0) | st.floats(min_value=1, exclude_min=True) | st.just(math.nan)
+        )
         return Mutation(f"max_fault_rate = {lim['max_fault_rate']}", ("limits.max_fault_rate",), True)
     if kind == "duplicate":
         if not GAMES[t["game"]].info.cooperative:
@@ -418,8 +500,15 @@ def mutate_numbers(draw: st.DrawFn, doc: dict[str, Any]) -> Mutation:
     return Mutation("output with a NUL", ("tournament.output",), True)
 
 
-MUTATORS = [mutate_drop, mutate_unknown_key, mutate_retype, mutate_section_type, mutate_bot, mutate_game,
-            mutate_numbers]
+MUTATORS = [
+    mutate_drop,
+    mutate_unknown_key,
+    mutate_retype,
+    mutate_section_type,
+    mutate_bot,
+    mutate_game,
+    mutate_numbers,
+]
 NEED_GAME = (mutate_unknown_key, mutate_retype, mutate_game, mutate_numbers)  # read the tournament's game
 
 
@@ -487,7 +576,7 @@ def assert_names_file(exc: ConfigError, path: Path) -> str:
     message = str(exc)
     assert message.startswith(f"{path}: "), message
     assert_no_token_shown(message)
-    return message[len(f"{path}: "):]
+    return message[len(f"{path}: ") :]
 
 
 @FAST
@@ -499,13 +588,17 @@ def test_valid_documents_load(toml_file: Path, doc: dict[str, Any]) -> None:
     assert cfg.game == doc["tournament"]["game"] and cfg.players == doc["tournament"]["players"]
     assert [b.name for b in cfg.bots] == [b["name"] for b in doc["bot"]]
     tokens = [b.token.reveal() if b.token else None for b in cfg.bots]
-    assert tokens == [{"${FUZZ_SECRET}": SECRET}.get(b["token"], b["token"]) if "token" in b else None for b in doc["bot"]]
+    assert tokens == [
+        {"${FUZZ_SECRET}": SECRET}.get(b["token"], b["token"]) if "token" in b else None for b in doc["bot"]
+    ]
     assert_usable(cfg)
 
 
 @settings(FAST, max_examples=300)
 @given(case=mutated_docs())
-def test_mutated_documents_are_refused_by_key_or_usable(toml_file: Path, case: tuple[dict[str, Any], list[Mutation]]) -> None:
+def test_mutated_documents_are_refused_by_key_or_usable(
+    toml_file: Path, case: tuple[dict[str, Any], list[Mutation]]
+) -> None:
     doc, mutations = case
     out = load(toml_file, tomli_w.dumps(doc).encode())
     if isinstance(out, TournamentConfig):
@@ -515,7 +608,9 @@ def test_mutated_documents_are_refused_by_key_or_usable(toml_file: Path, case: t
         return
     rest = assert_names_file(out, toml_file)
     prefixes = [p for m in mutations for k in m.keys for p in key_prefixes(k, doc)]
-    assert any(rest.startswith(p) for p in prefixes), f"{rest!r} names none of {prefixes} ({[m.what for m in mutations]})"
+    assert any(rest.startswith(p) for p in prefixes), (
+        f"{rest!r} names none of {prefixes} ({[m.what for m in mutations]})"
+    )
     if len(mutations) == 1 and "UNDEFINED_" in mutations[0].what:
         assert mutations[0].what.split()[-1] in rest
 
@@ -524,29 +619,41 @@ def corrupt(text: str, cuts: list[tuple[int, str]]) -> str:
     """``text`` with each (position, replacement) applied: the character there replaced."""
     for pos, new in cuts:
         pos %= max(len(text), 1)
-        text = text[:pos] + new + text[pos + 1:]
+        text = text[:pos] + new + text[pos + 1 :]
     return text
 
 
 near_toml = st.builds(
     lambda doc, cuts: corrupt(tomli_w.dumps(doc), cuts),
     valid_docs(),
-    st.lists(st.tuples(st.integers(0, 10**4), st.sampled_from(["", "=", "[", "]", "\"", "\n", "'", "{", ",", "#", "\x00", "é"])),
-             min_size=1, max_size=3),
+    st.lists(
+        st.tuples(
+            st.integers(0, 10**4), st.sampled_from(["", "=", "[", "]", '"', "\n", "'", "{", ",", "#", "\x00", "é"])
+        ),
+        min_size=1,
+        max_size=3,
+    ),
 )
-pathological = st.sampled_from([
-    "a = " + "9" * 5000,                 # more digits than Python turns into an int
-    "a = " + "[" * 3000 + "]" * 3000,    # deeper than the parser's recursion
-    "a = " + "{b = " * 1500 + "1" + "}" * 1500,
-    "\ufeff[tournament]\ngame = \"dieci\"\n",
-    "[tournament]\ngame = \"dieci\"\n\x00",
-    "[tournament\n",
-    "x = 1\nx = 2\n",
-])
+pathological = st.sampled_from(
+    [
+        "a = " + "9" * 5000,  # more digits than Python turns into an int
+        "a = " + "[" * 3000 + "]" * 3000,  # deeper than the parser's recursion
+        "a = " + "{b = " * 1500 + "1" + "}" * 1500,
+        '\ufeff[tournament]\ngame = "dieci"\n',
+        '[tournament]\ngame = "dieci"\n\x00',
+        "[tournament\n",
+        "x = 1\nx = 2\n",
+    ]
+)
 
 
 @settings(FAST, max_examples=150)
-@given(raw=near_toml.map(str.encode) | pathological.map(str.encode) | st.text().map(lambda t: t.encode("utf-8", "surrogatepass")) | st.binary())
+@given(
+    raw=near_toml.map(str.encode)
+    | pathological.map(str.encode)
+    | st.text().map(lambda t: t.encode("utf-8", "surrogatepass"))
+    | st.binary()
+)
 def test_text_that_is_not_toml_is_a_config_error(toml_file: Path, raw: bytes) -> None:
     out = load(toml_file, raw)
     if isinstance(out, TournamentConfig):
@@ -590,10 +697,19 @@ def near_misses(value: Any) -> st.SearchStrategy[Any]:
     elif isinstance(value, int):
         out += [float(value), value == 1, str(value), value + 1, -value]
     elif isinstance(value, list):
-        out += [[float(v) if isinstance(v, int) else v for v in value], list(reversed(value)), value[:-1], value + value]
+        out += [
+            [float(v) if isinstance(v, int) else v for v in value],
+            list(reversed(value)),
+            value[:-1],
+            value + value,
+        ]
     elif isinstance(value, dict):
-        out += [{k: float(v) if isinstance(v, int) else v for k, v in value.items()}, {**value, "x": 1},
-                dict(itertools.islice(value.items(), len(value) - 1)), {k: str(v) for k, v in value.items()}]
+        out += [
+            {k: float(v) if isinstance(v, int) else v for k, v in value.items()},
+            {**value, "x": 1},
+            dict(itertools.islice(value.items(), len(value) - 1)),
+            {k: str(v) for k, v in value.items()},
+        ]
     elif isinstance(value, str):
         out += [value.upper(), value + " ", [value], value[:-1]]
     return st.sampled_from(out)
@@ -606,18 +722,31 @@ def replies(draw: st.DrawFn) -> tuple[list[Any], bytes]:
     action = draw(near_misses(draw(st.sampled_from(legal))) | json_values)
     extra = draw(st.dictionaries(st.sampled_from(["claims", "x", "action"]), json_values, max_size=2))
     obj = {"action": action, **{k: v for k, v in extra.items() if k != "action"}}
-    body = draw(st.sampled_from([
-        json.dumps(obj).encode(),
-        json.dumps(action).encode(),                                       # not an object
-        json.dumps(extra).encode(),                                        # maybe no action
-        b"\xef\xbb\xbf" + json.dumps(obj).encode(),                        # UTF-8 BOM
-        json.dumps(obj).encode("utf-16"),                                  # UTF-16 with BOM
-        b'{"action": ' + json.dumps(action).encode() + b', "action": 0}',  # duplicate key
-        b'{"action": NaN}', b'{"action": -Infinity}', b'{"action": 1e999}', b'{"action": ' + b"9" * 5000 + b"}",
-        b'{"action": "\\ud800"}', b'{"action": "\xff\xfe"}', b"{" * 50_000, b'{"action": ' + b"[" * 200 + b"]" * 200 + b"}",
-        b'{"action": ' + b"[" * 5000 + b"]" * 5000 + b"}",
-        b"", b"null", b"[]", b'{"Action": 1}',
-    ]))
+    body = draw(
+        st.sampled_from(
+            [
+                json.dumps(obj).encode(),
+                json.dumps(action).encode(),  # not an object
+                json.dumps(extra).encode(),  # maybe no action
+                b"\xef\xbb\xbf" + json.dumps(obj).encode(),  # UTF-8 BOM
+                json.dumps(obj).encode("utf-16"),  # UTF-16 with BOM
+                b'{"action": ' + json.dumps(action).encode() + b', "action": 0}',  # duplicate key
+                b'{"action": NaN}',
+                b'{"action": -Infinity}',
+                b'{"action": 1e999}',
+                b'{"action": ' + b"9" * 5000 + b"}",
+                b'{"action": "\\ud800"}',
+                b'{"action": "\xff\xfe"}',
+                b"{" * 50_000,
+                b'{"action": ' + b"[" * 200 + b"]" * 200 + b"}",
+                b'{"action": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+                b"",
+                b"null",
+                b"[]",
+                b'{"Action": 1}',
+            ]
+        )
+    )
     return legal, draw(st.just(body) | st.binary(max_size=64))
 
 
@@ -634,10 +763,10 @@ def expected_kind(body: bytes, legal: list[Any]) -> str | None:
     try:
         reply = json.loads(body)
     except (ValueError, RecursionError):
-        return http.MALFORMED
+        return record.MALFORMED
     if not isinstance(reply, dict) or "action" not in reply:
-        return http.MALFORMED
-    return None if canonical(reply["action"]) in {canonical(x) for x in legal} else http.ILLEGAL
+        return record.MALFORMED
+    return None if canonical(reply["action"]) in {canonical(x) for x in legal} else record.ILLEGAL
 
 
 @settings(FAST, max_examples=300)
@@ -649,7 +778,7 @@ def test_any_reply_body_is_a_legal_action_or_a_fault(case: tuple[list[Any], byte
     if kind is None:
         assert any(action is x for x in legal) and canonical(action) == canonical(json.loads(body)["action"])
     else:
-        assert kind in http.FAULT_KINDS and action is None and extras is None
+        assert kind in record.FAULT_KINDS and action is None and extras is None
         detail.encode("utf-8")  # journal-safe: no lone surrogates
         assert len(detail) < 1000
 
@@ -658,15 +787,22 @@ EXTRA_GAMES = [g for g in GAMES.values() if g.info.extra_reply_fields]
 
 
 @settings(FAST, max_examples=200)
-@given(game=st.sampled_from(EXTRA_GAMES), value=json_values | st.lists(st.integers(-2, 5), max_size=5), seats=st.integers(1, 12))
+@given(
+    game=st.sampled_from(EXTRA_GAMES),
+    value=json_values | st.lists(st.integers(-2, 5), max_size=5),
+    seats=st.integers(1, 12),
+)
 def test_any_extra_reply_field_is_taken_or_refused(game: Game, value: Any, seats: int) -> None:
     """Optional reply fields (The Game's claims) are taken or refused with InvalidExtras."""
     seats = max(game.info.min_seats, min(seats, game.info.max_seats))
     for field in game.info.extra_reply_fields:
         state = game.setup(seats, 1, game.check_options(seats, {}))
         seat = game.to_act(state)[0]
-        _, extras, kind, _ = _judge(http.Exchange(json.dumps({"action": game.legal(state, seat)[0], field: value}).encode(), 1.0),
-                                    game.legal(state, seat), game.info.extra_reply_fields)
+        _, extras, kind, _ = _judge(
+            http.Exchange(json.dumps({"action": game.legal(state, seat)[0], field: value}).encode(), 1.0),
+            game.legal(state, seat),
+            game.info.extra_reply_fields,
+        )
         assert kind is None and canonical(extras) == canonical({field: value})
         try:
             game.apply_extras(state, seat, extras)
@@ -776,7 +912,12 @@ def well_formed(draw: st.DrawFn) -> tuple[bytes, bool, tuple[str | None, bytes |
     framing = draw(st.sampled_from(["length", "chunked", "close"]))
     version = "HTTP/1.0" if framing == "length" and draw(st.booleans()) else "HTTP/1.1"
     headers = [f"{version} {status} {draw(st.sampled_from(['OK', 'Whatever', '']))}", "Content-Type: application/json"]
-    headers += draw(st.lists(st.sampled_from(["X-Bot: 1", "Server: fuzz", "Connection: keep-alive", "Cache-Control: no-store"]), max_size=2))
+    headers += draw(
+        st.lists(
+            st.sampled_from(["X-Bot: 1", "Server: fuzz", "Connection: keep-alive", "Cache-Control: no-store"]),
+            max_size=2,
+        )
+    )
     close = framing == "close" or draw(st.booleans())
     if framing == "length":
         headers.append(f"Content-Length: {len(body)}")
@@ -797,17 +938,33 @@ def well_formed(draw: st.DrawFn) -> tuple[bytes, bool, tuple[str | None, bytes |
     if draw(st.booleans()):
         raw = b"HTTP/1.1 100 Continue\r\n\r\n" + raw
     if not 200 <= status < 300:
-        expect: tuple[str | None, bytes | None] = (http.ERROR, None)
+        expect: tuple[str | None, bytes | None] = (record.ERROR, None)
     elif len(body) > CAP:
-        expect = (http.MALFORMED, None)
+        expect = (record.MALFORMED, None)
     else:
         expect = (None, body)
     return raw, close, expect
 
 
-BROKEN_BITS = [b"", b"\r\n", b"\n", b"\x00", b":", b" ", b"HTTP/1.1 ", b"Content-Length: -1\r\n", b"Content-Length: 99999\r\n",
-               b"Content-Length: 1\r\nContent-Length: 2\r\n", b"Transfer-Encoding: chunked\r\n", b"zz\r\n", b"\r\n\r\n",
-               b"X: " + b"a" * 70_000 + b"\r\n", b" folded\r\n", b"HTTP/1.1 101 Switching Protocols\r\n\r\n", b"\xff\xfe"]
+BROKEN_BITS = [
+    b"",
+    b"\r\n",
+    b"\n",
+    b"\x00",
+    b":",
+    b" ",
+    b"HTTP/1.1 ",
+    b"Content-Length: -1\r\n",
+    b"Content-Length: 99999\r\n",
+    b"Content-Length: 1\r\nContent-Length: 2\r\n",
+    b"Transfer-Encoding: chunked\r\n",
+    b"zz\r\n",
+    b"\r\n\r\n",
+    b"X: " + b"a" * 70_000 + b"\r\n",
+    b" folded\r\n",
+    b"HTTP/1.1 101 Switching Protocols\r\n\r\n",
+    b"\xff\xfe",
+]
 
 
 @st.composite
@@ -824,7 +981,7 @@ def plans(draw: st.DrawFn) -> Plan:
     for _ in range(draw(st.integers(1, 3))):
         pos = draw(st.integers(0, len(raw)))
         cut = draw(st.integers(0, 8))
-        raw = raw[:pos] + draw(st.sampled_from(BROKEN_BITS) | st.binary(max_size=8)) + raw[pos + cut:]
+        raw = raw[:pos] + draw(st.sampled_from(BROKEN_BITS) | st.binary(max_size=8)) + raw[pos + cut :]
     return Plan(split(draw, raw), draw(st.sampled_from([True] * 7 + [False])), None)
 
 
@@ -851,9 +1008,9 @@ async def post_plans(bot: ScriptedBot, first: Plan, second: Plan) -> list[tuple[
 @given(first=plans(), second=plans())
 def test_any_raw_http_reply_is_an_exchange(scripted_bot: ScriptedBot, first: Plan, second: Plan) -> None:
     results = asyncio.run(post_plans(scripted_bot, first, second))
-    for (ex, wall_ms), plan in zip(results, (first, second)):
+    for ex, wall_ms in results:
         assert isinstance(ex, http.Exchange)
-        assert ex.fault in (None, http.TIMEOUT, http.ERROR, http.MALFORMED), ex
+        assert ex.fault in (None, record.TIMEOUT, record.ERROR, record.MALFORMED), ex
         assert ex.latency_ms <= wall_ms <= DEADLINE_MS + MARGIN_MS, (ex, wall_ms)
         if ex.fault is None:
             assert ex.status is not None and 200 <= ex.status < 300 and ex.body is not None and len(ex.body) <= CAP

@@ -94,8 +94,9 @@ def play(game: Game, state: Any, pick: random.Random, batches: int, asked: list[
     return state, batches
 
 
-def advance_both(game: Game, real: Any, dealt: Any, pick: random.Random,
-                 asked_real: list[int], asked_dealt: list[int]) -> tuple[Any, Any]:
+def advance_both(
+    game: Game, real: Any, dealt: Any, pick: random.Random, asked_real: list[int], asked_dealt: list[int]
+) -> tuple[Any, Any]:
     """Play one batch in both matches: each seat plays a random legal action in the real
     one, and in the re-dealt one the same action if it is legal there, else the one at
     the same index (so the matches stay alike as long as they can)."""
@@ -126,15 +127,22 @@ def end_bytes(game: Game, ctx: protocol.MatchContext, state: Any, seat: int) -> 
     """The ``end`` message ``seat`` gets, with the result published as ``match.py``
     publishes it when nobody forfeited."""
     result: Result = game.result(state)
-    published = {"scores": result.scores, "ranks": result.ranks, "lower_is_better": result.lower_is_better,
-                 "forfeited": [], "details": result.details}
+    published = {
+        "scores": result.scores,
+        "ranks": result.ranks,
+        "lower_is_better": result.lower_is_better,
+        "forfeited": [],
+        "details": result.details,
+    }
     return protocol.end(ctx, seat, published)
 
 
 # The properties ------------------------------------------------------------------------
 
 
-def assert_blind(game: Game, ctx: protocol.MatchContext, state: Any, seat: int, decision: int, rng: random.Random) -> None:
+def assert_blind(
+    game: Game, ctx: protocol.MatchContext, state: Any, seat: int, decision: int, rng: random.Random
+) -> None:
     """Re-dealing what ``seat`` cannot see changes nothing ``seat`` is told."""
     view = game.view(state, seat)
     legal = game.legal(state, seat)
@@ -161,8 +169,9 @@ def assert_end_blind(game: Game, ctx: protocol.MatchContext, final: Any, seats: 
             assert end_bytes(game, ctx, other, s) == message, f"seat {s}'s end message reveals hidden information"
 
 
-def assert_lockstep(game: Game, ctx: protocol.MatchContext, state: Any, seat: int, asked: list[int],
-                    rng: random.Random, pick_seed: int) -> None:
+def assert_lockstep(
+    game: Game, ctx: protocol.MatchContext, state: Any, seat: int, asked: list[int], rng: random.Random, pick_seed: int
+) -> None:
     """Play a real and a re-dealt copy on together, ``seat`` making the same choices and
     the others the same choice indices: while ``seat``'s views agree its act messages
     (decision numbers included) agree, and if both end that way its end messages agree."""
@@ -181,9 +190,9 @@ def assert_lockstep(game: Game, ctx: protocol.MatchContext, state: Any, seat: in
         if True in over:
             return
         assert (seat in game.to_act(real)) == (seat in game.to_act(dealt)), f"seat {seat} acts in one match only"
-        assert act_bytes(game, ctx, real, seat, asked_real[seat]) == act_bytes(game, ctx, dealt, seat, asked_dealt[seat]), (
-            f"seat {seat} saw the same match but got different act messages"
-        )
+        assert act_bytes(game, ctx, real, seat, asked_real[seat]) == act_bytes(
+            game, ctx, dealt, seat, asked_dealt[seat]
+        ), f"seat {seat} saw the same match but got different act messages"
         real, dealt = advance_both(game, real, dealt, pick, asked_real, asked_dealt)
     raise AssertionError(f"lockstep did not settle within {LOCKSTEP_BATCHES} batches")
 
@@ -214,8 +223,12 @@ def check_leak_proof(game: Game, data: st.DataObject) -> None:
 
 def run_property(game: Game, **overrides: Any) -> None:
     """Run ``check_leak_proof`` for ``game`` under Hypothesis."""
-    config = {"max_examples": EXAMPLES.get(game.info.id, 30), "deadline": None,
-              "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much], **overrides}
+    config = {
+        "max_examples": EXAMPLES.get(game.info.id, 30),
+        "deadline": None,
+        "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much],
+        **overrides,
+    }
 
     @settings(**config)
     @given(data=st.data())
@@ -256,7 +269,7 @@ class TellingTheGame(_TheGame):  # type: ignore[valid-type, misc]
 
 
 def test_a_peeking_view_is_caught() -> None:
-    with pytest.raises(AssertionError, match="view changed|act message leaks"):
+    with pytest.raises(AssertionError, match=r"view changed|act message leaks"):
         run_property(PeekingNimmt(), **_SANITY)
 
 

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from referee.cli import main
 from referee.config import load_config
 from referee.games.base import ranks_from_scores
-from referee.match import MatchRecord
+from referee.record import MatchRecord
 from referee.tournament.page import render_page
 from referee.tournament.publish import TOURNAMENT_FILE, build_leaderboard, render_markdown, write_tournament_file
 from referee.tournament.schedule import schedule
@@ -35,12 +35,23 @@ BOTS = ["alpha", "beta", "gamma", "delta"]
 
 def config_text(out: Path, bots: list[str], rounds: int) -> str:
     """A duplicate round robin of 3-player 6 nimmt! tables; a sample bot's strategy is its name."""
-    lines = ["[tournament]", 'name = "pub"', 'game = "nimmt_plus"', "seed = 4", "players = 3",
-             f"rounds = {rounds}", "duplicate = true", f'output = "{out}"']
+    lines = [
+        "[tournament]",
+        'name = "pub"',
+        'game = "nimmt_plus"',
+        "seed = 4",
+        "players = 3",
+        f"rounds = {rounds}",
+        "duplicate = true",
+        f'output = "{out}"',
+    ]
     for name in bots:
         strategy = name if name in ("greedy", "cautious", "random") else "greedy"
-        lines += ["[[bot]]", f'name = "{name}"',
-                  f'command = ["python", "-m", "sample_bots.nimmt", "{strategy}", "--port", "{{port}}"]']
+        lines += [
+            "[[bot]]",
+            f'name = "{name}"',
+            f'command = ["python", "-m", "sample_bots.nimmt", "{strategy}", "--port", "{{port}}"]',
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -60,16 +71,36 @@ def synthetic_output(tmp_path: Path, disqualify: str | None = None) -> Path:
         scores = [round(rng.gauss(40 - 8 * BOTS.index(n), 6), 1) for n in bots]
         latency = [[round(rng.uniform(0.5, 3), 2), ODD_LATENCY if f.index == 3 else 1.5] for _ in bots]
         rec = MatchRecord(
-            id=f.id, index=f.index, seed=f.seed, bots=bots, scores=scores, ranks=ranks_from_scores(scores, False),
-            lower_is_better=False, forfeited=[], faults=[], latency_ms=latency, decisions=[2] * 3,
-            stats=[{} for _ in bots], details={}, duration_s=ODD_DURATION if f.index == 5 else 0.25,
+            id=f.id,
+            index=f.index,
+            seed=f.seed,
+            bots=bots,
+            scores=scores,
+            ranks=ranks_from_scores(scores, False),
+            lower_is_better=False,
+            forfeited=[],
+            faults=[],
+            latency_ms=latency,
+            decisions=[2] * 3,
+            stats=[{} for _ in bots],
+            details={},
+            duration_s=ODD_DURATION if f.index == 5 else 0.25,
         )
         if disqualify in bots and f.index >= len(fixtures) // 2:
             rec.disqualified = [bots.index(disqualify)]
         if disqualify in bots and f.index < len(fixtures) // 2:
             seat = bots.index(disqualify)
-            rec.faults = [{"seat": seat, "bot": disqualify, "decision": 0, "phase": "act", "kind": "illegal",
-                           "detail": "x", "latency_ms": 1.0}]
+            rec.faults = [
+                {
+                    "seat": seat,
+                    "bot": disqualify,
+                    "decision": 0,
+                    "phase": "act",
+                    "kind": "illegal",
+                    "detail": "x",
+                    "latency_ms": 1.0,
+                }
+            ]
         line = rec.to_json()
         line["deal"] = f.deal
         lines.append(json.dumps(line, separators=(",", ":")))
@@ -108,7 +139,7 @@ def test_the_same_journal_in_any_line_order_gives_the_same_bytes(tmp_path: Path)
     assert timings["match_seconds"] == round(ODD_DURATION + 0.25 * (timings["matches"] - 1), 4)
     doc = json.loads(first["standings.json"])
     assert doc["method"]["deals"] == doc["matches"] // 3  # duplicate: 3 rotations per deal, resampled together
-    assert [r["name"] for r in doc["standings"]][0] == "alpha"
+    assert doc["standings"][0]["name"] == "alpha"
 
 
 def test_markdown_csv_and_json_agree(tmp_path: Path) -> None:
@@ -120,8 +151,10 @@ def test_markdown_csv_and_json_agree(tmp_path: Path) -> None:
     rows = doc["standings"]
     assert len(doc["head_to_head"]) == 4 * 3 and len(doc["seat_bias"]) == 3
     readme = (out / "README.md").read_text()
-    assert "| Rank | Bot | Matches | Wins (share) | Mean rank [95% CI] | Mean score [95% CI] | Rank range |" in \
-        " ".join(readme.split()).replace("| |", "|")
+    assert (
+        "| Rank | Bot | Matches | Wins (share) | Mean rank [95% CI] | Mean score [95% CI] | Rank range |"
+        in " ".join(readme.split()).replace("| |", "|")
+    )
     for r in rows:
         lo, hi = r["mean_score_ci"]
         assert f"{r['mean_score']:.2f} [{lo:.2f}, {hi:.2f}]" in readme
@@ -157,11 +190,14 @@ def test_a_disqualified_bot_is_dq_and_last_in_every_format(tmp_path: Path) -> No
     assert f'<p class="dq" data-bot="alpha"><b>DQ</b> alpha: {last["disqualified_note"]}</p>' in page
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["-f", "md"], {"README.md"}),
-    (["--format", "json,csv"], {"standings.json", "timings.json", "standings.csv"}),
-    (["-f", "html", "-f", "md"], {"index.html", "README.md"}),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["-f", "md"], {"README.md"}),
+        (["--format", "json,csv"], {"standings.json", "timings.json", "standings.csv"}),
+        (["-f", "html", "-f", "md"], {"index.html", "README.md"}),
+    ],
+)
 def test_format_picks_the_files(tmp_path: Path, args: list[str], expected: set[str]) -> None:
     out = synthetic_output(tmp_path)
     result = leaderboard(str(out), *args)
@@ -199,10 +235,14 @@ def test_run_and_leaderboard_publish_the_same_bytes(tmp_path: Path) -> None:
     out = tmp_path / "out"
     secret = "tok-never-in-tournament-json"
     cfg = tmp_path / "run.toml"
-    cfg.write_text(config_text(out, ["greedy", "cautious", "random"], rounds=1)
-                   .replace('name = "random"', f'name = "random"\ntoken = "{secret}"'))
-    proc = subprocess.run([sys.executable, "-m", "referee", "run", str(cfg), "-q"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    cfg.write_text(
+        config_text(out, ["greedy", "cautious", "random"], rounds=1).replace(
+            'name = "random"', f'name = "random"\ntoken = "{secret}"'
+        )
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(cfg), "-q"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert "p50 ms" in proc.stdout and "p99 ms" in proc.stdout and "cautious" in proc.stdout
     written = files(out)
@@ -221,23 +261,54 @@ def test_run_and_leaderboard_publish_the_same_bytes(tmp_path: Path) -> None:
 
 
 def test_a_cooperative_leaderboard_has_no_rank_columns_and_no_seat_bias() -> None:
-    settings = {"name": "coop", "game": "the_game", "options": {}, "seed": 2, "players": 2, "format": "team",
-                "rounds": None, "matches": 4, "deadline_ms": 1000, "on_fault": "fallback", "max_faults": 10,
-                "bots": ["careful", "hasty"]}
+    settings = {
+        "name": "coop",
+        "game": "the_game",
+        "options": {},
+        "seed": 2,
+        "players": 2,
+        "format": "team",
+        "rounds": None,
+        "matches": 4,
+        "deadline_ms": 1000,
+        "on_fault": "fallback",
+        "max_faults": 10,
+        "bots": ["careful", "hasty"],
+    }
     lines = []
     for deal in range(4):
         for b, (name, left) in enumerate((("careful", 10 + deal), ("hasty", 30 - deal))):
-            rec = MatchRecord(id=f"m{2 * deal + b:06d}", index=2 * deal + b, seed=deal, bots=[name] * 2,
-                              scores=[left] * 2, ranks=[1, 1], lower_is_better=True, forfeited=[], faults=[],
-                              latency_ms=[[1.0], [1.0]], decisions=[1, 1], stats=[{}, {}], details={}, duration_s=0.1)
+            rec = MatchRecord(
+                id=f"m{2 * deal + b:06d}",
+                index=2 * deal + b,
+                seed=deal,
+                bots=[name] * 2,
+                scores=[left] * 2,
+                ranks=[1, 1],
+                lower_is_better=True,
+                forfeited=[],
+                faults=[],
+                latency_ms=[[1.0], [1.0]],
+                decisions=[1, 1],
+                stats=[{}, {}],
+                details={},
+                duration_s=0.1,
+            )
             lines.append({**rec.to_json(), "deal": deal})
     board = build_leaderboard({"settings": settings, "scheduled": 8}, lines, resamples=200)
     rows = board.document["standings"]
     assert [r["name"] for r in rows] == ["careful", "hasty"] and rows[0]["mean_score"] == 11.5
     assert rows[0]["matches"] == 4 and rows[0]["mean_rank_ci"] is None and rows[0]["rank_interval"] == [1, 1]
     assert board.document["seat_bias"] is None and board.document["method"]["deals"] == 4
-    assert board.document["head_to_head"][0] == {"bot": "careful", "opponent": "hasty", "meetings": 4, "above": 4,
-                                                 "below": 0, "ties": 0, "share": 1.0}
+    assert board.document["head_to_head"][0] == {
+        "bot": "careful",
+        "opponent": "hasty",
+        "meetings": 4,
+        "above": 4,
+        "below": 0,
+        "ties": 0,
+        "share": 1.0,
+    }
     readme = render_markdown(board)
     assert "Mean rank" not in readme and "Not applicable: in a cooperative game" in readme
     assert "ranked by mean score (lower is better)" in readme

@@ -19,13 +19,22 @@ from test_e2e import NIMMT, ROOT, assert_nothing_listens, bot_ports, write_confi
 # Response times and run time differ between runs; everything else must be identical.
 TIMING_FIELDS = ("latency_ms", "duration_s", "voided")
 VARYING_FILES = {"timings.json", "matches.jsonl", "matches.jsonl.prev"}
-BOTS = [("greedy", NIMMT + ["greedy"]), ("cautious", NIMMT + ["cautious"]), ("random", NIMMT + ["random"]),
-        ("greedy2", NIMMT + ["greedy"])]
+BOTS = [
+    ("greedy", NIMMT + ["greedy"]),
+    ("cautious", NIMMT + ["cautious"]),
+    ("random", NIMMT + ["random"]),
+    ("greedy2", NIMMT + ["greedy"]),
+]
 
 
 def start(config: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", *extra],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", *extra],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def lines(out: Path) -> int:
@@ -64,8 +73,13 @@ def published(out: Path) -> dict[str, bytes]:
 def test_kill_9_twice_then_resume_gives_the_outputs_of_an_uninterrupted_run(tmp_path: Path) -> None:
     config = write_config(tmp_path, BOTS, players=3, rounds=3, concurrency=2)  # 12 matches
     whole, cut = tmp_path / "whole", tmp_path / "cut"
-    done = subprocess.run([sys.executable, "-m", "referee", "run", str(config), "--output", str(whole), "-q"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(config), "--output", str(whole), "-q"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     total = lines(whole)
     assert total == 12
@@ -84,8 +98,13 @@ def test_kill_9_twice_then_resume_gives_the_outputs_of_an_uninterrupted_run(tmp_
     time.sleep(0.2)
     assert_nothing_listens(bot_ports(cut))
 
-    final = subprocess.run([sys.executable, "-m", "referee", "run", str(config), "--output", str(cut), "-q", "--resume"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    final = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(config), "--output", str(cut), "-q", "--resume"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert final.returncode == 0, final.stderr
     assert lines(cut) == total
     assert journal(cut) == journal(whole)
@@ -98,12 +117,22 @@ def test_kill_9_twice_then_resume_gives_the_outputs_of_an_uninterrupted_run(tmp_
 def test_resume_refuses_the_journal_of_another_tournament_and_touches_nothing(tmp_path: Path) -> None:
     config = write_config(tmp_path, BOTS[:3], players=3, rounds=1, concurrency=1)
     out = tmp_path / "out"
-    first = subprocess.run([sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    first = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert first.returncode == 0, first.stderr
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    other = subprocess.run([sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q",
-                            "--resume", "--seed", "99"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    other = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", "--resume", "--seed", "99"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert other.returncode == 1
     assert "does not belong to this tournament's schedule" in other.stderr and "matches.jsonl" in other.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before

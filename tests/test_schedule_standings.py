@@ -7,16 +7,28 @@ from pathlib import Path
 
 from referee.config import BotConfig, Limits, TournamentConfig
 from referee.games import get_game
-from referee.match import MatchRecord
+from referee.record import MatchRecord
 from referee.tournament.schedule import derive_seed, schedule, seat_balance
 from referee.tournament.standings import DQ, compute_standings, compute_timings, percentile
 
 
-def config(n_bots: int, players: int, fmt: str = "round_robin", rounds: int = 1, matches: int = 10, seed: int = 1) -> TournamentConfig:
+def config(
+    n_bots: int, players: int, fmt: str = "round_robin", rounds: int = 1, matches: int = 10, seed: int = 1
+) -> TournamentConfig:
     return TournamentConfig(
-        path=Path("x.toml"), name="t", game="nimmt_plus", seed=seed, players=players, format=fmt,
-        rounds=rounds, matches=matches, concurrency=1, output=Path("/tmp/x"), options={"variant": "plus"},
-        limits=Limits(), bots=tuple(BotConfig(name=f"b{i}", url="http://127.0.0.1:1/") for i in range(n_bots)),
+        path=Path("x.toml"),
+        name="t",
+        game="nimmt_plus",
+        seed=seed,
+        players=players,
+        format=fmt,
+        rounds=rounds,
+        matches=matches,
+        concurrency=1,
+        output=Path("/tmp/x"),
+        options={"variant": "plus"},
+        limits=Limits(),
+        bots=tuple(BotConfig(name=f"b{i}", url="http://127.0.0.1:1/") for i in range(n_bots)),
     )
 
 
@@ -47,12 +59,29 @@ def test_match_seeds_depend_on_tournament_seed_and_fixture_only() -> None:
     assert derive_seed(1, 0) != derive_seed(2, 0)
 
 
-def rec(index: int, bots: list[str], scores: list[float], ranks: list[int], faults: list[dict] | None = None,
-        lower: bool = False) -> MatchRecord:
+def rec(
+    index: int,
+    bots: list[str],
+    scores: list[float],
+    ranks: list[int],
+    faults: list[dict] | None = None,
+    lower: bool = False,
+) -> MatchRecord:
     return MatchRecord(
-        id=f"m{index:06d}", index=index, seed=index, bots=bots, scores=scores, ranks=ranks, lower_is_better=lower,
-        forfeited=[], faults=faults or [], latency_ms=[[float(index + s)] for s in range(len(bots))],
-        decisions=[1] * len(bots), stats=[{} for _ in bots], details={}, duration_s=0.0,
+        id=f"m{index:06d}",
+        index=index,
+        seed=index,
+        bots=bots,
+        scores=scores,
+        ranks=ranks,
+        lower_is_better=lower,
+        forfeited=[],
+        faults=faults or [],
+        latency_ms=[[float(index + s)] for s in range(len(bots))],
+        decisions=[1] * len(bots),
+        stats=[{} for _ in bots],
+        details={},
+        duration_s=0.0,
     )
 
 
@@ -61,8 +90,13 @@ def test_standings_rank_by_mean_rank_then_score() -> None:
     records = [
         rec(0, ["a", "b", "c"], [30, 20, 10], [1, 2, 3]),
         rec(1, ["b", "c", "a"], [50, 10, 40], [1, 3, 2]),
-        rec(2, ["c", "a", "b"], [5, 60, 60], [3, 1, 1],
-            faults=[{"seat": 0, "phase": "act", "kind": "timeout"}, {"seat": 0, "phase": "start", "kind": "error"}]),
+        rec(
+            2,
+            ["c", "a", "b"],
+            [5, 60, 60],
+            [3, 1, 1],
+            faults=[{"seat": 0, "phase": "act", "kind": "timeout"}, {"seat": 0, "phase": "start", "kind": "error"}],
+        ),
     ]
     rows = compute_standings(game, ["a", "b", "c", "d"], records)
     by = {r["name"]: r for r in rows}
@@ -78,8 +112,14 @@ def test_standings_rank_by_mean_rank_then_score() -> None:
     timings = compute_timings(["a", "b", "c", "d"], records)
     assert timings["bots"]["a"]["p50_ms"] == 3.0  # a's latencies are 0, 3, 3 (index + seat)
     assert timings["bots"]["a"]["max_ms"] == 3.0 and timings["bots"]["a"]["decisions"] == 3
-    assert timings["bots"]["d"] == {"decisions": 0, "p50_ms": None, "p90_ms": None, "p99_ms": None, "max_ms": None,
-                                    "voided": 0}
+    assert timings["bots"]["d"] == {
+        "decisions": 0,
+        "p50_ms": None,
+        "p90_ms": None,
+        "p99_ms": None,
+        "max_ms": None,
+        "voided": 0,
+    }
 
 
 def test_disqualified_bot_is_ranked_dq_last_with_its_note_and_restarts_add_up() -> None:
@@ -99,7 +139,8 @@ def test_disqualified_bot_is_ranked_dq_last_with_its_note_and_restarts_add_up() 
     assert [r["rank"] for r in rows] == [1, 2, DQ]
     by = {r["name"]: r for r in rows}
     assert by["a"]["disqualified"] and by["a"]["disqualified_note"] == (
-        "disqualified in m000002: faults in 3 of 15 decisions (20 %)")
+        "disqualified in m000002: faults in 3 of 15 decisions (20 %)"
+    )
     assert not by["b"]["disqualified"] and by["b"]["disqualified_note"] is None
     assert (by["a"]["restarts"], by["b"]["restarts"], by["c"]["restarts"]) == (1, 0, 3)
     timings = compute_timings(["a", "b", "c"], records)  # voided depends on the referee's load: a timing

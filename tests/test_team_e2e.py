@@ -23,8 +23,9 @@ def test_team_tournament_gives_every_bot_the_same_deals(tmp_path: Path) -> None:
         f'[tournament]\nname = "team"\ngame = "the_game"\nplayers = 3\nformat = "team"\nmatches = 4\n'
         f'concurrency = 4\noutput = "{out}"\n[game]\ncommunication = "claims"\n' + bots
     )
-    proc = subprocess.run([sys.executable, "-m", "referee", "run", str(cfg)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(cfg)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     recs = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
     assert len(recs) == 12

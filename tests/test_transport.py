@@ -15,7 +15,9 @@ Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 async def read_request(reader: asyncio.StreamReader) -> bytes:
     head = await reader.readuntil(b"\r\n\r\n")
-    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    length = int(
+        next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    )
     return await reader.readexactly(length)
 
 
@@ -23,7 +25,9 @@ def ok_json(body: bytes = b'{"action": 1}') -> bytes:
     return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
-async def exchange(serve: Serve, requests: int = 1, deadline_ms: int = 500, max_bytes: int = 1024) -> tuple[list[http.Exchange], int]:
+async def exchange(
+    serve: Serve, requests: int = 1, deadline_ms: int = 500, max_bytes: int = 1024
+) -> tuple[list[http.Exchange], int]:
     connections = 0
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -67,7 +71,7 @@ def test_keep_alive_reuses_one_connection() -> None:
 async def chunked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     while True:
         await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"act\r\n8\r\nion\": 2}\r\n0\r\n\r\n")
+        writer.write(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"act\r\n8\r\nion": 2}\r\n0\r\n\r\n')
         await writer.drain()
 
 

@@ -10,7 +10,7 @@ from openskill.models import PlackettLuce
 
 from referee.games import get_game
 from referee.games.base import ranks_from_scores
-from referee.match import MatchRecord
+from referee.record import MatchRecord
 from referee.tournament.standings import compute_standings
 from referee.tournament.verdicts import HISTORY_POINTS, analyse
 
@@ -18,14 +18,32 @@ NIMMT = get_game("nimmt_plus")  # competitive, higher is better
 THE_GAME = get_game("the_game")  # cooperative, lower is better
 
 
-def rec(index: int, bots: list[str], scores: list[float], *, deal: int | None = None, lower: bool = False,
-        ranks: list[int] | None = None) -> MatchRecord:
+def rec(
+    index: int,
+    bots: list[str],
+    scores: list[float],
+    *,
+    deal: int | None = None,
+    lower: bool = False,
+    ranks: list[int] | None = None,
+) -> MatchRecord:
     """A journal record of a finished match (ranks from the scores unless given)."""
     return MatchRecord(
-        id=f"m{index:06d}", index=index, seed=index, bots=bots, scores=scores,
-        ranks=ranks or ranks_from_scores(scores, lower), lower_is_better=lower, forfeited=[], faults=[],
-        latency_ms=[[1.0] for _ in bots], decisions=[1] * len(bots), stats=[{} for _ in bots], details={},
-        duration_s=0.0, extra={} if deal is None else {"deal": deal},
+        id=f"m{index:06d}",
+        index=index,
+        seed=index,
+        bots=bots,
+        scores=scores,
+        ranks=ranks or ranks_from_scores(scores, lower),
+        lower_is_better=lower,
+        forfeited=[],
+        faults=[],
+        latency_ms=[[1.0] for _ in bots],
+        decisions=[1] * len(bots),
+        stats=[{} for _ in bots],
+        details={},
+        duration_s=0.0,
+        extra={} if deal is None else {"deal": deal},
     )
 
 
@@ -111,8 +129,10 @@ def test_head_to_head_and_seat_bias_on_a_hand_made_journal() -> None:
         rec(2, ["c", "a", "b"], [1, 7, 7]),  # ranks 3 1 1
     ]
     v = analyse(NIMMT, ["a", "b", "c"], list(reversed(records)), seed=1, resamples=200)
-    h2h = {(p["bot"], p["opponent"]): (p["meetings"], p["above"], p["below"], p["ties"], p["share"])
-           for p in v.head_to_head}
+    h2h = {
+        (p["bot"], p["opponent"]): (p["meetings"], p["above"], p["below"], p["ties"], p["share"])
+        for p in v.head_to_head
+    }
     assert len(h2h) == 6
     assert h2h[("a", "b")] == (3, 1, 1, 1, 0.5) and h2h[("b", "a")] == (3, 1, 1, 1, 0.5)
     assert h2h[("a", "c")] == (3, 2, 1, 0, 0.6667) and h2h[("c", "a")] == (3, 1, 2, 0, 0.3333)
@@ -169,4 +189,6 @@ def test_rating_follows_each_record_and_its_history_is_thinned() -> None:
     assert hist["step"][0] == 0 and hist["step"][-1] == 300 and hist["step"] == sorted(set(hist["step"]))
     for n in strength:
         assert hist["mu"][n][0] == 25.0 and hist["mu"][n][-1] == v.bots[n]["rating"]["mu"]
-    assert v.bots["strong"]["rating"]["ordinal"] > v.bots["mid"]["rating"]["ordinal"] > v.bots["weak"]["rating"]["ordinal"]
+    assert (
+        v.bots["strong"]["rating"]["ordinal"] > v.bots["mid"]["rating"]["ordinal"] > v.bots["weak"]["rating"]["ordinal"]
+    )

@@ -31,8 +31,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..record import ERROR, TIMEOUT
 from . import http
-from .http import ERROR, TIMEOUT, BotClient, Endpoint, Exchange
+from .http import BotClient, Endpoint, Exchange
 
 if TYPE_CHECKING:
     import httpx
@@ -115,8 +116,15 @@ class BotRuntime:
 class Pacer:
     """The referee-wide, adaptive limit on requests in flight (see the module doc)."""
 
-    def __init__(self, initial: int = 64, minimum: int = 4, maximum: int = 4096,
-                 target_lag_ms: float = 15.0, interval_ms: float = 10.0, window_ms: float = 100.0) -> None:
+    def __init__(
+        self,
+        initial: int = 64,
+        minimum: int = 4,
+        maximum: int = 4096,
+        target_lag_ms: float = 15.0,
+        interval_ms: float = 10.0,
+        window_ms: float = 100.0,
+    ) -> None:
         self.limit = max(minimum, min(maximum, initial))
         self.minimum, self.maximum = minimum, maximum
         self.target_lag_ms = target_lag_ms
@@ -135,8 +143,9 @@ class Pacer:
         """The pacer of a tournament: it starts at 64 requests in flight at most, and
         the lag it tolerates is a quarter of the deadline, between 20 and 250 ms (a
         timer that still fires late is caught by the replay of match.py)."""
-        return cls(initial=min(64, max(16, concurrency * players)),
-                   target_lag_ms=min(250.0, max(20.0, deadline_ms / 4)))
+        return cls(
+            initial=min(64, max(16, concurrency * players)), target_lag_ms=min(250.0, max(20.0, deadline_ms / 4))
+        )
 
     async def __aenter__(self) -> Pacer:
         self._task = asyncio.create_task(self._watch())
@@ -215,9 +224,18 @@ class Pacer:
         lags = sorted(self.lags_ms)
         if not lags:
             return {"samples": 0}
-        pick = lambda q: round(lags[min(len(lags) - 1, int(q * len(lags)))], 2)  # noqa: E731
-        return {"samples": len(lags), "p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": round(lags[-1], 2),
-                "final_limit": self.limit, "lowest_limit": self.lowest_limit}
+
+        def pick(q: float) -> float:
+            return round(lags[min(len(lags) - 1, int(q * len(lags)))], 2)
+
+        return {
+            "samples": len(lags),
+            "p50_ms": pick(0.5),
+            "p99_ms": pick(0.99),
+            "max_ms": round(lags[-1], 2),
+            "final_limit": self.limit,
+            "lowest_limit": self.lowest_limit,
+        }
 
 
 async def ask(

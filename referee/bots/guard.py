@@ -25,6 +25,7 @@ Its own messages go to the bot's log, prefixed ``[guard]``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -46,7 +47,9 @@ def main(argv: list[str]) -> NoReturn:
     parent = os.getppid()
     try:  # first: what follows runs while the bot starts (an EOF or a death is not lost meanwhile)
         bot = os.posix_spawnp(
-            command[0], command, os.environ,
+            command[0],
+            command,
+            os.environ,
             file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)],
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),  # ignored by Python, default for the bot
         )
@@ -181,7 +184,7 @@ def _group_members() -> list[int]:
                 stat = fh.read()
         except OSError:
             continue
-        state, _ppid, pgrp = stat[stat.rindex(b")") + 2:].split()[:3]
+        state, _ppid, pgrp = stat[stat.rindex(b")") + 2 :].split()[:3]
         if int(pgrp) == group and state != b"Z":
             members.append(int(name))
     return members
@@ -194,10 +197,8 @@ def _exit_like(code: int) -> NoReturn:
         import resource
 
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        try:
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP are default already
             signal.signal(-code, signal.SIG_DFL)
-        except (OSError, ValueError):
-            pass  # SIGKILL and SIGSTOP cannot be caught, so are default already
         os.kill(os.getpid(), -code)
         code = 128 - code  # a signal that does not kill: exit as a shell would report it
     os._exit(code)

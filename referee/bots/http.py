@@ -27,14 +27,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from ..config import Secret
+from ..record import ERROR, MALFORMED, TIMEOUT
+from ..secret import Secret
 from .transport import LeanPool, Target, TransportError
-
-TIMEOUT = "timeout"
-ERROR = "error"
-MALFORMED = "malformed"
-ILLEGAL = "illegal"
-FAULT_KINDS = (TIMEOUT, ERROR, MALFORMED, ILLEGAL)
 
 _SSL: ssl.SSLContext | None = None
 # httpx writes headers and body in two sends; with Nagle's algorithm on, the body
@@ -89,8 +84,9 @@ class BotClient:
             tls = httpx.AsyncHTTPTransport(
                 verify=shared_ssl_context(), limits=limits, trust_env=False, socket_options=_SOCKET_OPTIONS
             )
-            self._httpx = httpx.AsyncClient(transport=tls, timeout=httpx.Timeout(None), follow_redirects=False,
-                                            trust_env=False)
+            self._httpx = httpx.AsyncClient(
+                transport=tls, timeout=httpx.Timeout(None), follow_redirects=False, trust_env=False
+            )
         return self._httpx
 
     async def __aenter__(self) -> BotClient:
@@ -121,7 +117,9 @@ async def post(
     """POST ``body`` and read the reply within ``deadline_ms``, at most ``max_bytes``."""
     started = time.perf_counter()
 
-    def done(body: bytes | None = None, fault: str | None = None, detail: str = "", status: int | None = None) -> Exchange:
+    def done(
+        body: bytes | None = None, fault: str | None = None, detail: str = "", status: int | None = None
+    ) -> Exchange:
         return Exchange(body, (time.perf_counter() - started) * 1000.0, fault, detail, status)
 
     try:
@@ -146,7 +144,9 @@ async def post(
     return done(body=data, status=status)
 
 
-async def _post_httpx(client: httpx.AsyncClient, endpoint: Endpoint, body: bytes, max_bytes: int) -> tuple[int, bool, bytes | None]:
+async def _post_httpx(
+    client: httpx.AsyncClient, endpoint: Endpoint, body: bytes, max_bytes: int
+) -> tuple[int, bool, bytes | None]:
     """(status, is_redirect, body or None when over the cap) through httpx."""
     async with client.stream("POST", endpoint.url, content=body, headers=endpoint.headers) as resp:
         status = resp.status_code

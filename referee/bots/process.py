@@ -94,8 +94,9 @@ class ManagedBot:
     """One bot process the referee started, restarted when it crashes. Its async
     methods belong to one event loop (the tournament's)."""
 
-    def __init__(self, config: BotConfig, log_dir: Path, *, max_restarts: int = 3,
-                 restart_backoff_ms: int = 200) -> None:
+    def __init__(
+        self, config: BotConfig, log_dir: Path, *, max_restarts: int = 3, restart_backoff_ms: int = 200
+    ) -> None:
         self.config = config
         self.log_path = log_dir / f"{config.name}.log"
         self.max_restarts = max_restarts
@@ -132,8 +133,9 @@ class ManagedBot:
             with open(self.log_path, "ab") as log:
                 # the pipe's write end reaches no other process: Python opens it non-inheritable
                 # (PEP 446), and close_fds (the default) closes all but 0-2 in the guard
-                self.proc = subprocess.Popen(guarded, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                                             start_new_session=True)
+                self.proc = subprocess.Popen(
+                    guarded, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                )
         except OSError as exc:
             raise BotStartError(f"bot {name!r}: cannot start its guard: {exc.strerror or exc}") from exc
 
@@ -224,8 +226,9 @@ class ManagedBot:
         self._log_line(f"down after {self.restarts} restart(s): played by fallback from now")
         return Revival(False, False)
 
-    async def _attempt(self, endpoint: http.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int,
-                       max_bytes: int) -> str | None:
+    async def _attempt(
+        self, endpoint: http.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
+    ) -> str | None:
         """One restart on the same port: None once the bot answers hello, else why not."""
         if port_taken(self.port):
             return f"port {self.port} is taken by another process"
@@ -314,7 +317,7 @@ def _child_running(pid: int) -> bool | None:
             stat = Path(f"/proc/{child}/stat").read_bytes()
         except OSError:
             continue
-        if stat[stat.rindex(b")") + 2:].split()[0] != b"Z":
+        if stat[stat.rindex(b")") + 2 :].split()[0] != b"Z":
             return True
     return False
 

@@ -30,26 +30,49 @@ class MatchContext:
 def hello(tournament: str, game: str, options: Mapping[str, Any], bot: str) -> bytes:
     """The readiness check sent once to every bot before play."""
     return _dumps(
-        {"protocol": PROTOCOL, "type": "hello", "tournament": tournament, "game": game,
-         "options": options, "bot": bot}
+        {"protocol": PROTOCOL, "type": "hello", "tournament": tournament, "game": game, "options": options, "bot": bot}
     ).encode()
 
 
 def start(ctx: MatchContext, seat: int) -> bytes:
     """A match begins; ``seat`` is the receiver's seat."""
     return _dumps(
-        {"protocol": PROTOCOL, "type": "start", "tournament": ctx.tournament, "match": ctx.match,
-         "game": ctx.game, "options": ctx.options, "seat": seat, "players": ctx.players}
+        {
+            "protocol": PROTOCOL,
+            "type": "start",
+            "tournament": ctx.tournament,
+            "match": ctx.match,
+            "game": ctx.game,
+            "options": ctx.options,
+            "seat": seat,
+            "players": ctx.players,
+        }
     ).encode()
 
 
-def act(ctx: MatchContext, seat: int, decision: int, deadline_ms: int, state: Any, legal: Sequence[Any],
-        time_bank_ms: int | None = None) -> bytes:
+def act(
+    ctx: MatchContext,
+    seat: int,
+    decision: int,
+    deadline_ms: int,
+    state: Any,
+    legal: Sequence[Any],
+    time_bank_ms: int | None = None,
+) -> bytes:
     """A decision is needed from ``seat``. ``time_bank_ms`` (only in tournaments with a
     time bank) is what the seat has left to spend on answers slower than the deadline."""
-    msg = {"protocol": PROTOCOL, "type": "act", "tournament": ctx.tournament, "match": ctx.match,
-           "game": ctx.game, "options": ctx.options, "seat": seat, "players": ctx.players,
-           "decision": decision, "deadline_ms": deadline_ms}
+    msg = {
+        "protocol": PROTOCOL,
+        "type": "act",
+        "tournament": ctx.tournament,
+        "match": ctx.match,
+        "game": ctx.game,
+        "options": ctx.options,
+        "seat": seat,
+        "players": ctx.players,
+        "decision": decision,
+        "deadline_ms": deadline_ms,
+    }
     if time_bank_ms is not None:
         msg["time_bank_ms"] = time_bank_ms
     msg["state"] = state
@@ -60,9 +83,17 @@ def act(ctx: MatchContext, seat: int, decision: int, deadline_ms: int, state: An
 def end(ctx: MatchContext, seat: int, result: Mapping[str, Any]) -> bytes:
     """The match is over; ``result`` is the match result as published."""
     return _dumps(
-        {"protocol": PROTOCOL, "type": "end", "tournament": ctx.tournament, "match": ctx.match,
-         "game": ctx.game, "options": ctx.options, "seat": seat, "players": ctx.players,
-         "result": result}
+        {
+            "protocol": PROTOCOL,
+            "type": "end",
+            "tournament": ctx.tournament,
+            "match": ctx.match,
+            "game": ctx.game,
+            "options": ctx.options,
+            "seat": seat,
+            "players": ctx.players,
+            "result": result,
+        }
     ).encode()
 
 

@@ -56,12 +56,14 @@ class Target:
         head = ("\r\n".join(lines) + "\r\n").encode("latin-1")
         # h11 tracks our side of the exchange; chunked framing lets one event serve every
         # body length (the bytes h11 would write are never sent: ``head`` is).
-        req = h11.Request(method="POST", target=path.encode(), headers=[("Host", parts.netloc), ("Transfer-Encoding", "chunked")])
+        req = h11.Request(
+            method="POST", target=path.encode(), headers=[("Host", parts.netloc), ("Transfer-Encoding", "chunked")]
+        )
         return cls(host, port, head, req)
 
 
 class _Conn:
-    __slots__ = ("reader", "writer", "parser")
+    __slots__ = ("parser", "reader", "writer")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
@@ -116,8 +118,12 @@ class LeanPool:
             ok = True
             return status, 300 <= status < 400, b"".join(chunks)
         finally:
-            if (ok and conn.parser.our_state is h11.DONE and conn.parser.their_state is h11.DONE
-                    and not conn.parser.trailing_data[0]):
+            if (
+                ok
+                and conn.parser.our_state is h11.DONE
+                and conn.parser.their_state is h11.DONE
+                and not conn.parser.trailing_data[0]
+            ):
                 conn.parser.start_next_cycle()
                 self._release((target.host, target.port), conn)
             else:
@@ -130,7 +136,7 @@ class LeanPool:
         while idle:
             conn = idle.pop()
             # unsolicited bytes while idle (CPython's StreamReader keeps them in _buffer)
-            if conn.reader.at_eof() or conn.writer.is_closing() or getattr(conn.reader, "_buffer", b""):
+            if conn.reader.at_eof() or conn.writer.is_closing() or getattr(conn.reader, "_buffer", None):
                 conn.writer.close()
                 continue
             conn.writer.write(data)
@@ -154,8 +160,8 @@ class LeanPool:
                 event = parser.next_event()
             except h11.RemoteProtocolError as exc:
                 raise TransportError(f"malformed HTTP response: {exc}") from exc
-            if event is not h11.NEED_DATA:
-                return event
+            if event is not h11.NEED_DATA and event is not h11.PAUSED:
+                return event  # type: ignore[return-value]
             try:
                 chunk = await conn.reader.read(_READ)
             except (ConnectionError, OSError) as exc:

@@ -71,9 +71,7 @@ class OptionSpec:
         else:
             ok = isinstance(value, expected)
         if not ok:
-            raise OptionError(
-                self.name, f"expected {expected.__name__}, got {type(value).__name__} {value!r}"
-            )
+            raise OptionError(self.name, f"expected {expected.__name__}, got {type(value).__name__} {value!r}")
         if self.choices is not None and value not in self.choices:
             shown = ", ".join(repr(c) for c in self.choices)
             raise OptionError(self.name, f"{value!r} is not one of {shown}")

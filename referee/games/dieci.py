@@ -199,8 +199,7 @@ class Dieci(Game):
             OptionSpec(
                 "deck",
                 dict(DEFAULT_DECK),
-                "cards per rank, keys 10..1, 0, 00, 000, 0000, jollygatto "
-                "(missing keys keep their default count)",
+                "cards per rank, keys 10..1, 0, 00, 000, 0000, jollygatto (missing keys keep their default count)",
             ),
             OptionSpec("tokens", 3, "tokens per player; out at 0", minimum=1),
             OptionSpec(
@@ -367,9 +366,7 @@ class Dieci(Game):
         inf = state.seq + 1
         key = [inf if state.tokens[s] > 0 else state.elim_seq[s] for s in range(n)]
         scores = [1 + sum(1 for o in range(n) if key[o] > key[s]) for s in range(n)]
-        groups = [
-            [s for s in range(n) if key[s] == k] for k in sorted(set(key), reverse=True)
-        ]
+        groups = [[s for s in range(n) if key[s] == k] for k in sorted(set(key), reverse=True)]
         survivors = [s for s in range(n) if state.tokens[s] > 0]
         details = {
             "manches": state.manche,
@@ -377,9 +374,7 @@ class Dieci(Game):
             "survivors": survivors,
             "draw": len(survivors) > 1,
             "tokens": list(state.tokens),
-            "eliminated_in": [
-                state.elim_manche[s] if state.tokens[s] == 0 else None for s in range(n)
-            ],
+            "eliminated_in": [state.elim_manche[s] if state.tokens[s] == 0 else None for s in range(n)],
             "tokens_lost": {cause: list(state.lost[cause]) for cause in CAUSES},
             "reentries": list(state.reentries),
             "manches_survived": list(state.survived),
@@ -411,9 +406,7 @@ class Dieci(Game):
         if new.phase == RESPOND and new.target != seat:
             fixed.add(new.hand[new.target])  # being asked tells that it is a 6-10
         hidden = [
-            c
-            for s, c in enumerate(new.hand)
-            if s != seat and c != NONE and not new.revealed[s] and c not in fixed
+            c for s, c in enumerate(new.hand) if s != seat and c != NONE and not new.revealed[s] and c not in fixed
         ]
         hidden += new.deck
         hidden = [c for c in hidden if not (seen >> c) & 1]
@@ -445,9 +438,12 @@ class Dieci(Game):
                     bad.append(f"seat {s} holds a card after the match")
             elif (t > 0) != (state.hand[s] != NONE):
                 bad.append(f"seat {s} with {t} tokens holds {'a card' if state.hand[s] != NONE else 'no card'}")
-            if state.phase != OVER and state.revealed[s]:
-                if state.hand[s] == NONE or state.rank[state.hand[s]] > BLOCKER_MAX:
-                    bad.append(f"seat {s} revealed a card that is not a 6-10")
+            if (
+                state.phase != OVER
+                and state.revealed[s]
+                and (state.hand[s] == NONE or state.rank[state.hand[s]] > BLOCKER_MAX)
+            ):
+                bad.append(f"seat {s} revealed a card that is not a 6-10")
         in_game = sum(1 for t in state.tokens if t > 0)
         if state.manche > state.max_manches:
             bad.append(f"manche {state.manche} beyond max_manches {state.max_manches}")
@@ -494,10 +490,7 @@ def _event(state: DieciState, public: dict[str, Any], private: dict[int, dict[st
 
 def _render(events: list[Event], seat: int) -> list[dict[str, Any]]:
     """The events as ``seat`` sees them: public fields plus its own private ones."""
-    return [
-        {**pub, **priv[seat]} if priv is not None and seat in priv else dict(pub)
-        for pub, priv in events
-    ]
+    return [{**pub, **priv[seat]} if priv is not None and seat in priv else dict(pub) for pub, priv in events]
 
 
 def _name(state: DieciState, card: int) -> str:

@@ -192,9 +192,7 @@ class NimmtPlus(Game):
             return ()
         if state.variant == "simple":
             return (state.turn,)
-        return tuple(
-            s for s in range(state.seats) if state.hands[s] and state.pending[s] is None
-        )
+        return tuple(s for s in range(state.seats) if state.hands[s] and state.pending[s] is None)
 
     def view(self, state: NimmtState, seat: int) -> View:
         """What ``seat`` sees: own hand, rows, piles, sizes, totals, this hand's history."""
@@ -217,10 +215,7 @@ class NimmtPlus(Game):
             "hand": list(state.hands[seat]),
             "rows": [list(r) for r in state.rows],
             "hand_sizes": [len(h) for h in state.hands],
-            "points": [
-                {"cards": list(state.piles[s]), "heads": _pile_score(state, s)}
-                for s in range(state.seats)
-            ],
+            "points": [{"cards": list(state.piles[s]), "heads": _pile_score(state, s)} for s in range(state.seats)],
             "totals": list(state.totals),
             "hand_scores": [list(h["scores"]) for h in state.hand_log],
             "history": list(state.history),  # entries are never changed once recorded
@@ -369,16 +364,16 @@ class NimmtPlus(Game):
         for s in range(n):
             if state.pile_heads[s] != sum(HEADS[c] for c in state.piles[s]):
                 bad.append(f"seat {s}: pile heads {state.pile_heads[s]} do not match its cards")
-            p = state.pending[s]
-            if p is not None:
+            pend = state.pending[s]
+            if pend is not None:
                 if state.variant == "simple":
                     bad.append(f"seat {s}: a pending choice in simple")
                 rest = list(state.hands[s])
-                for c in p:
+                for c in pend:
                     if c in rest:
                         rest.remove(c)
                     else:
-                        bad.append(f"seat {s}: pending {p} not in hand")
+                        bad.append(f"seat {s}: pending {pend} not in hand")
                         break
         sums = [sum(h["scores"][s] for h in state.hand_log) for s in range(n)]
         if sums != state.totals:

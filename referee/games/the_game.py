@@ -100,9 +100,26 @@ class TheGameState:
     """Everything about one match of The Game; ``view`` decides what a seat sees."""
 
     __slots__ = (
-        "seats", "options", "rng", "hand_size", "base_minimum", "hands", "deck", "piles",
-        "tops", "active", "turn", "placed", "minimum", "placed_total", "placed_by", "claims",
-        "fire", "over", "end_reason", "turn_log",
+        "active",
+        "base_minimum",
+        "claims",
+        "deck",
+        "end_reason",
+        "fire",
+        "hand_size",
+        "hands",
+        "minimum",
+        "options",
+        "over",
+        "piles",
+        "placed",
+        "placed_by",
+        "placed_total",
+        "rng",
+        "seats",
+        "tops",
+        "turn",
+        "turn_log",
     )
 
     def __init__(self, seats: int, seed: int, options: Mapping[str, Any]) -> None:
@@ -115,8 +132,8 @@ class TheGameState:
         self.rng.shuffle(deck)
         self.hands: list[list[int]] = []
         for _ in range(seats):
-            hand = deck[-self.hand_size:]
-            del deck[-self.hand_size:]
+            hand = deck[-self.hand_size :]
+            del deck[-self.hand_size :]
             self.hands.append(sorted(hand))
         self.deck: list[int] = deck  # the next card drawn is deck[-1]
         self.piles: list[list[int]] = [[] for _ in range(PILES)]
@@ -187,8 +204,7 @@ class TheGame(Game):
             "hand_sizes": [len(h) for h in state.hands],
             "draw_pile": len(state.deck),
             "piles": [
-                {"direction": DIRECTION[p], "top": state.tops[p], "cards": list(state.piles[p])}
-                for p in range(PILES)
+                {"direction": DIRECTION[p], "top": state.tops[p], "cards": list(state.piles[p])} for p in range(PILES)
             ],
             "minimum": state.minimum,
             "placed_this_turn": state.placed,
@@ -230,9 +246,7 @@ class TheGame(Game):
             raise IllegalAction(f"seat {seat} is not to act (seat {state.active} is)")
         if action == END and isinstance(action, str):
             if state.placed < state.minimum:
-                raise IllegalAction(
-                    f"cannot end the turn: {state.placed} of the minimum {state.minimum} placed"
-                )
+                raise IllegalAction(f"cannot end the turn: {state.placed} of the minimum {state.minimum} placed")
             _end_turn(state)
             return state
         card, pile = _parse_placement(action)
@@ -240,9 +254,7 @@ class TheGame(Game):
         if card not in hand:
             raise IllegalAction(f"card {card} is not in the hand")
         if not _fits(card, state.tops[pile], UP[pile]):
-            raise IllegalAction(
-                f"card {card} cannot go on pile {pile} ({DIRECTION[pile]}, top {state.tops[pile]})"
-            )
+            raise IllegalAction(f"card {card} cannot go on pile {pile} ({DIRECTION[pile]}, top {state.tops[pile]})")
         hand.remove(card)
         state.piles[pile].append(card)
         state.tops[pile] = card
@@ -252,9 +264,7 @@ class TheGame(Game):
         if state.fire:
             state.fire = [f for f in state.fire if f["pile"] != pile]
         if state.options["on_fire"] and card in FIRE_CARDS:
-            state.fire.append(
-                {"card": card, "pile": pile, "placed_turn": state.turn, "deadline_turn": state.turn + 1}
-            )
+            state.fire.append({"card": card, "pile": pile, "placed_turn": state.turn, "deadline_turn": state.turn + 1})
         if state.placed_total == TOTAL:
             _log_turn(state)
             _finish(state, "won")
@@ -349,7 +359,7 @@ class TheGame(Game):
             hands = {}
             for s in others:
                 k = len(new.hands[s])
-                hands[s] = sorted(pool[i:i + k])
+                hands[s] = sorted(pool[i : i + k])
                 i += k
             if not new.over and new.active != seat and not _can_go_on(new, hands[new.active]):
                 continue
@@ -396,9 +406,9 @@ class TheGame(Game):
                 bad.append(f"fire card {f['card']} listed but covered")
             if f["deadline_turn"] < state.turn and not state.over:
                 bad.append(f"fire card {f['card']} past its deadline")
-        for s, c in enumerate(state.claims):
-            if c != sorted(set(c)) or any(not 0 <= p < PILES for p in c):
-                bad.append(f"claims of seat {s} malformed: {c}")
+        for s, claim in enumerate(state.claims):
+            if claim != sorted(set(claim)) or any(not 0 <= p < PILES for p in claim):
+                bad.append(f"claims of seat {s} malformed: {claim}")
         if not state.over:
             if not state.hands[state.active]:
                 bad.append("the active seat has an empty hand")
@@ -420,10 +430,7 @@ def _any_placement(hand: list[int], tops: list[int]) -> bool:
     t0, t1, t2, t3 = tops
     lo = t0 if t0 < t1 else t1  # an ascending pile takes anything above its top
     hi = t2 if t2 > t3 else t3  # a descending pile anything below its top
-    for c in hand:
-        if c > lo or c < hi or c == t0 - 10 or c == t1 - 10 or c == t2 + 10 or c == t3 + 10:
-            return True
-    return False
+    return any(c > lo or c < hi or c == t0 - 10 or c == t1 - 10 or c == t2 + 10 or c == t3 + 10 for c in hand)
 
 
 def _has_sequence(hand: list[int], tops: list[int], k: int) -> bool:
@@ -437,7 +444,7 @@ def _has_sequence(hand: list[int], tops: list[int], k: int) -> bool:
             if _fits(c, tops[p], UP[p]):
                 old = tops[p]
                 tops[p] = c
-                ok = _has_sequence(hand[:i] + hand[i + 1:], tops, k - 1)
+                ok = _has_sequence(hand[:i] + hand[i + 1 :], tops, k - 1)
                 tops[p] = old
                 if ok:
                     return True

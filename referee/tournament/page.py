@@ -26,12 +26,13 @@ from .. import __version__
 from ..games.base import Game
 
 # Tableau 10: distinct, print-safe colours; bots take them in standings order.
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
 DASH = "\u2013"  # en dash for ranges
 MINUS_3_SIGMA = "\u03bc\u22123\u03c3"
-H2H_NOTE = (f"Row bot against column bot: how often it finished above (ties count half), with "
-            f"above{DASH}below{DASH}ties over their meetings.")
+H2H_NOTE = (
+    f"Row bot against column bot: how often it finished above (ties count half), with "
+    f"above{DASH}below{DASH}ties over their meetings."
+)
 SEAT_NOTE = "Seats are numbered from 0 as in the journal; over the whole tournament."
 NO_SEAT_BIAS = "Not applicable: in a cooperative game every seat shares its table's score."
 
@@ -107,8 +108,10 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _limits_text(s: Mapping[str, Any]) -> str:
     """The time and fault limits; the optional ones only where they are in force."""
-    text = (f"deadline {s['deadline_ms']} ms per decision; on fault: {s['on_fault']} "
-            f"(max {s['max_faults']} per seat per match)")
+    text = (
+        f"deadline {s['deadline_ms']} ms per decision; on fault: {s['on_fault']} "
+        f"(max {s['max_faults']} per seat per match)"
+    )
     if s.get("time_bank_ms"):
         text += f"; time bank {s['time_bank_ms']} ms per seat per match"
     if s.get("max_fault_rate") is not None and s["max_fault_rate"] < 1:
@@ -120,13 +123,17 @@ def ranking_text(game: Game, doc: Mapping[str, Any]) -> str:
     """How the table is ordered and what its intervals mean."""
     sense = "lower is better" if doc["lower_score_wins"] else "higher is better"
     m = doc["method"]
-    order = (f"Cooperative: every seat shares its table's score; ranked by mean score ({sense}). "
-             if game.info.cooperative else
-             f"Ranked by mean rank in a match (1 is best), then mean score ({sense}), then wins. ")
-    return (order + f"Intervals are 95% bootstrap percentile intervals over {m['deals']} deals "
-            f"({m['resamples']} resamples; the matches of one deal are resampled together); the rank range "
-            f"holds 95% of the leaderboard positions across resamples. Rating: OpenSkill Plackett-Luce, "
-            f"{MINUS_3_SIGMA}. Faults: timeout/error/malformed/illegal over every decision.")
+    order = (
+        f"Cooperative: every seat shares its table's score; ranked by mean score ({sense}). "
+        if game.info.cooperative
+        else f"Ranked by mean rank in a match (1 is best), then mean score ({sense}), then wins. "
+    )
+    return (
+        order + f"Intervals are 95% bootstrap percentile intervals over {m['deals']} deals "
+        f"({m['resamples']} resamples; the matches of one deal are resampled together); the rank range "
+        f"holds 95% of the leaderboard positions across resamples. Rating: OpenSkill Plackett-Luce, "
+        f"{MINUS_3_SIGMA}. Faults: timeout/error/malformed/illegal over every decision."
+    )
 
 
 # The page ----------------------------------------------------------------------------
@@ -140,8 +147,11 @@ def render_page(game: Game, doc: Mapping[str, Any]) -> str:
     unit = "deals" if game.info.cooperative else "matches"
     e = html.escape
     settings = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in settings_lines(game, doc))
-    dq = "".join(f'<p class="dq" data-bot="{e(r["name"])}"><b>DQ</b> {e(r["name"])}: '
-                 f'{e(r["disqualified_note"] or "")}</p>' for r in rows if r["disqualified"])
+    dq = "".join(
+        f'<p class="dq" data-bot="{e(r["name"])}"><b>DQ</b> {e(r["name"])}: {e(r["disqualified_note"] or "")}</p>'
+        for r in rows
+        if r["disqualified"]
+    )
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -151,28 +161,28 @@ def render_page(game: Game, doc: Mapping[str, Any]) -> str:
         "<body><main>",
         f'<header><p class="kicker">Leaderboard</p><h1>{e(doc["tournament"])}</h1>'
         f'<dl class="settings">{settings}</dl></header>',
-        '<section><h2>Standings</h2>',
+        "<section><h2>Standings</h2>",
         _standings_table(game, doc, colours),
         dq,
         f'<p class="note">{e(ranking_text(game, doc))}</p></section>',
-        '<section><h2>Score distribution</h2>',
+        "<section><h2>Score distribution</h2>",
         _score_distribution(doc, colours),
         '<p class="note">Per bot: whiskers from lowest to highest score, box from the first to the third '
-        'quartile, a line at the median; the dark bar is the 95% interval of the mean score and the dot the '
-        'mean.</p></section>',
+        "quartile, a line at the median; the dark bar is the 95% interval of the mean score and the dot the "
+        "mean.</p></section>",
         f'<div class="{"pair" if side_by_side else "stack"}"><section><h2>Head-to-head</h2>',
         _head_to_head(doc, colours),
         f'<p class="note">{H2H_NOTE}</p></section>',
-        f'<section><h2>Rating over {unit}</h2>',
+        f"<section><h2>Rating over {unit}</h2>",
         _rating_history(doc, colours, unit, 540.0 if side_by_side else 1100.0),
         f'<p class="note">OpenSkill Plackett-Luce mean skill \u03bc after each rated '
-        f'{"deal" if game.info.cooperative else "match"}, in fixture order.</p></section></div>',
-        '<section><h2>Seat bias</h2>',
+        f"{'deal' if game.info.cooperative else 'match'}, in fixture order.</p></section></div>",
+        "<section><h2>Seat bias</h2>",
         _seat_bias(doc),
         "</section>",
-        f'<footer>Made by referee {e(__version__)} from <code>matches.jsonl</code>; the same journal always '
-        'gives this page byte for byte. Data: <code>standings.json</code>, <code>standings.csv</code>; '
-        'response times: <code>timings.json</code>.</footer>',
+        f"<footer>Made by referee {e(__version__)} from <code>matches.jsonl</code>; the same journal always "
+        "gives this page byte for byte. Data: <code>standings.json</code>, <code>standings.csv</code>; "
+        "response times: <code>timings.json</code>.</footer>",
         "</main></body></html>",
         "",
     ]
@@ -191,35 +201,59 @@ def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, s
     head += [s.title for s in game.info.stats] + ["Faults t/e/m/i"]
     restarts = any(r["restarts"] for r in rows)  # a column only when a bot was restarted
     head += ["Restarts"] if restarts else []
-    out = ['<div class="scroll"><table id="standings"><thead><tr>',
-           "".join(f"<th>{e(h)}</th>" for h in head), "</tr></thead><tbody>"]
+    out = [
+        '<div class="scroll"><table id="standings"><thead><tr>',
+        "".join(f"<th>{e(h)}</th>" for h in head),
+        "</tr></thead><tbody>",
+    ]
     for r in rows:
         rating = r["rating"]
         attrs = {
-            "bot": r["name"], "rank": r["rank"], "matches": r["matches"], "wins": r["wins"],
-            "mean-rank": r["mean_rank"], "mean-rank-lo": _ci(r["mean_rank_ci"], 0),
-            "mean-rank-hi": _ci(r["mean_rank_ci"], 1), "mean-score": r["mean_score"],
-            "mean-score-lo": _ci(r["mean_score_ci"], 0), "mean-score-hi": _ci(r["mean_score_ci"], 1),
-            "rank-lo": _ci(r["rank_interval"], 0), "rank-hi": _ci(r["rank_interval"], 1),
-            "mu": rating["mu"], "sigma": rating["sigma"], "ordinal": rating["ordinal"],
+            "bot": r["name"],
+            "rank": r["rank"],
+            "matches": r["matches"],
+            "wins": r["wins"],
+            "mean-rank": r["mean_rank"],
+            "mean-rank-lo": _ci(r["mean_rank_ci"], 0),
+            "mean-rank-hi": _ci(r["mean_rank_ci"], 1),
+            "mean-score": r["mean_score"],
+            "mean-score-lo": _ci(r["mean_score_ci"], 0),
+            "mean-score-hi": _ci(r["mean_score_ci"], 1),
+            "rank-lo": _ci(r["rank_interval"], 0),
+            "rank-hi": _ci(r["rank_interval"], 1),
+            "mu": rating["mu"],
+            "sigma": rating["sigma"],
+            "ordinal": rating["ordinal"],
             "disqualified": r["disqualified"],
         }
-        cells = [("rank", str(r["rank"])),
-                 ("bot", f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{e(r["name"])}'),
-                 ("matches", str(r["matches"])), ("wins", e(fmt_wins(r)))]
+        cells = [
+            ("rank", str(r["rank"])),
+            ("bot", f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{e(r["name"])}'),
+            ("matches", str(r["matches"])),
+            ("wins", e(fmt_wins(r))),
+        ]
         if not coop:
             cells.append(("mean-rank", _value_ci(r["mean_rank"], r["mean_rank_ci"])))
-        cells += [("mean-score", _value_ci(r["mean_score"], r["mean_score_ci"])),
-                  ("ci-bar", _ci_bar(r, lo, hi, colours[r["name"]])),
-                  ("rank-range", e(fmt_range(r["rank_interval"]))),
-                  ("rating", f'{fmt(rating["ordinal"])}<small>\u03bc {fmt(rating["mu"])} '
-                             f'\u03c3 {fmt(rating["sigma"])}</small>')]
+        cells += [
+            ("mean-score", _value_ci(r["mean_score"], r["mean_score_ci"])),
+            ("ci-bar", _ci_bar(r, lo, hi, colours[r["name"]])),
+            ("rank-range", e(fmt_range(r["rank_interval"]))),
+            (
+                "rating",
+                f"{fmt(rating['ordinal'])}<small>\u03bc {fmt(rating['mu'])} \u03c3 {fmt(rating['sigma'])}</small>",
+            ),
+        ]
         cells += [(s.key, fmt(r[s.key])) for s in game.info.stats]
         cells.append(("faults", fmt_faults(r["faults"])))
         cells += [("restarts", str(r["restarts"]))] if restarts else []
         cls = ' class="dq-row"' if r["disqualified"] else ""
-        out.append(f"<tr{cls} " + " ".join(f'data-{k}="{_attr(v)}"' for k, v in attrs.items()) + ">"
-                   + "".join(f'<td data-col="{k}">{v}</td>' for k, v in cells) + "</tr>")
+        out.append(
+            f"<tr{cls} "
+            + " ".join(f'data-{k}="{_attr(v)}"' for k, v in attrs.items())
+            + ">"
+            + "".join(f'<td data-col="{k}">{v}</td>' for k, v in cells)
+            + "</tr>"
+        )
     out.append("</tbody></table></div>")
     return "".join(out)
 
@@ -229,7 +263,7 @@ def _value_ci(value: float | None, ci: Sequence[float | None] | None) -> str:
         return ""
     if not ci:
         return fmt(value)
-    return f'{fmt(value)}<small>[{fmt(ci[0])}, {fmt(ci[1])}]</small>'
+    return f"{fmt(value)}<small>[{fmt(ci[0])}, {fmt(ci[1])}]</small>"
 
 
 def _ci_bar(row: Mapping[str, Any], lo: float, hi: float, colour: str) -> str:
@@ -239,10 +273,12 @@ def _ci_bar(row: Mapping[str, Any], lo: float, hi: float, colour: str) -> str:
         return ""
     w, pad = 100.0, 5.0
     x = _scale(lo, hi, pad, w - pad)
-    return (f'<svg class="cibar" width="{w:.0f}" height="14" viewBox="0 0 {w:.0f} 14" aria-hidden="true">'
-            f'<line x1="{pad:.1f}" y1="7" x2="{w - pad:.1f}" y2="7" class="track"/>'
-            f'<line x1="{x(ci[0]):.1f}" y1="7" x2="{x(ci[1]):.1f}" y2="7" stroke="{colour}" stroke-width="4" '
-            f'stroke-linecap="round"/><circle cx="{x(mean):.1f}" cy="7" r="3.5" fill="#1f2933"/></svg>')
+    return (
+        f'<svg class="cibar" width="{w:.0f}" height="14" viewBox="0 0 {w:.0f} 14" aria-hidden="true">'
+        f'<line x1="{pad:.1f}" y1="7" x2="{w - pad:.1f}" y2="7" class="track"/>'
+        f'<line x1="{x(ci[0]):.1f}" y1="7" x2="{x(ci[1]):.1f}" y2="7" stroke="{colour}" stroke-width="4" '
+        f'stroke-linecap="round"/><circle cx="{x(mean):.1f}" cy="7" r="3.5" fill="#1f2933"/></svg>'
+    )
 
 
 def _score_distribution(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
@@ -257,18 +293,26 @@ def _score_distribution(doc: Mapping[str, Any], colours: Mapping[str, str]) -> s
     x = _scale(lo, hi, left, width - right)
     axis_y = top + row_h * max(1, len(rows)) + 4
     sense = "lower is better" if doc["lower_score_wins"] else "higher is better"
-    out = [f'<svg id="score-distribution" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" role="img" '
-           f'aria-label="Score distribution per bot">']
+    out = [
+        f'<svg id="score-distribution" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" role="img" '
+        f'aria-label="Score distribution per bot">'
+    ]
     for t in ticks:
-        out.append(f'<line class="grid" x1="{x(t):.1f}" y1="{top:.1f}" x2="{x(t):.1f}" y2="{axis_y:.1f}"/>'
-                   f'<text class="tick" x="{x(t):.1f}" y="{axis_y + 14:.1f}" text-anchor="middle">{_num(t)}</text>')
-    out.append(f'<text class="axis" x="{(left + width - right) / 2:.1f}" y="{height - 2:.1f}" '
-               f'text-anchor="middle">score per match ({sense})</text>')
+        out.append(
+            f'<line class="grid" x1="{x(t):.1f}" y1="{top:.1f}" x2="{x(t):.1f}" y2="{axis_y:.1f}"/>'
+            f'<text class="tick" x="{x(t):.1f}" y="{axis_y + 14:.1f}" text-anchor="middle">{_num(t)}</text>'
+        )
+    out.append(
+        f'<text class="axis" x="{(left + width - right) / 2:.1f}" y="{height - 2:.1f}" '
+        f'text-anchor="middle">score per match ({sense})</text>'
+    )
     for i, r in enumerate(rows):
         s, c, cy = r["score_summary"], colours[r["name"]], top + row_h * i + row_h / 2
         ci = r["mean_score_ci"] or [r["mean_score"], r["mean_score"]]
-        tip = (f'{r["name"]}: min {_num(s["min"])}, quartiles {_num(s["q1"])} / {_num(s["median"])} / '
-               f'{_num(s["q3"])}, max {_num(s["max"])}; mean {fmt_ci(r["mean_score"], r["mean_score_ci"])}')
+        tip = (
+            f"{r['name']}: min {_num(s['min'])}, quartiles {_num(s['q1'])} / {_num(s['median'])} / "
+            f"{_num(s['q3'])}, max {_num(s['max'])}; mean {fmt_ci(r['mean_score'], r['mean_score_ci'])}"
+        )
         out.append(
             f'<g class="dist" data-bot="{e(r["name"])}"><title>{e(tip)}</title>'
             f'<text class="label" x="{left - 10:.1f}" y="{cy + 4:.1f}" text-anchor="end">{e(r["name"])}</text>'
@@ -280,7 +324,8 @@ def _score_distribution(doc: Mapping[str, Any], colours: Mapping[str, str]) -> s
             f'<line x1="{x(s["median"]):.1f}" y1="{cy - 10:.1f}" x2="{x(s["median"]):.1f}" y2="{cy + 10:.1f}" '
             f'stroke="{c}" stroke-width="2.5"/>'
             f'<line class="meanci" x1="{x(ci[0]):.1f}" y1="{cy:.1f}" x2="{x(ci[1]):.1f}" y2="{cy:.1f}"/>'
-            f'<circle cx="{x(r["mean_score"]):.1f}" cy="{cy:.1f}" r="3.5" class="mean"/></g>')
+            f'<circle cx="{x(r["mean_score"]):.1f}" cy="{cy:.1f}" r="3.5" class="mean"/></g>'
+        )
     out.append("</svg>")
     return "".join(out)
 
@@ -290,8 +335,10 @@ def _head_to_head(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
     names = [r["name"] for r in doc["standings"]]
     pairs = {(p["bot"], p["opponent"]): p for p in doc["head_to_head"]}
     out = ['<div class="scroll"><table id="head-to-head" class="heat"><thead><tr><th></th>']
-    out += [f'<th class="opp" title="{e(n)}"><span class="swatch" style="background:{colours[n]}"></span>'
-            f'{e(n)}</th>' for n in names]
+    out += [
+        f'<th class="opp" title="{e(n)}"><span class="swatch" style="background:{colours[n]}"></span>{e(n)}</th>'
+        for n in names
+    ]
     out.append("</tr></thead><tbody>")
     for a in names:
         out.append(f'<tr><th class="me"><span class="swatch" style="background:{colours[a]}"></span>{e(a)}</th>')
@@ -301,14 +348,22 @@ def _head_to_head(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
                 continue
             p = pairs[(a, b)]
             share = p["share"]
-            tip = (f'{a} above {b} in {p["above"]} of {p["meetings"]} meetings '
-                   f'({p["below"]} below, {p["ties"]} ties)')
+            tip = f"{a} above {b} in {p['above']} of {p['meetings']} meetings ({p['below']} below, {p['ties']} ties)"
             style = f' style="background:{_heat(share)}"' if share is not None else ""
-            text = (f'{share:.0%}<small>{p["above"]}{DASH}{p["below"]}'
-                    + (f'{DASH}{p["ties"]}' if p["ties"] else "") + "</small>") if share is not None else DASH
-            out.append(f'<td class="h2h" data-bot="{e(a)}" data-opponent="{e(b)}" data-share="{_attr(share)}" '
-                       f'data-meetings="{p["meetings"]}" data-above="{p["above"]}" data-below="{p["below"]}" '
-                       f'data-ties="{p["ties"]}" title="{e(tip)}"{style}>{text}</td>')
+            text = (
+                (
+                    f"{share:.0%}<small>{p['above']}{DASH}{p['below']}"
+                    + (f"{DASH}{p['ties']}" if p["ties"] else "")
+                    + "</small>"
+                )
+                if share is not None
+                else DASH
+            )
+            out.append(
+                f'<td class="h2h" data-bot="{e(a)}" data-opponent="{e(b)}" data-share="{_attr(share)}" '
+                f'data-meetings="{p["meetings"]}" data-above="{p["above"]}" data-below="{p["below"]}" '
+                f'data-ties="{p["ties"]}" title="{e(tip)}"{style}>{text}</td>'
+            )
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
@@ -328,29 +383,41 @@ def _rating_history(doc: Mapping[str, Any], colours: Mapping[str, str], unit: st
     xt = [t for t in _ticks(0, last, 6) if 0 <= t <= last]
     x = _scale(0, last, left, width - right)
     y = _scale(lo, hi, height - bottom, top)
-    out = [f'<svg id="rating-history" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" role="img" '
-           f'aria-label="Rating mu over {unit}">']
+    out = [
+        f'<svg id="rating-history" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" role="img" '
+        f'aria-label="Rating mu over {unit}">'
+    ]
     for t in yt:
-        out.append(f'<line class="grid" x1="{left:.1f}" y1="{y(t):.1f}" x2="{width - right:.1f}" y2="{y(t):.1f}"/>'
-                   f'<text class="tick" x="{left - 6:.1f}" y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+        out.append(
+            f'<line class="grid" x1="{left:.1f}" y1="{y(t):.1f}" x2="{width - right:.1f}" y2="{y(t):.1f}"/>'
+            f'<text class="tick" x="{left - 6:.1f}" y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>'
+        )
     for t in xt:
-        out.append(f'<text class="tick" x="{x(t):.1f}" y="{height - bottom + 16:.1f}" '
-                   f'text-anchor="middle">{_num(t)}</text>')
-    out.append(f'<line class="axisline" x1="{left:.1f}" y1="{height - bottom:.1f}" x2="{width - right:.1f}" '
-               f'y2="{height - bottom:.1f}"/>')
-    out.append(f'<text class="axis" x="{(left + width - right) / 2:.1f}" y="{height - 6:.1f}" '
-               f'text-anchor="middle">rated {unit}</text>')
+        out.append(
+            f'<text class="tick" x="{x(t):.1f}" y="{height - bottom + 16:.1f}" text-anchor="middle">{_num(t)}</text>'
+        )
+    out.append(
+        f'<line class="axisline" x1="{left:.1f}" y1="{height - bottom:.1f}" x2="{width - right:.1f}" '
+        f'y2="{height - bottom:.1f}"/>'
+    )
+    out.append(
+        f'<text class="axis" x="{(left + width - right) / 2:.1f}" y="{height - 6:.1f}" '
+        f'text-anchor="middle">rated {unit}</text>'
+    )
     ends: list[tuple[float, str]] = []
     for n in reversed(names):  # the leader is drawn last, on top
         mus = hist["mu"][n]
         points = " ".join(f"{x(s):.1f},{y(m):.1f}" for s, m in zip(steps, mus))
-        out.append(f'<polyline class="series" data-bot="{e(n)}" points="{points}" stroke="{colours[n]}">'
-                   f'<title>{e(n)}: \u03bc {fmt(mus[-1]) if mus else ""}</title></polyline>')
+        out.append(
+            f'<polyline class="series" data-bot="{e(n)}" points="{points}" stroke="{colours[n]}">'
+            f"<title>{e(n)}: \u03bc {fmt(mus[-1]) if mus else ''}</title></polyline>"
+        )
         if mus:
             ends.append((y(mus[-1]), n))
     for label_y, n in _spread(ends, 13.0, top + 4, height - bottom):
-        out.append(f'<text class="label" x="{width - right + 8:.1f}" y="{label_y + 4:.1f}" '
-                   f'fill="{colours[n]}">{e(n)}</text>')
+        out.append(
+            f'<text class="label" x="{width - right + 8:.1f}" y="{label_y + 4:.1f}" fill="{colours[n]}">{e(n)}</text>'
+        )
     out.append("</svg>")
     return "".join(out)
 
@@ -361,11 +428,14 @@ def _seat_bias(doc: Mapping[str, Any]) -> str:
     head = "".join(f"<th>{h}</th>" for h in ("Seat", "Matches", "Mean score [95% CI]", "Mean rank [95% CI]"))
     body = "".join(
         f'<tr data-seat="{s["seat"]}"><td>{s["seat"]}</td><td>{s["matches"]}</td>'
-        f'<td>{_value_ci(s["mean_score"], s["mean_score_ci"])}</td>'
-        f'<td>{_value_ci(s["mean_rank"], s["mean_rank_ci"])}</td></tr>'
-        for s in doc["seat_bias"])
-    return (f'<table id="seat-bias" class="narrow"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-            f'<p class="note">{SEAT_NOTE}</p>')
+        f"<td>{_value_ci(s['mean_score'], s['mean_score_ci'])}</td>"
+        f"<td>{_value_ci(s['mean_rank'], s['mean_rank_ci'])}</td></tr>"
+        for s in doc["seat_bias"]
+    )
+    return (
+        f'<table id="seat-bias" class="narrow"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        f'<p class="note">{SEAT_NOTE}</p>'
+    )
 
 
 def _spread(items: list[tuple[float, str]], gap: float, lo: float, hi: float) -> list[tuple[float, str]]:
@@ -388,7 +458,7 @@ def _ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
     start = math.floor(lo / step) * step
-    n = int(math.ceil((hi - start) / step - 1e-9))
+    n = math.ceil((hi - start) / step - 1e-9)
     return [round(start + i * step, 10) for i in range(n + 1)]
 
 

@@ -59,16 +59,39 @@ from .. import __version__
 from ..errors import JournalError, RefereeError
 from ..games import get_game
 from ..games.base import Game
-from ..match import MatchRecord
-from .page import (H2H_NOTE, MINUS_3_SIGMA, NO_SEAT_BIAS, SEAT_NOTE, fmt, fmt_ci, fmt_faults, fmt_pair, fmt_range,
-                   fmt_wins, ranking_text, render_page, settings_lines)
+from ..record import MatchRecord
+from .page import (
+    H2H_NOTE,
+    MINUS_3_SIGMA,
+    NO_SEAT_BIAS,
+    SEAT_NOTE,
+    fmt,
+    fmt_ci,
+    fmt_faults,
+    fmt_pair,
+    fmt_range,
+    fmt_wins,
+    ranking_text,
+    render_page,
+    settings_lines,
+)
 from .runner import JOURNAL, parse_journal
 from .standings import compute_standings, compute_timings
 from .verdicts import DEFAULT_RESAMPLES, analyse
 
 TOURNAMENT_FILE = "tournament.json"
-_NEEDED_SETTINGS = ("name", "game", "seed", "format", "players", "bots", "options", "deadline_ms", "on_fault",
-                    "max_faults")
+_NEEDED_SETTINGS = (
+    "name",
+    "game",
+    "seed",
+    "format",
+    "players",
+    "bots",
+    "options",
+    "deadline_ms",
+    "on_fault",
+    "max_faults",
+)
 FORMATS: dict[str, tuple[str, ...]] = {
     "md": ("README.md",),
     "html": ("index.html",),
@@ -92,7 +115,8 @@ class Leaderboard:
 
 def tournament_document(settings: Mapping[str, Any], scheduled: int) -> dict[str, Any]:
     """The content of ``tournament.json``, JSON-normalised so that reading it back gives it again."""
-    return json.loads(json.dumps({"settings": dict(settings), "scheduled": scheduled}))
+    doc: dict[str, Any] = json.loads(json.dumps({"settings": dict(settings), "scheduled": scheduled}))
+    return doc
 
 
 def write_tournament_file(out: Path, settings: Mapping[str, Any], scheduled: int) -> Path:
@@ -117,10 +141,15 @@ def load_output_dir(out: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     except ValueError as exc:
         raise LeaderboardError(f"{tfile}: not JSON ({exc})") from exc
     settings = tournament.get("settings") if isinstance(tournament, dict) else None
-    if not isinstance(settings, dict) or "scheduled" not in tournament or \
-            any(k not in settings for k in _NEEDED_SETTINGS):
-        raise LeaderboardError(f"{tfile}: not a tournament file written by referee run "
-                               f"(it needs scheduled and settings with {', '.join(_NEEDED_SETTINGS)})")
+    if (
+        not isinstance(settings, dict)
+        or "scheduled" not in tournament
+        or any(k not in settings for k in _NEEDED_SETTINGS)
+    ):
+        raise LeaderboardError(
+            f"{tfile}: not a tournament file written by referee run "
+            f"(it needs scheduled and settings with {', '.join(_NEEDED_SETTINGS)})"
+        )
     return tournament, read_records(journal)
 
 
@@ -133,8 +162,9 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         raise LeaderboardError(str(exc)) from exc
 
 
-def build_leaderboard(tournament: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
-                      resamples: int = DEFAULT_RESAMPLES) -> Leaderboard:
+def build_leaderboard(
+    tournament: Mapping[str, Any], records: Iterable[Mapping[str, Any]], resamples: int = DEFAULT_RESAMPLES
+) -> Leaderboard:
     """Standings, verdicts and timings of the journal ``records`` (any order)."""
     settings = tournament["settings"]
     try:
@@ -157,8 +187,10 @@ def build_leaderboard(tournament: Mapping[str, Any], records: Iterable[Mapping[s
         "standings": [_row(r, verdicts.bots[r["name"]]) for r in rows],
         "head_to_head": sorted(verdicts.head_to_head, key=lambda p: (order[p["bot"]], order[p["opponent"]])),
         "seat_bias": verdicts.seat_bias,
-        "rating_history": {**verdicts.rating_history,
-                           "mu": {r["name"]: verdicts.rating_history["mu"][r["name"]] for r in rows}},
+        "rating_history": {
+            **verdicts.rating_history,
+            "mu": {r["name"]: verdicts.rating_history["mu"][r["name"]] for r in rows},
+        },
     }
     return Leaderboard(game, doc, {"tournament": settings["name"], **compute_timings(names, recs)})
 
@@ -194,8 +226,12 @@ def render_markdown(board: Leaderboard) -> str:
         lines.append(NO_SEAT_BIAS)
     else:
         lines += [_seat_table(doc), "", SEAT_NOTE]
-    lines += ["", f"Made by referee {__version__}; the per-match record is in `matches.jsonl`, response times "
-              "in `timings.json`, the page in `index.html`.", ""]
+    lines += [
+        "",
+        f"Made by referee {__version__}; the per-match record is in `matches.jsonl`, response times "
+        "in `timings.json`, the page in `index.html`.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -212,8 +248,11 @@ def table_rows(game: Game, doc: Mapping[str, Any], stats: bool = True) -> tuple[
     for r in rows:
         line = [str(r["rank"]), r["name"], str(r["matches"]), fmt_wins(r)]
         line += [] if coop else [fmt_ci(r["mean_rank"], r["mean_rank_ci"])]
-        line += [fmt_ci(r["mean_score"], r["mean_score_ci"]), fmt_range(r["rank_interval"]),
-                 fmt(r["rating"]["ordinal"])]
+        line += [
+            fmt_ci(r["mean_score"], r["mean_score_ci"]),
+            fmt_range(r["rank_interval"]),
+            fmt(r["rating"]["ordinal"]),
+        ]
         line += [fmt(r[s.key]) for s in specs] + [fmt_faults(r["faults"])] + ([str(r["restarts"])] if restarts else [])
         out.append(line)
     return headers, out
@@ -222,7 +261,7 @@ def table_rows(game: Game, doc: Mapping[str, Any], stats: bool = True) -> tuple[
 def render_table(game: Game, doc: Mapping[str, Any], tablefmt: str = "github") -> str:
     """The standings as text in a tabulate format ("github" for Markdown)."""
     headers, body = table_rows(game, doc)
-    return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+    return _tab(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
 def render_console(board: Leaderboard) -> str:
@@ -231,27 +270,79 @@ def render_console(board: Leaderboard) -> str:
     timing = board.timings["bots"]
     for row, r in zip(body, board.document["standings"]):
         row += [fmt(timing[r["name"]]["p50_ms"], 1), fmt(timing[r["name"]]["p99_ms"], 1)]
-    return tabulate(body, headers=headers + ["p50 ms", "p99 ms"], tablefmt="simple", disable_numparse=True)
+    return _tab(body, headers=headers + ["p50 ms", "p99 ms"], tablefmt="simple", disable_numparse=True)
 
 
 def render_csv(board: Leaderboard) -> str:
     """The content of ``standings.csv``: one row per bot, flat columns."""
     stats = [s.key for s in board.game.info.stats]
-    header = ["rank", "name", "matches", "wins", "win_rate", "mean_rank", "mean_rank_lo", "mean_rank_hi",
-              "mean_score", "mean_score_lo", "mean_score_hi", "rank_lo", "rank_hi", "mu", "sigma", "ordinal",
-              *stats, "faults_timeout", "faults_error", "faults_malformed", "faults_illegal", "faults_total",
-              "notice_faults", "forfeits", "decisions", "restarts", "disqualified", "disqualified_note"]
+    header = [
+        "rank",
+        "name",
+        "matches",
+        "wins",
+        "win_rate",
+        "mean_rank",
+        "mean_rank_lo",
+        "mean_rank_hi",
+        "mean_score",
+        "mean_score_lo",
+        "mean_score_hi",
+        "rank_lo",
+        "rank_hi",
+        "mu",
+        "sigma",
+        "ordinal",
+        *stats,
+        "faults_timeout",
+        "faults_error",
+        "faults_malformed",
+        "faults_illegal",
+        "faults_total",
+        "notice_faults",
+        "forfeits",
+        "decisions",
+        "restarts",
+        "disqualified",
+        "disqualified_note",
+    ]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
     for r in board.document["standings"]:
         f, rating = r["faults"], r["rating"]
-        writer.writerow([_cell(v) for v in (
-            r["rank"], r["name"], r["matches"], r["wins"], r["win_rate"], r["mean_rank"], *_pair(r["mean_rank_ci"]),
-            r["mean_score"], *_pair(r["mean_score_ci"]), *_pair(r["rank_interval"]), rating["mu"], rating["sigma"],
-            rating["ordinal"], *(r[k] for k in stats), f["timeout"], f["error"], f["malformed"], f["illegal"],
-            f["total"], r["notice_faults"], r["forfeits"], r["decisions"], r["restarts"],
-            r["disqualified"], r["disqualified_note"])])
+        writer.writerow(
+            [
+                _cell(v)
+                for v in (
+                    r["rank"],
+                    r["name"],
+                    r["matches"],
+                    r["wins"],
+                    r["win_rate"],
+                    r["mean_rank"],
+                    *_pair(r["mean_rank_ci"]),
+                    r["mean_score"],
+                    *_pair(r["mean_score_ci"]),
+                    *_pair(r["rank_interval"]),
+                    rating["mu"],
+                    rating["sigma"],
+                    rating["ordinal"],
+                    *(r[k] for k in stats),
+                    f["timeout"],
+                    f["error"],
+                    f["malformed"],
+                    f["illegal"],
+                    f["total"],
+                    r["notice_faults"],
+                    r["forfeits"],
+                    r["decisions"],
+                    r["restarts"],
+                    r["disqualified"],
+                    r["disqualified_note"],
+                )
+            ]
+        )
     return buf.getvalue()
 
 
@@ -262,7 +353,9 @@ def _records(records: Iterable[Mapping[str, Any]], names: Sequence[str]) -> list
     for d in records:
         unknown = set(d.get("bots", [])) - known
         if unknown:
-            raise LeaderboardError(f"match {d.get('id')!r} has bots {sorted(unknown)} that are not in {TOURNAMENT_FILE}")
+            raise LeaderboardError(
+                f"match {d.get('id')!r} has bots {sorted(unknown)} that are not in {TOURNAMENT_FILE}"
+            )
         by_index[d["index"]] = d
     try:
         return [MatchRecord.from_json(by_index[i]) for i in sorted(by_index)]
@@ -288,14 +381,25 @@ def _h2h_table(doc: Mapping[str, Any]) -> str:
     names = [r["name"] for r in doc["standings"]]
     pairs = {(p["bot"], p["opponent"]): p for p in doc["head_to_head"]}
     body = [[a] + ["" if a == b else fmt_pair(pairs[(a, b)]) for b in names] for a in names]
-    return tabulate(body, headers=["vs"] + names, tablefmt="github", disable_numparse=True)
+    return _tab(body, headers=["vs"] + names, tablefmt="github", disable_numparse=True)
 
 
 def _seat_table(doc: Mapping[str, Any]) -> str:
-    body = [[str(s["seat"]), str(s["matches"]), fmt_ci(s["mean_score"], s["mean_score_ci"]),
-             fmt_ci(s["mean_rank"], s["mean_rank_ci"])] for s in doc["seat_bias"]]
-    return tabulate(body, headers=["Seat", "Matches", "Mean score [95% CI]", "Mean rank [95% CI]"],
-                    tablefmt="github", disable_numparse=True)
+    body = [
+        [
+            str(s["seat"]),
+            str(s["matches"]),
+            fmt_ci(s["mean_score"], s["mean_score_ci"]),
+            fmt_ci(s["mean_rank"], s["mean_rank_ci"]),
+        ]
+        for s in doc["seat_bias"]
+    ]
+    return _tab(
+        body,
+        headers=["Seat", "Matches", "Mean score [95% CI]", "Mean rank [95% CI]"],
+        tablefmt="github",
+        disable_numparse=True,
+    )
 
 
 def _pair(interval: Sequence[Any] | None) -> tuple[Any, Any]:
@@ -318,3 +422,8 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _tab(*args: Any, **kwargs: Any) -> str:
+    """tabulate, typed."""
+    return str(tabulate(*args, **kwargs))

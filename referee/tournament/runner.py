@@ -88,7 +88,9 @@ class BotPool:
         cfg, lim = self.config, self.config.limits
         for b in cfg.bots:
             if b.managed:
-                mb = ManagedBot(b, self.log_dir, max_restarts=lim.max_restarts, restart_backoff_ms=lim.restart_backoff_ms)
+                mb = ManagedBot(
+                    b, self.log_dir, max_restarts=lim.max_restarts, restart_backoff_ms=lim.restart_backoff_ms
+                )
                 self.managed[b.name] = mb
                 mb.start()
         self.endpoints = [
@@ -96,10 +98,17 @@ class BotPool:
         ]
         self.runtimes = [
             BotRuntime(
-                ep, max_concurrent=b.max_concurrent or lim.max_concurrent, max_fault_rate=lim.max_fault_rate,
-                min_decisions=lim.fault_rate_min_decisions, managed=self.managed.get(b.name),
-                revive_args=ReviveArgs(protocol.hello(cfg.name, cfg.game, dict(cfg.options), b.name),
-                                       lim.startup_ms, lim.deadline_ms, lim.max_response_bytes),
+                ep,
+                max_concurrent=b.max_concurrent or lim.max_concurrent,
+                max_fault_rate=lim.max_fault_rate,
+                min_decisions=lim.fault_rate_min_decisions,
+                managed=self.managed.get(b.name),
+                revive_args=ReviveArgs(
+                    protocol.hello(cfg.name, cfg.game, dict(cfg.options), b.name),
+                    lim.startup_ms,
+                    lim.deadline_ms,
+                    lim.max_response_bytes,
+                ),
             )
             for b, ep in zip(cfg.bots, self.endpoints)
         ]
@@ -118,7 +127,9 @@ class BotPool:
         async with http.new_client(1) as client:
             ex = await http.post(client, ep, body, max(lim.deadline_ms, 2000), lim.max_response_bytes)
         if ex.fault is not None:
-            return BotStatus(name, ep.url, False, False, f"bot {name!r} at {ep.url} did not answer hello: {ex.detail}", ex.latency_ms)
+            return BotStatus(
+                name, ep.url, False, False, f"bot {name!r} at {ep.url} did not answer hello: {ex.detail}", ex.latency_ms
+            )
         return BotStatus(name, ep.url, False, True, f"answered hello (HTTP {ex.status})", ex.latency_ms)
 
 
@@ -143,9 +154,11 @@ def parse_journal(path: Path) -> tuple[list[dict[str, Any]], int]:
             continue
         try:
             records.append(json.loads(line))
-        except ValueError:
+        except ValueError as exc:
             if data[pos:].strip():
-                raise JournalError(f"{path}: line {number} is not JSON and is not the last line; the journal is damaged")
+                raise JournalError(
+                    f"{path}: line {number} is not JSON and is not the last line; the journal is damaged"
+                ) from exc
             return records, nl - len(line)  # a damaged last line: torn too
     return records, pos
 
@@ -162,7 +175,7 @@ def read_journal(path: Path, fixtures: list[Fixture], bot_names: list[str], repa
     records: dict[int, dict[str, Any]] = {}
     by_id = {f.id: f for f in fixtures}
     for rec in lines:
-        f = by_id.get(rec.get("id")) if isinstance(rec, dict) else None
+        f = by_id.get(str(rec.get("id"))) if isinstance(rec, dict) else None
         if f is None or rec.get("seed") != f.seed or rec.get("bots") != [bot_names[b] for b in f.seats]:
             raise JournalError(
                 f"{path}: match {rec.get('id') if isinstance(rec, dict) else rec!r} does not belong to this "
@@ -236,13 +249,20 @@ async def _play_all(config, game, todo, runtimes, pacer, fh, progress, started, 
     max_conn = config.players + 2
 
     async def one(f: Fixture) -> None:
-        async with sem:
-            async with http.new_client(max_conn) as client:
-                rec = await play_match(
-                    game, config.options, tournament=config.name, match_id=f.id, index=f.index,
-                    seed=f.seed, seats=[runtimes[b].endpoint for b in f.seats], client=client,
-                    limits=config.limits, runtimes=[runtimes[b] for b in f.seats], pacer=pacer,
-                )
+        async with sem, http.new_client(max_conn) as client:
+            rec = await play_match(
+                game,
+                config.options,
+                tournament=config.name,
+                match_id=f.id,
+                index=f.index,
+                seed=f.seed,
+                seats=[runtimes[b].endpoint for b in f.seats],
+                client=client,
+                limits=config.limits,
+                runtimes=[runtimes[b] for b in f.seats],
+                pacer=pacer,
+            )
         line = rec.to_json()
         if f.deal is not None:
             line["deal"] = f.deal

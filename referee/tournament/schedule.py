@@ -83,6 +83,7 @@ def schedule(config: TournamentConfig) -> list[Fixture]:
         for i, (t, d) in enumerate(zip(tables, deals))
     ]
 
+
 def _rotations(tables: list[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int | None]]:
     """Every table as a deal played once per seat rotation (deal d = table d)."""
     out: list[tuple[int, ...]] = []

@@ -31,9 +31,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..bots.http import FAULT_KINDS
 from ..games.base import Game
-from ..match import MatchRecord
+from ..record import FAULT_KINDS, MatchRecord
 
 DQ = "DQ"  # the rank shown for a disqualified bot
 
@@ -83,8 +82,17 @@ def disqualifications(records: Iterable[MatchRecord]) -> dict[str, str]:
     return notes
 
 
-def order_key(matches: int, mean_rank: float | None, mean_score: float | None, wins: int, name: str, *,
-              lower: bool, coop: bool, disqualified: bool) -> tuple[Any, ...]:
+def order_key(
+    matches: int,
+    mean_rank: float | None,
+    mean_score: float | None,
+    wins: int,
+    name: str,
+    *,
+    lower: bool,
+    coop: bool,
+    disqualified: bool,
+) -> tuple[Any, ...]:
     """The sort key of a leaderboard row; rows whose first three items are equal share a rank.
 
     Played bots come first, then bots without a match, then disqualified bots.
@@ -103,8 +111,17 @@ def compute_standings(game: Game, bot_names: Sequence[str], records: Sequence[Ma
     lower = records[0].lower_is_better if records else False
     coop = game.info.cooperative
     per: dict[str, dict[str, Any]] = {
-        n: {"scores": [], "ranks": [], "wins": 0, "faults": dict.fromkeys(FAULT_KINDS, 0), "phase_faults": 0,
-            "decisions": 0, "stats": {s.key: [] for s in game.info.stats}, "forfeits": 0, "restarts": 0}
+        n: {
+            "scores": [],
+            "ranks": [],
+            "wins": 0,
+            "faults": dict.fromkeys(FAULT_KINDS, 0),
+            "phase_faults": 0,
+            "decisions": 0,
+            "stats": {s.key: [] for s in game.info.stats},
+            "forfeits": 0,
+            "restarts": 0,
+        }
         for n in bot_names
     }
     for rec in sorted(records, key=lambda r: r.index):
@@ -118,9 +135,9 @@ def compute_standings(game: Game, bot_names: Sequence[str], records: Sequence[Ma
             p["scores"].append(c.score)
             p["ranks"].append(c.rank)
             p["wins"] += c.win
-            for key, values in p["stats"].items():
-                if key in rec.stats[c.seat]:
-                    values.append(rec.stats[c.seat][key])
+            for stat, values in p["stats"].items():
+                if stat in rec.stats[c.seat]:
+                    values.append(rec.stats[c.seat][stat])
         for fault in rec.faults:
             p = per[rec.bots[fault["seat"]]]
             if fault["phase"] == "act":
@@ -154,8 +171,16 @@ def compute_standings(game: Game, bot_names: Sequence[str], records: Sequence[Ma
         rows.append(row)
 
     def key(row: dict[str, Any]) -> tuple[Any, ...]:
-        return order_key(row["matches"], row["mean_rank"], row["mean_score"], row["wins"], row["name"],
-                         lower=lower, coop=coop, disqualified=row["disqualified"])
+        return order_key(
+            row["matches"],
+            row["mean_rank"],
+            row["mean_score"],
+            row["wins"],
+            row["name"],
+            lower=lower,
+            coop=coop,
+            disqualified=row["disqualified"],
+        )
 
     rows.sort(key=key)
     for i, row in enumerate(rows):
@@ -178,12 +203,21 @@ def compute_timings(bot_names: Sequence[str], records: Sequence[MatchRecord]) ->
     bots = {}
     for name in bot_names:
         values = sorted(lat[name])
-        bots[name] = {"decisions": len(values), "p50_ms": rnd(percentile(values, 50)),
-                      "p90_ms": rnd(percentile(values, 90)), "p99_ms": rnd(percentile(values, 99)),
-                      "max_ms": rnd(values[-1]) if values else None, "voided": voided[name]}
+        bots[name] = {
+            "decisions": len(values),
+            "p50_ms": rnd(percentile(values, 50)),
+            "p90_ms": rnd(percentile(values, 90)),
+            "p99_ms": rnd(percentile(values, 99)),
+            "max_ms": rnd(values[-1]) if values else None,
+            "voided": voided[name],
+        }
     total = math.fsum(rec.duration_s for rec in sorted(records, key=lambda r: r.index))
-    return {"matches": len(records), "match_seconds": rnd(total), "voided": sum(rec.voided for rec in records),
-            "bots": bots}
+    return {
+        "matches": len(records),
+        "match_seconds": rnd(total),
+        "voided": sum(rec.voided for rec in records),
+        "bots": bots,
+    }
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float | None:

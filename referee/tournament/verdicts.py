@@ -46,7 +46,7 @@ from typing import Any
 from openskill.models import PlackettLuce
 
 from ..games.base import Game, ranks_from_scores
-from ..match import MatchRecord
+from ..record import MatchRecord
 from .standings import credits, disqualifications, order_key, percentile, rnd
 
 DEFAULT_RESAMPLES = 2000
@@ -69,8 +69,9 @@ class Verdicts:
     method: dict[str, Any]
 
 
-def analyse(game: Game, bot_names: Sequence[str], records: Sequence[MatchRecord], seed: int,
-            resamples: int = DEFAULT_RESAMPLES) -> Verdicts:
+def analyse(
+    game: Game, bot_names: Sequence[str], records: Sequence[MatchRecord], seed: int, resamples: int = DEFAULT_RESAMPLES
+) -> Verdicts:
     """Intervals, rank intervals, ratings, head-to-head and seat bias of a journal."""
     recs = sorted(records, key=lambda r: r.index)
     coop = game.info.cooperative
@@ -104,10 +105,16 @@ def analyse(game: Game, bot_names: Sequence[str], records: Sequence[MatchRecord]
         head_to_head=head_to_head(games, bot_names),
         seat_bias=None if coop else _seat_bias(seat_cols, sums),
         rating_history=history,
-        method={"unit": "deal", "deals": len(deals), "resamples": resamples, "confidence": CONFIDENCE,
-                "interval": "bootstrap percentile", "rng": "random.Random seeded from sha256 of the tournament seed",
-                "rating": "OpenSkill Plackett-Luce (mu 25, sigma 25/3), ordinal = mu - 3 sigma",
-                "rating_games": len(games)},
+        method={
+            "unit": "deal",
+            "deals": len(deals),
+            "resamples": resamples,
+            "confidence": CONFIDENCE,
+            "interval": "bootstrap percentile",
+            "rng": "random.Random seeded from sha256 of the tournament seed",
+            "rating": "OpenSkill Plackett-Luce (mu 25, sigma 25/3), ordinal = mu - 3 sigma",
+            "rating_games": len(games),
+        },
     )
 
 
@@ -151,8 +158,9 @@ def seat_columns(deals: Sequence[Sequence[MatchRecord]]) -> dict[int, Columns]:
     return cols
 
 
-def resample_sums(columns: Mapping[Key, Columns], n_deals: int, resamples: int,
-                  rng: random.Random) -> dict[Key, list[Sums]]:
+def resample_sums(
+    columns: Mapping[Key, Columns], n_deals: int, resamples: int, rng: random.Random
+) -> dict[Key, list[Sums]]:
     """For each resample of the deals, every entity's column sums over the drawn deals."""
     out: dict[Key, list[Sums]] = {k: [] for k in columns}
     population = range(n_deals)
@@ -183,7 +191,9 @@ def contests(deals: Sequence[Sequence[MatchRecord]], coop: bool, lower: bool) ->
     return [g for g in games if len(g) >= 2]
 
 
-def rate(games: Sequence[Mapping[str, int]], bot_names: Sequence[str]) -> tuple[dict[str, dict[str, float | None]], dict[str, Any]]:
+def rate(
+    games: Sequence[Mapping[str, int]], bot_names: Sequence[str]
+) -> tuple[dict[str, dict[str, float | None]], dict[str, Any]]:
     """OpenSkill Plackett-Luce ratings after ``games`` and the (thinned) history of mu."""
     model = PlackettLuce()
     ratings = {n: model.rating() for n in bot_names}
@@ -195,9 +205,14 @@ def rate(games: Sequence[Mapping[str, int]], bot_names: Sequence[str]) -> tuple[
             ratings[name] = team[0]
         snapshots.append([ratings[n].mu for n in bot_names])
     steps = _thin(len(snapshots))
-    history = {"games": len(games), "step": steps,
-               "mu": {n: [rnd(snapshots[s][i]) for s in steps] for i, n in enumerate(bot_names)}}
-    final = {n: {"mu": rnd(r.mu), "sigma": rnd(r.sigma), "ordinal": rnd(r.mu - 3 * r.sigma)} for n, r in ratings.items()}
+    history = {
+        "games": len(games),
+        "step": steps,
+        "mu": {n: [rnd(snapshots[s][i]) for s in steps] for i, n in enumerate(bot_names)},
+    }
+    final = {
+        n: {"mu": rnd(r.mu), "sigma": rnd(r.sigma), "ordinal": rnd(r.mu - 3 * r.sigma)} for n, r in ratings.items()
+    }
     return final, history
 
 
@@ -211,13 +226,23 @@ def head_to_head(games: Sequence[Mapping[str, int]], bot_names: Sequence[str]) -
                     t = tally[(a, b)]
                     t[0] += 1
                     t[1 if ra < rb else 2 if ra > rb else 3] += 1
-    return [{"bot": a, "opponent": b, "meetings": m, "above": x, "below": y, "ties": z,
-             "share": rnd((x + z / 2) / m) if m else None}
-            for (a, b), (m, x, y, z) in tally.items()]
+    return [
+        {
+            "bot": a,
+            "opponent": b,
+            "meetings": m,
+            "above": x,
+            "below": y,
+            "ties": z,
+            "share": rnd((x + z / 2) / m) if m else None,
+        }
+        for (a, b), (m, x, y, z) in tally.items()
+    ]
 
 
-def _positions(sums: Mapping[Key, list[Sums]], bot_names: Sequence[str], *,
-               lower: bool, coop: bool, dq: set[str]) -> dict[str, list[int]]:
+def _positions(
+    sums: Mapping[Key, list[Sums]], bot_names: Sequence[str], *, lower: bool, coop: bool, dq: set[str]
+) -> dict[str, list[int]]:
     """Each bot's leaderboard position in every resample (shared ranks as in the standings)."""
     out: dict[str, list[int]] = {n: [] for n in bot_names}
     resamples = len(sums[("bot", bot_names[0])]) if bot_names else 0
@@ -225,8 +250,16 @@ def _positions(sums: Mapping[Key, list[Sums]], bot_names: Sequence[str], *,
         keys = {}
         for n in bot_names:
             count, score, rank, wins = sums[("bot", n)][r]
-            keys[n] = order_key(int(count), rank / count if count else None, score / count if count else None,
-                                int(wins), n, lower=lower, coop=coop, disqualified=n in dq)[:3]
+            keys[n] = order_key(
+                int(count),
+                rank / count if count else None,
+                score / count if count else None,
+                int(wins),
+                n,
+                lower=lower,
+                coop=coop,
+                disqualified=n in dq,
+            )[:3]
         for n in bot_names:
             out[n].append(1 + sum(1 for m in bot_names if keys[m] < keys[n]))
     return out
@@ -237,14 +270,16 @@ def _seat_bias(seat_cols: Mapping[int, Columns], sums: Mapping[Key, list[Sums]])
     for seat in sorted(seat_cols):
         count, score, rank, _ = (sum(c) for c in seat_cols[seat])
         samples = sums[("seat", seat)]
-        rows.append({
-            "seat": seat,
-            "matches": int(count),
-            "mean_score": rnd(score / count) if count else None,
-            "mean_score_ci": _interval([s[1] / s[0] for s in samples if s[0]]),
-            "mean_rank": rnd(rank / count) if count else None,
-            "mean_rank_ci": _interval([s[2] / s[0] for s in samples if s[0]]),
-        })
+        rows.append(
+            {
+                "seat": seat,
+                "matches": int(count),
+                "mean_score": rnd(score / count) if count else None,
+                "mean_score_ci": _interval([s[1] / s[0] for s in samples if s[0]]),
+                "mean_rank": rnd(rank / count) if count else None,
+                "mean_rank_ci": _interval([s[2] / s[0] for s in samples if s[0]]),
+            }
+        )
     return rows
 
 
@@ -261,9 +296,13 @@ def _summary(sorted_scores: Sequence[float]) -> dict[str, float | None] | None:
     """Five-number summary (nearest-rank quartiles) of a bot's credited scores."""
     if not sorted_scores:
         return None
-    return {"min": rnd(sorted_scores[0]), "q1": rnd(percentile(sorted_scores, 25)),
-            "median": rnd(percentile(sorted_scores, 50)), "q3": rnd(percentile(sorted_scores, 75)),
-            "max": rnd(sorted_scores[-1])}
+    return {
+        "min": rnd(sorted_scores[0]),
+        "q1": rnd(percentile(sorted_scores, 25)),
+        "median": rnd(percentile(sorted_scores, 50)),
+        "q3": rnd(percentile(sorted_scores, 75)),
+        "max": rnd(sorted_scores[-1]),
+    }
 
 
 def _interval(values: list[float]) -> list[float | None] | None:

@@ -62,8 +62,11 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, args
             else:
                 status, out = await answer(body, args)
             reason = {200: "OK", 503: "Service Unavailable"}[status]
-            writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
-                         f"Content-Length: {len(out)}\r\n\r\n".encode() + out)
+            writer.write(
+                f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(out)}\r\n\r\n".encode()
+                + out
+            )
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):
         pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from typing import Any
@@ -187,7 +188,12 @@ def test_saltaconiglio_skips_once():
     # the swap goes on to seat 1, who holds a 4 and must accept
     assert cards(state) == ["5", "0", "7", "4"]
     assert GAME.view(state, 0)["events"][1] == {
-        "type": "skip", "seat": 2, "asker": 3, "card": "7", "next": 1, "auto": False
+        "type": "skip",
+        "seat": 2,
+        "asker": 3,
+        "card": "7",
+        "next": 1,
+        "auto": False,
     }
     # seat 2 revealed: the receiver, seat 1, decides next and may pass the 0 on
     assert GAME.to_act(state) == (1,)
@@ -667,16 +673,34 @@ def test_reshuffle_false_sets_used_cards_aside_until_the_deck_runs_out():
     decks = [d for d, _ in sizes]
     assert decks[0] == 55 - 4 and min(decks) < 20
     assert any(p > 10 for _, p in sizes)  # used cards pile up face up
-    assert any(b > a for a, b in zip(decks, decks[1:]))  # and go back when the deck runs out
+    assert any(b > a for a, b in itertools.pairwise(decks))  # and go back when the deck runs out
 
 
 def test_view_shape():
     state = GAME.setup(6, 2, {})
     v = GAME.view(state, 5)
     assert set(v) == {
-        "seat", "players", "manche", "max_manches", "dealer", "order", "tokens", "out",
-        "deck_size", "discard_pile", "card", "dealt", "passed", "received", "revealed",
-        "turn", "decision", "asker", "target", "events", "previous_events",
+        "seat",
+        "players",
+        "manche",
+        "max_manches",
+        "dealer",
+        "order",
+        "tokens",
+        "out",
+        "deck_size",
+        "discard_pile",
+        "card",
+        "dealt",
+        "passed",
+        "received",
+        "revealed",
+        "turn",
+        "decision",
+        "asker",
+        "target",
+        "events",
+        "previous_events",
     }
     assert v["decision"] == "turn" and v["target"] == 4 and v["deck_size"] == 49
     assert GAME.view(state, 4)["decision"] is None

@@ -13,9 +13,7 @@ from referee.games import drahtseilakt as D
 from referee.games.base import IllegalAction, OptionError
 
 GAME = D.GAME
-VARIANTS = [
-    {"tactical": t, "chaotic": c} for t, c in itertools.product((False, True), repeat=2)
-]
+VARIANTS = [{"tactical": t, "chaotic": c} for t, c in itertools.product((False, True), repeat=2)]
 
 
 def rig(
@@ -357,9 +355,7 @@ def test_conformance_playouts(n, opts):
                 red_out = sum(_expected_values(t["score_cards"])[0] for t in hist)
                 blue_out = sum(_expected_values(t["score_cards"])[1] for t in hist)
                 assert sum(st.got_red) == red_out and sum(st.got_blue) == blue_out
-                assert [(t["red"], t["blue"]) for t in hist] == [
-                    _expected_values(t["score_cards"]) for t in hist
-                ]
+                assert [(t["red"], t["blue"]) for t in hist] == [_expected_values(t["score_cards"]) for t in hist]
         assert decisions == 9 * n * n
         for rd in GAME.result(st).details["rounds"]:
             assert len(rd["score_cards_revealed"]) <= 11
@@ -438,6 +434,4 @@ def test_other_hands_and_unused_cards_never_change_a_view(chaotic):
                 hacked.pending[other] = hacked.hands[other].pop()
                 hacked.hands[other] = sorted(hacked.hands[other] + [p])
             assert GAME.view(hacked, seat) == before
-            assert not any(
-                key in before for key in ("hands", "unused", "score_deck", "pending", "rng")
-            )
+            assert not any(key in before for key in ("hands", "unused", "score_deck", "pending", "rng"))

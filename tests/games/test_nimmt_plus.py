@@ -45,8 +45,7 @@ def build(
     state.turn = state.starter = turn
     state.totals = list(totals or [0] * seats)
     state.hand_log = [
-        {"hand": i + 1, "scores": list(state.totals) if i == 0 else [0] * seats}
-        for i in range(hand_number - 1)
+        {"hand": i + 1, "scores": list(state.totals) if i == 0 else [0] * seats} for i in range(hand_number - 1)
     ]
     used = [c for group in (hands, rows, piles) for cards in group for c in cards]
     state.deck = [c for c in range(1, 105) if c not in used] + [0] * (7 - used.count(0))
@@ -86,9 +85,7 @@ def test_rulebook_example_zero_cards_are_placed_first():
     )
     state = play_turn(state, {0: [5, 6], 1: [27], 2: [0, 49], 3: [0, 53]})
     turn = state.history[-1]
-    assert [(p["card"], p["seat"]) for p in turn["placements"]] == [
-        (49, 2), (53, 3), (5, 0), (6, 0), (27, 1)
-    ]
+    assert [(p["card"], p["seat"]) for p in turn["placements"]] == [(49, 2), (53, 3), (5, 0), (6, 0), (27, 1)]
     # 49 is the 6th card of the 45 row: seat 2 takes it; 53 then follows 49.
     assert turn["placements"][0]["took"] == [41, 42, 43, 44, 45]
     assert state.rows == [[3, 5, 6], [25, 27], [49, 53], [70]]
@@ -173,9 +170,7 @@ def test_sixth_card_takes_the_five_and_scores_their_heads(variant, zero_heads, e
     assert view["points"][1] == {"cards": [], "heads": 0}
 
 
-@pytest.mark.parametrize(
-    "n,expected", [(1, 1), (5, 2), (10, 3), (11, 5), (55, 7), (100, 3), (104, 1), (99, 5)]
-)
+@pytest.mark.parametrize("n,expected", [(1, 1), (5, 2), (10, 3), (11, 5), (55, 7), (100, 3), (104, 1), (99, 5)])
 def test_bull_heads(n, expected):
     assert heads(n) == expected
     assert sum(heads(c) for c in range(1, 105)) == 171
@@ -316,9 +311,7 @@ def test_simple_first_hand_starts_at_seat_zero_clockwise():
 
 def test_legal_lists_singles_then_distinct_pairs():
     state = build(hands=[[0, 0, 7, 9], [50]], rows=[[3], [25], [45], [70]])
-    assert GAME.legal(state, 0) == [
-        [0], [7], [9], [0, 0], [0, 7], [0, 9], [7, 9]
-    ]
+    assert GAME.legal(state, 0) == [[0], [7], [9], [0, 0], [0, 7], [0, 9], [7, 9]]
     assert GAME.legal(state, 1) == [[50]]
 
 
@@ -376,8 +369,9 @@ RANKS = [
 
 @pytest.mark.parametrize("variant,totals,lower,ranks", RANKS)
 def test_scoring_sense_and_ranks(variant, totals, lower, ranks):
-    state = build(hands=[[], [], [], [1]], rows=[[3], [25], [45], [70]], variant=variant,
-                  totals=totals, hand_number=4, turn=3)
+    state = build(
+        hands=[[], [], [], [1]], rows=[[3], [25], [45], [70]], variant=variant, totals=totals, hand_number=4, turn=3
+    )
     state = play_turn(state, {3: [1]})
     assert GAME.is_over(state)
     result = GAME.result(state)
@@ -447,9 +441,24 @@ def test_view_shows_no_hidden_information():
     assert view["hand"] == state.hands[0]
     assert view["hand_sizes"] == [15, 15, 15, 15]
     assert set(view) == {
-        "variant", "lower_is_better", "zero_heads", "seats", "seat", "hand_number",
-        "hands_total", "turn_number", "hand", "rows", "hand_sizes", "points", "totals",
-        "hand_scores", "history", "to_act", "your_turn", "turn",
+        "variant",
+        "lower_is_better",
+        "zero_heads",
+        "seats",
+        "seat",
+        "hand_number",
+        "hands_total",
+        "turn_number",
+        "hand",
+        "rows",
+        "hand_sizes",
+        "points",
+        "totals",
+        "hand_scores",
+        "history",
+        "to_act",
+        "your_turn",
+        "turn",
     }
 
 

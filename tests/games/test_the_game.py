@@ -86,8 +86,18 @@ def filler(n: int, avoid: set[int], lo: int = 40, hi: int = 60) -> list[int]:
 
 @pytest.mark.parametrize(
     "seats, reduced, size",
-    [(1, False, 8), (2, False, 7), (3, False, 6), (4, False, 6), (5, False, 6),
-     (1, True, 7), (2, True, 6), (3, True, 5), (4, True, 5), (5, True, 5)],
+    [
+        (1, False, 8),
+        (2, False, 7),
+        (3, False, 6),
+        (4, False, 6),
+        (5, False, 6),
+        (1, True, 7),
+        (2, True, 6),
+        (3, True, 5),
+        (4, True, 5),
+        (5, True, 5),
+    ],
 )
 def test_hand_sizes(seats: int, reduced: bool, size: int) -> None:
     state = GAME.setup(seats, 7, {"reduced_hand": reduced})
@@ -163,7 +173,7 @@ def test_tricks_within_a_turn(pile: int, start: int, cards: list[int]) -> None:
     for card in cards:
         place(state, card, pile)
         assert state.tops[pile] == card
-    assert state.piles[pile][-len(cards):] == cards
+    assert state.piles[pile][-len(cards) :] == cards
     assert state.placed == len(cards)
 
 
@@ -179,8 +189,17 @@ def test_85_on_83_after_the_sequence_is_illegal() -> None:
 
 @pytest.mark.parametrize(
     "action",
-    [{"card": 50}, {"card": 50, "pile": 4}, {"card": 50, "pile": "0"}, {"card": True, "pile": 0},
-     [50, 0], "End", None, {"card": 50, "pile": 0, "x": 1}, {"card": 7, "pile": 0}],
+    [
+        {"card": 50},
+        {"card": 50, "pile": 4},
+        {"card": 50, "pile": "0"},
+        {"card": True, "pile": 0},
+        [50, 0],
+        "End",
+        None,
+        {"card": 50, "pile": 0, "x": 1},
+        {"card": 7, "pile": 0},
+    ],
 )
 def test_malformed_actions(action: Any) -> None:
     state = deal([[50, 51, 52, 53, 54, 55, 56], filler(7, set(range(50, 57)), 60, 90)])
@@ -238,8 +257,9 @@ def test_minimum_counts_the_draw_pile_at_the_start_of_the_turn() -> None:
 @pytest.mark.parametrize("placed", [2, 3, 5])
 def test_drawing_the_number_placed(placed: int) -> None:
     hand = [50, 51, 52, 53, 54, 55]
-    state = deal([hand, [60, 61, 62, 63, 64, 65], [70, 71, 72, 73, 74, 75]],
-                 tops=(30, 1, 99, 100), draw=[10, 11, 12, 13, 14, 15])
+    state = deal(
+        [hand, [60, 61, 62, 63, 64, 65], [70, 71, 72, 73, 74, 75]], tops=(30, 1, 99, 100), draw=[10, 11, 12, 13, 14, 15]
+    )
     deck_before = len(state.deck)
     for card in hand[:placed]:
         place(state, card, UP0)
@@ -274,8 +294,7 @@ def test_empty_hands_are_skipped() -> None:
 
 def test_game_ends_before_a_turn_without_a_sequence_of_the_minimum() -> None:
     # seat 1 can place one card (95) but not two in a row
-    state = deal([[91, 92, 93, 94, 96, 97], [95, 40, 41, 42, 43, 44], [60, 61, 62, 63, 64, 65]],
-                 tops=(89, 90, 5, 3))
+    state = deal([[91, 92, 93, 94, 96, 97], [95, 40, 41, 42, 43, 44], [60, 61, 62, 63, 64, 65]], tops=(89, 90, 5, 3))
     place(state, 91, UP1)
     place(state, 92, UP1)
     end(state)
@@ -328,8 +347,13 @@ def test_win_at_98_placed() -> None:
 
 
 def fire_deal(seats: int = 3, **kw: Any) -> TheGameState:
-    hands = [[40, 44, 45, 48, 50, 52], [46, 60, 61, 62, 63, 64], [47, 70, 71, 72, 73, 74],
-             [53, 80, 81, 82, 83, 84], [54, 85, 86, 87, 88, 89]][:seats]
+    hands = [
+        [40, 44, 45, 48, 50, 52],
+        [46, 60, 61, 62, 63, 64],
+        [47, 70, 71, 72, 73, 74],
+        [53, 80, 81, 82, 83, 84],
+        [54, 85, 86, 87, 88, 89],
+    ][:seats]
     return deal(hands, tops=(30, 1, 99, 100), on_fire=True, **kw)
 
 
@@ -519,8 +543,22 @@ def test_view_shows_what_the_rules_allow() -> None:
     state = GAME.setup(3, 11, {"on_fire": True})
     view = GAME.view(state, 1)
     assert set(view) == {
-        "seat", "players", "turn", "active", "your_turn", "hand", "hand_sizes", "draw_pile", "piles",
-        "minimum", "placed_this_turn", "cards_left", "communication", "claims", "fire", "over",
+        "seat",
+        "players",
+        "turn",
+        "active",
+        "your_turn",
+        "hand",
+        "hand_sizes",
+        "draw_pile",
+        "piles",
+        "minimum",
+        "placed_this_turn",
+        "cards_left",
+        "communication",
+        "claims",
+        "fire",
+        "over",
     }
     assert view["hand"] == state.hands[1] and view["hand_sizes"] == [6, 6, 6]
     assert view["draw_pile"] == 80 and view["active"] == 0 and not view["your_turn"]
@@ -656,9 +694,18 @@ def bot_playout(strategy: str, seats: int, seed: int, options: dict[str, Any]) -
     while not GAME.is_over(state):
         (seat,) = GAME.to_act(state)
         message = {
-            "protocol": 1, "type": "act", "tournament": "t", "match": f"m{seed}", "game": "the_game",
-            "options": options, "seat": seat, "players": [strategy] * seats, "decision": decision,
-            "deadline_ms": 1000, "state": GAME.view(state, seat), "legal": GAME.legal(state, seat),
+            "protocol": 1,
+            "type": "act",
+            "tournament": "t",
+            "match": f"m{seed}",
+            "game": "the_game",
+            "options": options,
+            "seat": seat,
+            "players": [strategy] * seats,
+            "decision": decision,
+            "deadline_ms": 1000,
+            "state": GAME.view(state, seat),
+            "legal": GAME.legal(state, seat),
         }
         reply = json.loads(json.dumps(act(message)))
         assert reply["action"] in message["legal"]
@@ -695,7 +742,13 @@ def test_heuristic_covers_a_due_fire_card() -> None:
     for decision in range(10):
         if state.over or state.active != 1:
             break
-        message = {"options": opts(on_fire=True), "match": "m", "seat": 1, "decision": decision,
-                   "state": GAME.view(state, 1), "legal": GAME.legal(state, 1)}
+        message = {
+            "options": opts(on_fire=True),
+            "match": "m",
+            "seat": 1,
+            "decision": decision,
+            "state": GAME.view(state, 1),
+            "legal": GAME.legal(state, 1),
+        }
         GAME.apply(state, 1, bots.heuristic(message)["action"])
     assert not state.over and state.active == 2 and state.tops[0] != 44

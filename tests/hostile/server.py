@@ -155,14 +155,16 @@ class HostileBot:
         await send(writer, 200, json.dumps({"action": self.good_action(message)}).encode())
         return True
 
-    async def trickle(self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def trickle(
+        self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """Headers at once, then the body one byte every 50 ms."""
         body = json.dumps({"action": self.good_action(message)}).encode()
         writer.write(response_head(200, len(body)))
         await writer.drain()
         for i in range(len(body)):
             await asyncio.sleep(TRICKLE_S)
-            writer.write(body[i:i + 1])
+            writer.write(body[i : i + 1])
             await writer.drain()
         return True
 
@@ -183,28 +185,38 @@ class HostileBot:
             other.close()
         return False
 
-    async def http500(self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def http500(
+        self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """HTTP 500 with a JSON body."""
         await send(writer, 500, b'{"error": "hostile: internal server error"}')
         return True
 
-    async def redirect(self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def redirect(
+        self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """HTTP 302 to a port where nothing listens."""
         writer.write(response_head(302, 0, extra=f"Location: {REDIRECT_TO}\r\n"))
         await writer.drain()
         return True
 
-    async def notjson(self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def notjson(
+        self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """HTTP 200 with a text/plain body."""
         await send(writer, 200, b"hello there", content_type="text/plain")
         return True
 
-    async def noaction(self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def noaction(
+        self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """HTTP 200 with a JSON object without ``action``."""
         await send(writer, 200, b'{"move": 3}')
         return True
 
-    async def illegal(self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def illegal(
+        self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """HTTP 200 with an action that is not in ``legal``."""
         await send(writer, 200, json.dumps({"action": not_legal(message["legal"])}).encode())
         return True

@@ -1,0 +1,77 @@
+"""The match record and the fault kinds: what a played match leaves behind.
+
+Below ``match`` (which fills it) and ``tournament`` (which journals, tallies and
+publishes it), and above nothing: importing it loads no game, no HTTP client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+TIMEOUT = "timeout"
+ERROR = "error"
+MALFORMED = "malformed"
+ILLEGAL = "illegal"
+FAULT_KINDS = (TIMEOUT, ERROR, MALFORMED, ILLEGAL)
+
+
+@dataclass
+class MatchRecord:
+    """Everything the journal keeps about one finished match."""
+
+    id: str
+    index: int
+    seed: int
+    bots: list[str]
+    scores: list[float]
+    ranks: list[int]
+    lower_is_better: bool
+    forfeited: list[int]
+    faults: list[dict[str, Any]]
+    latency_ms: list[list[float]]
+    decisions: list[int]
+    stats: list[dict[str, float]]
+    details: dict[str, Any]
+    duration_s: float
+    deal_hash: str = ""
+    restarts: list[int] = field(default_factory=list)  # restarts of each seat's bot this match caused
+    disqualified: list[int] = field(default_factory=list)  # seats whose bot was disqualified
+    voided: int = 0  # decisions asked again because the referee itself was late
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The journal line of this match."""
+        out = {
+            "id": self.id,
+            "index": self.index,
+            "seed": self.seed,
+            "bots": self.bots,
+            "scores": self.scores,
+            "ranks": self.ranks,
+            "lower_is_better": self.lower_is_better,
+            "forfeited": self.forfeited,
+            "faults": self.faults,
+            "latency_ms": self.latency_ms,
+            "decisions": self.decisions,
+            "stats": self.stats,
+            "details": self.details,
+            "duration_s": self.duration_s,
+            "deal_hash": self.deal_hash,
+        }
+        # written only when they happened, so ordinary journal lines stay as they were
+        if any(self.restarts):
+            out["restarts"] = self.restarts
+        if self.disqualified:
+            out["disqualified"] = self.disqualified
+        if self.voided:
+            out["voided"] = self.voided
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> MatchRecord:
+        """A record read back from the journal."""
+        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        return cls(**{k: d[k] for k in known if k in d}, extra={k: v for k, v in d.items() if k not in known})
