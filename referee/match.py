@@ -23,6 +23,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -32,8 +33,10 @@ from .bots.control import BotRuntime, Pacer, ask, referee_was_late
 from .bots.http import BotClient, Endpoint, Exchange
 from .config import Limits
 from .games.base import Game, InvalidExtras, ranks_from_scores
-from .record import ERROR, ILLEGAL, MALFORMED, TIMEOUT, MatchRecord
+from .record import BOT, ERROR, FALLBACK, ILLEGAL, MALFORMED, TIMEOUT, MatchRecord, Move
 
+LOG_CAP_DECISION = 1024  # characters of a bot's ``log`` kept per decision
+LOG_CAP_SEAT = 65536  # and per seat per match; longer is cut, never a fault
 MAX_REPLAYS = 8  # a decision voided more often than this is judged as it stands
 
 
@@ -82,6 +85,8 @@ async def play_match(
     restarts = [0] * n
     disqualified: set[int] = set()
     voided = 0
+    moves: list[Move] = []
+    log_used = [0] * n  # characters of bot logs kept per seat
 
     def record(seat: int, decision: int | None, phase: str, kind: str, detail: str, ms: float) -> None:
         faults.append(
@@ -151,15 +156,15 @@ async def play_match(
         by_seat = {a[0]: ex for a, ex in zip(sent, replies)}
         for s, dec, legal, _ in asks:
             ex = by_seat.get(s)
-            action, extras, faulted = None, None, False
+            verdict = _judge(ex, legal, extra_fields) if ex is not None else _NOT_ASKED
+            action, extras, kind = verdict.action, verdict.extras, verdict.fault
             if ex is not None:
                 decisions[s] += 1
                 latency[s].append(round(ex.latency_ms, 2))
-                action, extras, kind, detail = _judge(ex, legal, extra_fields)
                 if kind is not None:
                     fault_count[s] += 1
-                    record(s, dec, "act", kind, detail, ex.latency_ms)
-                    action, faulted = None, True
+                    record(s, dec, "act", kind, verdict.detail, ex.latency_ms)
+            by = BOT if action is not None else FALLBACK
             if action is None:
                 action = legal[fallback_index(seed, s, dec, len(legal))]
             state = game.apply(state, s, action)
@@ -168,10 +173,16 @@ async def play_match(
                     state = game.apply_extras(state, s, extras)
                 except InvalidExtras as exc:
                     fault_count[s] += 1
-                    faulted = True
+                    kind = MALFORMED
                     record(s, dec, "act", MALFORMED, f"reply fields refused: {exc}", ex.latency_ms if ex else 0.0)
+            log = None
+            if verdict.log is not None:
+                log = verdict.log[: min(LOG_CAP_DECISION, max(0, LOG_CAP_SEAT - log_used[s]))]
+                log_used[s] += len(log)
+            ms = round(ex.latency_ms, 2) if ex is not None else None
+            moves.append(Move(s, dec, action, by, kind, ms, extras, log))
             if ex is not None:
-                rts[s].tally(faulted)
+                rts[s].tally(kind is not None)
 
     result = game.result(state)
     forfeited = [s for s in range(n) if fault_count[s] > 0] if limits.on_fault == "forfeit" else []
@@ -203,6 +214,7 @@ async def play_match(
         restarts=restarts,
         disqualified=sorted(disqualified),
         voided=voided,
+        moves=moves,
     )
 
 
@@ -213,22 +225,37 @@ def _deal_hash(game: Game, state: Any, n: int) -> str:
     return hashlib.sha256(views.encode()).hexdigest()[:16]
 
 
-def _judge(
-    ex: Exchange, legal: list[Any], extra_fields: tuple[str, ...]
-) -> tuple[Any, dict[str, Any] | None, str | None, str]:
+@dataclass(frozen=True)
+class Verdict:
+    """What a reply amounts to: the legal action chosen and its extras, or a fault kind
+    with its detail; and the bot's optional ``log`` string either way (a reply that is
+    JSON but illegal still shows the author what the bot was thinking)."""
+
+    action: Any = None
+    extras: dict[str, Any] | None = None
+    fault: str | None = None
+    detail: str = ""
+    log: str | None = None
+
+
+_NOT_ASKED = Verdict()
+
+
+def _judge(ex: Exchange, legal: list[Any], extra_fields: tuple[str, ...]) -> Verdict:
     """The action and extras of a reply, or the fault kind and detail."""
     if ex.fault is not None:
-        return None, None, ex.fault, ex.detail
+        return Verdict(fault=ex.fault, detail=ex.detail)
     try:
         reply = protocol.parse_act_reply(ex.body or b"")
     except protocol.ReplyError as exc:
-        return None, None, MALFORMED, str(exc)
+        return Verdict(fault=MALFORMED, detail=str(exc))
+    log = protocol.reply_log(reply)
     i = protocol.find_legal(reply["action"], legal)
     if i < 0:
         shown = repr(reply["action"])
-        return None, None, ILLEGAL, f"action {shown[:120]} is not in legal ({len(legal)} actions)"
+        return Verdict(fault=ILLEGAL, detail=f"action {shown[:120]} is not in legal ({len(legal)} actions)", log=log)
     extras = {k: reply[k] for k in extra_fields if k in reply} or None
-    return legal[i], extras, None, ""
+    return Verdict(legal[i], extras, log=log)
 
 
 def _ranks_with_forfeits(

@@ -15,6 +15,24 @@ ERROR = "error"
 MALFORMED = "malformed"
 ILLEGAL = "illegal"
 FAULT_KINDS = (TIMEOUT, ERROR, MALFORMED, ILLEGAL)
+BOT, FALLBACK = "bot", "fallback"  # who chose a played action
+
+
+@dataclass(frozen=True)
+class Move:
+    """One decision as it was played: the seat's decision number, the action, who chose
+    it (the bot, or the fallback after a fault, a skip past ``max_faults`` or a
+    disqualification), the fault kind if any, the bot's response time (None when it was
+    not asked), the reply's extra fields (The Game's claims) and the bot's ``log``."""
+
+    seat: int
+    decision: int
+    action: Any
+    by: str
+    fault: str | None = None
+    ms: float | None = None
+    extras: dict[str, Any] | None = None
+    log: str | None = None
 
 
 @dataclass
@@ -40,6 +58,8 @@ class MatchRecord:
     disqualified: list[int] = field(default_factory=list)  # seats whose bot was disqualified
     voided: int = 0  # decisions asked again because the referee itself was late
     extra: dict[str, Any] = field(default_factory=dict)
+    # every decision in order (``Move``); for transcripts, never written to the journal
+    moves: list[Move] = field(default_factory=list, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The journal line of this match."""
@@ -73,5 +93,5 @@ class MatchRecord:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> MatchRecord:
         """A record read back from the journal."""
-        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        known = {f for f in cls.__dataclass_fields__ if f not in ("extra", "moves")}
         return cls(**{k: d[k] for k in known if k in d}, extra={k: v for k, v in d.items() if k not in known})

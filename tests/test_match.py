@@ -274,3 +274,29 @@ def test_reply_fields_the_game_refuses_are_a_malformed_fault_and_the_action_stan
     states = [json.loads(r.content)["state"] for r in seen if json.loads(r.content)["type"] == "act"]
     later = [s for s in states if s["seat"] == 0 and s["claims"][1]]
     assert later and all(s["claims"][0] == [] and s["claims"][1] == [2] for s in later)
+
+
+async def logging_bot(msg: dict[str, Any]) -> httpx.Response:
+    if msg["type"] != "act":
+        return httpx.Response(200, json={"ok": True})
+    return httpx.Response(200, json={"action": msg["legal"][-1], "log": "why " * 400})
+
+
+def test_moves_replay_the_match_and_mark_who_chose() -> None:
+    """The record's moves, applied in order from the seed, give the same scores; a
+    faulting seat's moves are the fallback's, with the fault kind; logs are capped."""
+    limits = Limits(deadline_ms=200, max_faults=3, max_response_bytes=4096)
+    rec = run({"bad": on_act(illegal), "talker": logging_bot}, limits)
+    state = GAME.setup(2, 5, GAME.check_options(2, {}))
+    for m in rec.moves:
+        state = GAME.apply(state, m.seat, m.action)
+    assert GAME.is_over(state) and GAME.result(state).scores == rec.scores
+    bad = [m for m in rec.moves if m.seat == 0]
+    asked = [m for m in bad if m.ms is not None]
+    assert len(asked) == 4 and all(m.by == "fallback" and m.fault == "illegal" for m in asked)
+    assert all(m.by == "fallback" and m.fault is None and m.ms is None for m in bad[4:])  # past max_faults
+    talk = [m for m in rec.moves if m.seat == 1]
+    assert all(m.by == "bot" and m.fault is None and m.log is not None for m in talk)
+    assert all(len(m.log or "") == 1024 for m in talk[:60])  # 1 KB a decision; 64 KB a seat a match
+    assert sum(len(m.log or "") for m in talk) <= 65536
+    assert [m.decision for m in talk] == list(range(len(talk)))

@@ -773,7 +773,8 @@ def expected_kind(body: bytes, legal: list[Any]) -> str | None:
 @given(case=replies())
 def test_any_reply_body_is_a_legal_action_or_a_fault(case: tuple[list[Any], bytes]) -> None:
     legal, body = case
-    action, extras, kind, detail = _judge(http.Exchange(body, 1.0), legal, ("claims",))
+    v = _judge(http.Exchange(body, 1.0), legal, ("claims",))
+    action, extras, kind, detail = v.action, v.extras, v.fault, v.detail
     assert kind == expected_kind(body, legal), (body[:200], kind, detail)
     if kind is None:
         assert any(action is x for x in legal) and canonical(action) == canonical(json.loads(body)["action"])
@@ -798,11 +799,12 @@ def test_any_extra_reply_field_is_taken_or_refused(game: Game, value: Any, seats
     for field in game.info.extra_reply_fields:
         state = game.setup(seats, 1, game.check_options(seats, {}))
         seat = game.to_act(state)[0]
-        _, extras, kind, _ = _judge(
+        v = _judge(
             http.Exchange(json.dumps({"action": game.legal(state, seat)[0], field: value}).encode(), 1.0),
             game.legal(state, seat),
             game.info.extra_reply_fields,
         )
+        extras, kind = v.extras, v.fault
         assert kind is None and canonical(extras) == canonical({field: value})
         try:
             game.apply_extras(state, seat, extras)

@@ -114,6 +114,13 @@ def parse_act_reply(body: bytes) -> dict[str, Any]:
     return reply
 
 
+def reply_log(reply: Mapping[str, Any]) -> str | None:
+    """The optional ``log`` string of an act reply (kept in the transcript, shown in
+    replays, never sent to any bot); anything but a string is ignored."""
+    log = reply.get("log")
+    return log if isinstance(log, str) else None
+
+
 def find_legal(action: Any, legal: Sequence[Any]) -> int:
     """Index of ``action`` in ``legal`` comparing as JSON values (1 is not true,
     1.0 is not 1), or -1."""
