@@ -87,10 +87,8 @@ def frames(m: Match, after: bool = False) -> Iterator[Frame]:
                 raise ReplayError(f"match {rec['id']}: decision {i} is seat {mv.seat}'s, the rules ask seat {s}")
             state = game.apply(state, s, mv.action)
             if mv.extras:
-                try:
+                with contextlib.suppress(InvalidExtras):  # refused extras were a fault in play, nothing more
                     state = game.apply_extras(state, s, mv.extras)
-                except Exception:
-                    pass
             views = [game.view(state, k) for k in range(n)] if after else None
             yield Frame(i, mv, view, n_legal, views)
             i += 1
