@@ -175,6 +175,8 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
         sys.exit(EXIT_USAGE)
     for path in write_leaderboard(output_dir, board, formats):
         click.echo(str(path))
+    if "html" in formats:
+        _write_replays(output_dir)
 
 
 @main.command()
@@ -252,7 +254,19 @@ def _publish(cfg: TournamentConfig, fixtures: list[Fixture]) -> Leaderboard | No
         return None
     board = build_leaderboard(tournament_document(cfg.settings(), len(fixtures)), done.values())
     write_leaderboard(cfg.output, board)
+    _write_replays(cfg.output)
     return board
+
+
+def _write_replays(out: Path) -> None:
+    """The match list and replay pages (a bad transcript costs the pages, not the run)."""
+    from .tournament.transcripts import TranscriptError
+    from .tournament.viewer import write_replays
+
+    try:
+        write_replays(out)
+    except (RefereeError, TranscriptError) as exc:
+        click.echo(f"warning: replay pages not written: {exc}", err=True)
 
 
 class _ProgressDisplay:

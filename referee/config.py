@@ -119,6 +119,7 @@ class TournamentConfig:
             "time_bank_ms": self.limits.time_bank_ms,
             "max_fault_rate": self.limits.max_fault_rate,
             "bots": [b.name for b in self.bots],
+            "transcripts": self.transcripts,
         }
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..errors import RefereeError
 from ..record import BOT, FALLBACK, MatchRecord, Move
 
 FOLDER = "transcripts"
@@ -40,7 +41,7 @@ MODES = ("all", "none")
 _PREFIX, _SUFFIX = "part-", ".jsonl.gz"
 
 
-class TranscriptError(Exception):
+class TranscriptError(RefereeError):
     """A transcript line that cannot be read; the message names the file and the match."""
 
 
@@ -174,6 +175,14 @@ def read_lines(out: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
 
     The torn tail of a part (a kill in the middle of a write) is left out.
     """
+    for part, raw in _raw_lines(out):
+        try:
+            yield part, json.loads(raw)
+        except ValueError as exc:
+            raise TranscriptError(f"{part}: a line that is not JSON ({exc})") from exc
+
+
+def _raw_lines(out: Path) -> Iterator[tuple[Path, bytes]]:
     folder = out / FOLDER
     if not folder.is_dir():
         return
@@ -190,13 +199,34 @@ def read_lines(out: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
                 rest = lines.pop()
                 for raw in lines:
                     if raw.strip():
-                        try:
-                            yield part, json.loads(raw)
-                        except ValueError as exc:
-                            raise TranscriptError(f"{part}: a line that is not JSON ({exc})") from exc
+                        yield part, raw
                 if z.eof:
                     break
         # ``rest`` without its newline is a line cut short by a kill: dropped
+
+
+def find_many(out: Path, ids: set[str]) -> dict[str, Transcript]:
+    """The transcripts of ``ids`` (the last written of each), in one pass that parses only
+    their lines."""
+    heads = {json.dumps({"id": i}, separators=(",", ":"))[:-1].encode() + b",": i for i in ids}
+    found: dict[str, tuple[Path, bytes]] = {}
+    for part, raw in _raw_lines(out):
+        comma = raw.find(b",")
+        mid = heads.get(raw[: comma + 1]) if comma > 0 else None
+        if mid is not None:
+            found[mid] = (part, raw)
+    out_: dict[str, Transcript] = {}
+    for mid, (part, raw) in found.items():
+        try:
+            out_[mid] = decode(json.loads(raw))
+        except (ValueError, TranscriptError) as exc:
+            raise TranscriptError(f"{part}: match {mid}: {exc}") from exc
+    return out_
+
+
+def find(out: Path, match_id: str) -> Transcript | None:
+    """The transcript of ``match_id`` in ``out`` (the last one written), or None."""
+    return find_many(out, {match_id}).get(match_id)
 
 
 def read_all(out: Path) -> Iterator[Transcript]:
@@ -207,20 +237,6 @@ def read_all(out: Path) -> Iterator[Transcript]:
             yield decode(line)
         except TranscriptError as exc:
             raise TranscriptError(f"{part}: {exc}") from exc
-
-
-def find(out: Path, match_id: str) -> Transcript | None:
-    """The transcript of ``match_id`` in ``out`` (the last one written), or None."""
-    found = None
-    for part, line in read_lines(out):
-        if line.get("id") == match_id:
-            found = (part, line)
-    if found is None:
-        return None
-    try:
-        return decode(found[1])
-    except TranscriptError as exc:
-        raise TranscriptError(f"{found[0]}: {exc}") from exc
 
 
 def _parts(folder: Path) -> list[Path]:

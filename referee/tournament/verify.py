@@ -113,7 +113,9 @@ def verify(out: Path) -> Report:
                 report.add(Problem(mid, "transcript", "no transcript for this journal line"))
             continue
         checker.replay(rec, tr)
-    if not has_transcripts and records:
+    if not has_transcripts and records and settings.get("transcripts") == "all":
+        report.add(Problem("-", "transcripts", f"{out / transcripts.FOLDER}: missing, yet the run kept transcripts"))
+    elif not has_transcripts and records:
         report.not_checked.append(
             f"actions, legality, scores, details and faults of {len(records)} matches (no transcripts: "
             'run with [tournament] transcripts = "all")'
