@@ -47,11 +47,33 @@ class TranscriptError(RefereeError):
 
 @dataclass
 class Transcript:
-    """One match's decisions as the transcript keeps them."""
+    """One match's decisions as the transcript keeps them: columns, one entry per
+    decision in play order (``ms`` in tenths of a millisecond, None when the bot was not
+    asked; ``by`` a string of "b"/"f"); faults, extras and logs by decision index."""
 
     id: str
     seed: int
-    moves: list[Move]
+    seats: list[int]
+    actions: list[Any]
+    by: str
+    ms: list[int | None]
+    faults: dict[int, str]
+    extras: dict[int, dict[str, Any]]
+    logs: dict[int, str]
+
+    @property
+    def moves(self) -> list[Move]:
+        """The decisions as ``Move`` records (seat decision numbers counted per seat)."""
+        counts: dict[int, int] = {}
+        out = []
+        for i, s in enumerate(self.seats):
+            d = counts.get(s, 0)
+            counts[s] = d + 1
+            t = self.ms[i]
+            by = BOT if self.by[i] == "b" else FALLBACK
+            ms = None if t is None else t / 10
+            out.append(Move(s, d, self.actions[i], by, self.faults.get(i), ms, self.extras.get(i), self.logs.get(i)))
+        return out
 
 
 def encode(rec: MatchRecord) -> dict[str, Any]:
@@ -84,28 +106,9 @@ def decode(line: dict[str, Any]) -> Transcript:
         faults = {int(i): str(k) for i, k in line.get("faults", ())}
         extras = {int(i): dict(e) for i, e in line.get("extras", ())}
         logs = {int(i): str(t) for i, t in line.get("logs", ())}
-        counts: dict[int, int] = {}
-        moves = []
-        for i in range(n):
-            s = seats[i]
-            d = counts.get(s, 0)
-            counts[s] = d + 1
-            if by[i] not in "bf":
-                raise ValueError(f"by {by[i]!r}")
-            t = ms[i]
-            moves.append(
-                Move(
-                    s,
-                    d,
-                    actions[i],
-                    BOT if by[i] == "b" else FALLBACK,
-                    faults.get(i),
-                    None if t is None else t / 10,
-                    extras.get(i),
-                    logs.get(i),
-                )
-            )
-        return Transcript(str(line["id"]), int(line["seed"]), moves)
+        if by.strip("bf") or not all(t is None or type(t) is int for t in ms):
+            raise ValueError("by holds other letters than b and f, or ms other values than integers and null")
+        return Transcript(str(line["id"]), int(line["seed"]), seats, actions, by, ms, faults, extras, logs)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         mid = line.get("id") if isinstance(line, dict) else "?"
         raise TranscriptError(f"match {mid}: not a transcript ({exc})") from exc

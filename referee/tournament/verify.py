@@ -26,7 +26,7 @@ from ..bots.protocol import find_legal
 from ..games import get_game
 from ..games.base import Game, IllegalAction, InvalidExtras
 from ..match import _deal_hash, _ranks_with_forfeits, fallback_index
-from ..record import FALLBACK, MALFORMED
+from ..record import MALFORMED
 from . import transcripts
 from .publish import build_leaderboard, load_output_dir, write_leaderboard
 
@@ -184,75 +184,84 @@ class _Checker:
         if rec.get("deal_hash") and _deal_hash(game, state, n) != rec["deal_hash"]:
             add(Problem(mid, "deal_hash", f"the seed {seed} deals another hand than the journal's fingerprint"))
             return
-        moves = tr.moves
-        total = len(moves)
+        seats, actions, by, ms, fault_at, extras = tr.seats, tr.actions, tr.by, tr.ms, tr.faults, tr.extras
+        total = len(seats)
         i = 0
         faults = [0] * n
         asked = [0] * n
-        while not game.is_over(state):
-            for s in game.to_act(state):
+        nth = [0] * n  # each seat's decision number
+        lat: list[list[int]] = [[] for _ in range(n)]
+        seen: list[tuple[int, int, str]] = []
+        apply, to_act, is_over = game.apply, game.to_act, game.is_over
+        while not is_over(state):
+            for s in to_act(state):
                 if i >= total:
                     add(Problem(mid, "moves", f"the transcript ends after {total} decisions; seat {s} is to act"))
                     return
-                m = moves[i]
-                where = (i, s, m.decision)
-                if m.seat != s:
-                    add(Problem(mid, "seat", f"seat {s} is to act, the transcript has seat {m.seat}", where))
+                d = nth[s] if seats[i] == s else -1
+                where = (i, s, d)
+                if seats[i] != s:
+                    add(Problem(mid, "seat", f"seat {s} is to act, the transcript has seat {seats[i]}", where))
                     return
-                if m.by == FALLBACK and m.fault is None and m.ms is not None:
-                    add(Problem(mid, "by", "played by the fallback, yet the bot answered without a fault", where))
-                    return
-                if m.by == FALLBACK:
+                nth[s] += 1
+                action, fault, was_asked = actions[i], fault_at.get(i), ms[i] is not None
+                if by[i] == "f":
+                    if fault is None and was_asked:
+                        add(Problem(mid, "by", "played by the fallback, yet the bot answered without a fault", where))
+                        return
                     legal = game.legal(state, s)
-                    expected = legal[fallback_index(seed, s, m.decision, len(legal))]
-                    if find_legal(m.action, [expected]) < 0:
+                    expected = legal[fallback_index(seed, s, d, len(legal))] if legal else None
+                    if find_legal(action, [expected]) < 0:
                         add(
                             Problem(
                                 mid,
                                 "action",
-                                f"{_short(m.action)} marked as the fallback's, the fallback plays {_short(expected)}",
+                                f"{_short(action)} marked as the fallback's, the fallback plays {_short(expected)}",
                                 where,
                             )
                         )
                         return
-                elif m.ms is None or m.fault not in (None, MALFORMED):
+                elif not was_asked or fault not in (None, MALFORMED):
                     add(Problem(mid, "by", "marked as the bot's choice, yet the bot was not asked or faulted", where))
                     return
-                if m.ms is not None:
+                if was_asked:
                     asked[s] += 1
+                    lat[s].append(ms[i])  # type: ignore[arg-type]
                     if faults[s] > self.max_faults:
                         add(Problem(mid, "ms", f"seat {s} was asked past max_faults {self.max_faults}", where))
                         return
                 try:  # apply refuses exactly what is not in legal (every game's contract), at a fraction of its cost
-                    state = game.apply(state, s, m.action)
+                    state = apply(state, s, action)
                 except IllegalAction as exc:
-                    add(Problem(mid, "action", f"{_short(m.action)} is not legal for seat {s} here ({exc})", where))
+                    add(Problem(mid, "action", f"{_short(action)} is not legal for seat {s} here ({exc})", where))
                     return
-                if m.extras:
+                if i in extras:
                     try:
-                        state = game.apply_extras(state, s, m.extras)
+                        state = game.apply_extras(state, s, extras[i])
                     except InvalidExtras:
-                        if m.fault != MALFORMED:
+                        if fault != MALFORMED:
                             add(Problem(mid, "fault", "reply fields the rules refuse, yet no malformed fault", where))
                             return
-                if m.fault is not None:
+                if fault is not None:
                     faults[s] += 1
+                    seen.append((s, d, fault))
                 i += 1
         if i < total:
             add(Problem(mid, "moves", f"{total - i} decisions after the end of the match"))
             return
         report.replayed += 1
         report.decisions += total
-        self._compare(mid, rec, tr, state, faults, asked)
+        self._compare(mid, rec, state, faults, asked, seen, lat)
 
     def _compare(
         self,
         mid: str,
         rec: Mapping[str, Any],
-        tr: transcripts.Transcript,
         state: Any,
         faults: list[int],
         asked: list[int],
+        seen: list[tuple[int, int, str]],
+        lat: list[list[int]],
     ) -> None:
         game, add = self.game, self.report.add
         n = len(rec["bots"])
@@ -280,14 +289,14 @@ class _Checker:
         in_journal = sorted(
             (f["seat"], f["decision"], f["kind"]) for f in rec.get("faults", ()) if f.get("phase") == "act"
         )
-        in_transcript = sorted((m.seat, m.decision, m.fault) for m in tr.moves if m.fault is not None)
+        in_transcript = sorted(seen)
         if in_journal != in_transcript:
             diff = sorted(set(in_journal) ^ set(in_transcript))
             add(Problem(mid, "faults", f"journal and transcript differ at (seat, decision, kind) {diff[:3]}"))
         if isinstance(rec.get("latency_ms"), list):
             for s in range(n):
-                mine = [m.ms for m in tr.moves if m.seat == s and m.ms is not None]
-                theirs = [round(x * 10) / 10 for x in rec["latency_ms"][s]]
+                mine = lat[s]
+                theirs = [round(x * 10) for x in rec["latency_ms"][s]]
                 if mine != theirs:
                     add(Problem(mid, f"latency_ms[{s}]", "the journal's response times differ from the transcript's"))
                     break
