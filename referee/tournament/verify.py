@@ -44,6 +44,8 @@ class Problem:
     decision: tuple[int, int, int] | None = None
 
     def __str__(self) -> str:
+        if self.match == "-":  # a file of the folder, not a match
+            return f"{self.field}: {self.detail}"
         where = f"match {self.match}"
         if self.decision is not None:
             i, seat, d = self.decision
