@@ -119,6 +119,9 @@ def test_a_changed_action_is_named_with_its_decision(nimmt_out: Path, tmp_path: 
     assert report.problems[0].field == "action" and "[999] is not legal" in report.problems[0].detail
     done = referee("verify", str(out))
     assert done.returncode == 1 and done.stdout.startswith(f"FAILED {out}: match {lines[1]['id']}, decision 9")
+    shown = referee("replay", str(out), lines[1]["id"])
+    assert shown.returncode == 2 and "decision 9 ([999]) is refused by the rules" in shown.stderr
+    assert "Traceback" not in shown.stderr
 
 
 def test_a_legal_but_different_action_is_caught(nimmt_out: Path, tmp_path: Path) -> None:

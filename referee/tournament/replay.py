@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import RefereeError
 from ..games import get_game
-from ..games.base import Game, InvalidExtras
+from ..games.base import Game, IllegalAction, InvalidExtras
 from ..record import FALLBACK, Move
 from . import transcripts
 from .publish import load_output_dir
@@ -85,7 +85,13 @@ def frames(m: Match, after: bool = False) -> Iterator[Frame]:
             mv = moves[i]
             if mv.seat != s:
                 raise ReplayError(f"match {rec['id']}: decision {i} is seat {mv.seat}'s, the rules ask seat {s}")
-            state = game.apply(state, s, mv.action)
+            try:
+                state = game.apply(state, s, mv.action)
+            except IllegalAction as exc:
+                raise ReplayError(
+                    f"match {rec['id']}: decision {i} ({json.dumps(mv.action)[:80]}) is refused by the rules: {exc} "
+                    "(referee verify checks the whole folder)"
+                ) from exc
             if mv.extras:
                 with contextlib.suppress(InvalidExtras):  # refused extras were a fault in play, nothing more
                     state = game.apply_extras(state, s, mv.extras)
