@@ -214,8 +214,15 @@ def find_many(out: Path, ids: set[str]) -> dict[str, Transcript]:
     heads = {json.dumps({"id": i}, separators=(",", ":"))[:-1].encode() + b",": i for i in ids}
     found: dict[str, tuple[Path, bytes]] = {}
     for part, raw in _raw_lines(out):
-        comma = raw.find(b",")
-        mid = heads.get(raw[: comma + 1]) if comma > 0 else None
+        if raw.startswith(b'{"id":"'):  # as Writer writes it: the id is read without parsing the line
+            comma = raw.find(b",")
+            mid = heads.get(raw[: comma + 1]) if comma > 0 else None
+        else:
+            try:
+                line = json.loads(raw)
+            except ValueError as exc:
+                raise TranscriptError(f"{part}: a line that is not JSON ({exc})") from exc
+            mid = str(line.get("id")) if isinstance(line, dict) and str(line.get("id")) in ids else None
         if mid is not None:
             found[mid] = (part, raw)
     out_: dict[str, Transcript] = {}
