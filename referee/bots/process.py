@@ -37,14 +37,17 @@ import signal
 import socket
 import subprocess
 import sys
+import json
 import time
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from ..config import BotConfig
 from ..errors import BotStartError
+from ..secret import Secret
 from . import guard, http
+from .sandbox import BotSpec, Cage, kill_cgroup, resolve_command
 
 GUARD = str(Path(__file__).with_name("guard.py"))
 GRACE_S = 3.0  # from SIGTERM to SIGKILL when a bot is stopped
@@ -59,6 +62,7 @@ class Revival(NamedTuple):
 
     alive: bool  # the bot is up: it never died, or it was restarted
     restarted_now: bool  # this very call restarted it: charge the restart to the caller's match
+    attempts: int = 0  # restart attempts this very call made, successful or not
 
     def __bool__(self) -> bool:
         return self.alive
@@ -95,10 +99,10 @@ class ManagedBot:
     methods belong to one event loop (the tournament's)."""
 
     def __init__(
-        self, config: BotConfig, log_dir: Path, *, max_restarts: int = 3, restart_backoff_ms: int = 200
+        self, spec: BotSpec, log_dir: Path, *, max_restarts: int = 3, restart_backoff_ms: int = 200
     ) -> None:
-        self.config = config
-        self.log_path = log_dir / f"{config.name}.log"
+        self.config = spec  # its name and command (the tournament file's bot, reduced to what starts it)
+        self.log_path = log_dir / f"{spec.name}.log"
         self.max_restarts = max_restarts
         self.restart_backoff_ms = restart_backoff_ms
         self.port = 0
@@ -108,33 +112,60 @@ class ManagedBot:
         self._stopped = False
         self._stop_event = asyncio.Event()
         self._restart_lock = asyncio.Lock()
+        self._cage: Cage | None = None
 
     @property
     def url(self) -> str:
         """Where the bot answers once started."""
         return f"http://127.0.0.1:{self.port}/"
 
+    @property
+    def cage(self) -> Cage:
+        """The bot's cage (made on first use: ``sandbox = "bwrap"`` without bubblewrap raises BotStartError)."""
+        if self._cage is None:
+            self._cage = Cage(self.config)
+        return self._cage
+
+    @property
+    def token(self) -> Secret:
+        """The bot's per-run token: in its environment, and in every request to it."""
+        return self.cage.token
+
+    def endpoint(self) -> http.Endpoint:
+        """The endpoint of this bot: its URL, with its token as a bearer token."""
+        return http.Endpoint.make(self.config.name, self.url, self.token)
+
     def start(self) -> None:
         """Launch the bot under its guard (does not wait for readiness): on a free port
         the first time, on the same port after."""
         name = self.config.name
-        if self.config.command is None:
-            raise BotStartError(f"bot {name!r} has a url, not a command: nothing to start")
         if self._stopped:
             raise BotStartError(f"bot {name!r} was stopped")
         if self.port == 0:
             self.port = free_port()
-        argv = expand_command(self.config.command, self.port)
-        if shutil.which(argv[0]) is None:
+        argv = expand_command(resolve_command(self.config.command, self.config.base_dir), self.port)
+        program = shutil.which(argv[0])
+        if program is None:
             raise BotStartError(f"bot {name!r}: cannot start {argv[0]!r}: no such executable")
+        argv[0] = program  # looked up on the referee's PATH: the bot's own PATH is the allow-listed one
+        try:
+            prepared = self.cage.prepare(argv)
+        except OSError as exc:
+            raise BotStartError(f"bot {name!r}: cannot prepare its private folder: {exc.strerror or exc}") from exc
         self._log_line(f"{time.strftime('%Y-%m-%d %H:%M:%S')} start: port {self.port}")
-        guarded = [sys.executable, "-I", "-S", GUARD, "--grace", f"{GRACE_S:g}", "--", *argv]
+        setup = json.dumps(prepared.setup, separators=(",", ":"))
+        guarded = [sys.executable, "-I", "-S", GUARD, "--grace", f"{GRACE_S:g}", "--setup", setup, "--"]
         try:
             with open(self.log_path, "ab") as log:
                 # the pipe's write end reaches no other process: Python opens it non-inheritable
                 # (PEP 446), and close_fds (the default) closes all but 0-2 in the guard
                 self.proc = subprocess.Popen(
-                    guarded, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                    [*guarded, *prepared.argv],
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    env=prepared.env,
                 )
         except OSError as exc:
             raise BotStartError(f"bot {name!r}: cannot start its guard: {exc.strerror or exc}") from exc
@@ -146,7 +177,7 @@ class ManagedBot:
             return False
         if _running(proc):
             return True
-        _reap(proc)
+        self._reap()
         return False
 
     def stop(self) -> None:
@@ -165,12 +196,22 @@ class ManagedBot:
     def wait_stopped(self) -> None:
         """Wait until the bot asked to stop is gone (at most the grace and a margin)."""
         proc = self.proc
-        if proc is None or proc.returncode is not None:
-            return
-        deadline = time.monotonic() + GRACE_S + _GUARD_MARGIN_S
-        while _running(proc) and time.monotonic() < deadline:
-            time.sleep(_STOP_POLL_S)
-        _reap(proc)
+        if proc is not None and proc.returncode is None:
+            deadline = time.monotonic() + GRACE_S + _GUARD_MARGIN_S
+            while _running(proc) and time.monotonic() < deadline:
+                time.sleep(_STOP_POLL_S)
+        self._reap()
+
+    def _reap(self) -> None:
+        """Reap the guard (SIGKILL to its group first) and whatever is left in the bot's
+        cgroup; once stopped, remove the private folder and the cgroup."""
+        if self.proc is not None and self.proc.returncode is None:
+            _reap(self.proc)
+        if self._cage is not None:
+            if self._cage.cgroup is not None:
+                kill_cgroup(self._cage.cgroup)
+            if self._stopped:
+                self._cage.cleanup()
 
     async def revive(self, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> Revival:
         """After an ``error`` fault: restart the bot if its process died.
@@ -188,12 +229,14 @@ class ManagedBot:
             return await self._restart(hello_body, startup_ms, deadline_ms, max_bytes)
 
     def log_tail(self, lines: int = 8) -> str:
-        """The last lines of the bot's log, for error messages."""
+        """The last lines of the bot's log, for error messages, control characters escaped."""
         try:
-            text = self.log_path.read_text(errors="replace").splitlines()
+            with open(self.log_path, "rb") as fh:
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4096))  # a capped log is still 10 MB
+                text = fh.read().decode(errors="replace").splitlines()
         except OSError:
             return ""
-        return "\n".join("    " + line for line in text[-lines:])
+        return "\n".join("    " + printable(line) for line in text[-lines:])
 
     async def _still_up(self) -> bool:
         """Whether the bot runs. The guard exits a moment after its bot (it cleans up
@@ -208,23 +251,24 @@ class ManagedBot:
     async def _restart(self, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> Revival:
         """Start the dead bot again, with backoff, until it answers hello or no restart is left."""
         why = _describe_exit(self.proc.returncode if self.proc else None)
-        endpoint = http.Endpoint.make(self.config.name, self.url, self.config.token)
+        endpoint = self.endpoint()
+        first = self.restarts
         while self.restarts < self.max_restarts:
             if await self._stopped_within(self.restart_backoff_ms * 2**self.restarts / 1000):
-                return Revival(False, False)
+                return Revival(False, False, self.restarts - first)
             self.restarts += 1
             self._log_line(f"restart {self.restarts}/{self.max_restarts} after {why}")
             failure = await self._attempt(endpoint, hello_body, startup_ms, deadline_ms, max_bytes)
             if self._stopped:
-                return Revival(False, False)
+                return Revival(False, False, self.restarts - first)
             if failure is not None:
                 self._log_line(f"restart {self.restarts}/{self.max_restarts} failed: {failure}")
                 why = failure
                 continue
-            return Revival(True, True)
+            return Revival(True, True, self.restarts - first)
         self.down = True
         self._log_line(f"down after {self.restarts} restart(s): played by fallback from now")
-        return Revival(False, False)
+        return Revival(False, False, self.restarts - first)
 
     async def _attempt(
         self, endpoint: http.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
@@ -241,7 +285,7 @@ class ManagedBot:
         except BotStartError:
             proc = self.proc
             if proc is not None and self.alive():
-                _reap(proc)  # up but silent: no grace for a failed restart
+                self._reap()  # up but silent: no grace for a failed restart
                 return f"no hello within {startup_ms} ms"
             return _describe_exit(proc.returncode if proc else None)
         return None
@@ -257,6 +301,14 @@ class ManagedBot:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
             log.write(f"--- {text}\n".encode())
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control and format characters (escape sequences,
+    OSC, bidi overrides) shown as ``\\xNN`` / ``\\uNNNN``."""
+    return "".join(
+        c if c == "\t" or unicodedata.category(c) not in ("Cc", "Cf") else ascii(c)[1:-1] for c in text
+    )
 
 
 def _running(proc: subprocess.Popen[bytes]) -> bool:
