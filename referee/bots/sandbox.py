@@ -257,10 +257,10 @@ class Cage:
                 out += ["--ro-bind", link, link]
         out += ["--proc", "/proc", "--dev", "/dev"]
         visible = sorted(self.visible(argv))
-        parents = sorted({str(a) for p in [*visible, HOME_IN_CAGE] for a in Path(p).parents if str(a) != "/"})
+        parents = sorted({str(a) for p in visible for a in Path(p).parents if str(a) not in ("/", "/tmp")})
+        out += ["--bind", str(self.private / "home"), HOME_IN_CAGE, "--bind", str(self.private / "tmp"), "/tmp"]
         for d in parents:  # bwrap running as root would make them 0700: the bot could not pass
             out += ["--perms", "0755", "--dir", d]
-        out += ["--bind", str(self.private / "home"), HOME_IN_CAGE, "--bind", str(self.private / "tmp"), "/tmp"]
         for path in visible:
             out += ["--ro-bind", path, path]
         out += ["--chdir", HOME_IN_CAGE, "--"]
