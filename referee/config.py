@@ -428,7 +428,7 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
     if url is not None and _is_http_url(url) and "@" in urlsplit(url).netloc:
         err.fail(
             f"{label}.url",
-            "must not contain a user name or password (user:pass@): give the bot a token = \"${VAR}\" instead",
+            'must not contain a user name or password (user:pass@): give the bot a token = "${VAR}" instead',
         )
     if url is not None and not _is_http_url(url):
         err.fail(
@@ -466,7 +466,7 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
             err.fail(f"{label}.env.{key}", "must be a variable name (letters, digits, _), not REFEREE_BOT_TOKEN")
         if not isinstance(value, str) or "\x00" in value:
             err.fail(f"{label}.env.{key}", f"expected a string, got {_tname(value)}")
-        env_table[key] = _ENV_RE.sub(lambda m: _from_env(err, f"{label}.env.{key}", env, m.group(1)), value)
+        env_table[key] = _substitute(err, f"{label}.env.{key}", env, value)
     return BotConfig(
         name=v["name"],
         url=url,
@@ -478,8 +478,12 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
     )
 
 
-def _from_env(err: _Errors, key: str, env: Mapping[str, str], name: str) -> str:
-    """The value of ``${name}`` in ``key``, from the referee's environment."""
-    if name not in env:
-        err.fail(key, f"environment variable {name} is not set")
-    return env[name]
+def _substitute(err: _Errors, key: str, env: Mapping[str, str], value: str) -> str:
+    """``value`` with every ``${NAME}`` replaced from the referee's environment."""
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(1) not in env:
+            err.fail(key, f"environment variable {m.group(1)} is not set")
+        return env[m.group(1)]
+
+    return _ENV_RE.sub(one, value)

@@ -147,7 +147,10 @@ def same_standings(records: dict[str, dict[str, Any]], reference: dict[str, dict
 
 # What each attack's own report says when it fails (in the cage).
 FAILED = {
-    "secrets": [r"ATTACK ENV HOME,LANG,PATH,(PWD,)?REFEREE_BOT_TOKEN,REFEREE_TEST_MARK,TMPDIR\n", r"ATTACK secrets done"],
+    "secrets": [
+        r"ATTACK ENV HOME,LANG,PATH,(PWD,)?REFEREE_BOT_TOKEN,REFEREE_TEST_MARK,TMPDIR\n",
+        r"ATTACK secrets done",
+    ],
     "journal": [r"ATTACK journal candidates 0", r"ATTACK journal done"],
     "kill": [r"ATTACK kill done \(0 squatted\)"],
     "stop": [r"ATTACK stop done"],
@@ -182,7 +185,7 @@ def test_without_the_cage_these_protections_still_hold(
     name: str, tmp_path: Path, twin: tuple[Path, dict[str, Any]]
 ) -> None:
     seeds, reference = twin
-    records, log, out = attack(tmp_path, seeds, name, "none")
+    records, log, _out = attack(tmp_path, seeds, name, "none")
     for pattern in FAILED[name]:
         assert re.search(pattern, log), (pattern, log[-2000:])  # allow-listed env, log cap, limits
     same_standings(records, reference)  # and no survivor (play checks /proc): the cgroup

@@ -131,7 +131,7 @@ def _spawn(command: list[str], setup: dict, out: int) -> int:  # type: ignore[ty
         for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)  # ignored by Python or caught by the guard: default for the bot
         os.execvp(command[0], command)
-    except BaseException as exc:  # noqa: BLE001 - the child must exit, whatever went wrong
+    except BaseException as exc:  # the child must exit, whatever went wrong
         reason = getattr(exc, "strerror", None) or exc
         os.write(2, f"[guard] cannot start {command[0]!r}: {reason}\n".encode(errors="replace"))
     os._exit(127)

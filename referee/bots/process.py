@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import json
 import time
 import unicodedata
 from collections.abc import Sequence
@@ -98,9 +98,7 @@ class ManagedBot:
     """One bot process the referee started, restarted when it crashes. Its async
     methods belong to one event loop (the tournament's)."""
 
-    def __init__(
-        self, spec: BotSpec, log_dir: Path, *, max_restarts: int = 3, restart_backoff_ms: int = 200
-    ) -> None:
+    def __init__(self, spec: BotSpec, log_dir: Path, *, max_restarts: int = 3, restart_backoff_ms: int = 200) -> None:
         self.config = spec  # its name and command (the tournament file's bot, reduced to what starts it)
         self.log_path = log_dir / f"{spec.name}.log"
         self.max_restarts = max_restarts
@@ -306,9 +304,7 @@ class ManagedBot:
 def printable(text: str) -> str:
     """``text`` safe for a terminal: control and format characters (escape sequences,
     OSC, bidi overrides) shown as ``\\xNN`` / ``\\uNNNN``."""
-    return "".join(
-        c if c == "\t" or unicodedata.category(c) not in ("Cc", "Cf") else ascii(c)[1:-1] for c in text
-    )
+    return "".join(c if c == "\t" or unicodedata.category(c) not in ("Cc", "Cf") else ascii(c)[1:-1] for c in text)
 
 
 def _running(proc: subprocess.Popen[bytes]) -> bool:

@@ -27,6 +27,7 @@ guard's setup (``guard.py`` applies it in the bot's process before ``exec``):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import logging
@@ -296,10 +297,8 @@ class Cage:
             self.private = None
         if self.cgroup is not None:
             kill_cgroup(self.cgroup)
-            try:
+            with contextlib.suppress(OSError):
                 self.cgroup.rmdir()
-            except OSError:
-                pass
             self.cgroup = None
 
 
@@ -313,10 +312,8 @@ def kill_cgroup(group: Path) -> None:
         if not pids:
             return
         for pid in pids:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, 9)
-            except OSError:
-                pass
 
 
 def _package_dirs(package: str) -> set[str]:

@@ -90,7 +90,10 @@ class BotPool:
         for b in cfg.bots:
             if b.managed:
                 mb = ManagedBot(
-                    bot_spec(cfg, b), self.log_dir, max_restarts=lim.max_restarts, restart_backoff_ms=lim.restart_backoff_ms
+                    bot_spec(cfg, b),
+                    self.log_dir,
+                    max_restarts=lim.max_restarts,
+                    restart_backoff_ms=lim.restart_backoff_ms,
                 )
                 self.managed[b.name] = mb
                 mb.start()
