@@ -370,6 +370,27 @@ def _child_running(pid: int) -> bool | None:
     return False
 
 
+async def start_managed(
+    spec: BotSpec,
+    log_dir: Path,
+    hello_body: bytes,
+    *,
+    startup_ms: int = 15000,
+    deadline_ms: int = 1000,
+    max_bytes: int = 65536,
+) -> ManagedBot:
+    """Start one managed bot in its cage and wait until it answers ``hello`` (stop it
+    with ``stop()``); a BotStartError, with its log's tail, when it does not."""
+    bot = ManagedBot(spec, log_dir, max_restarts=0)
+    try:
+        bot.start()
+        await wait_ready(bot, bot.endpoint(), hello_body, startup_ms, deadline_ms, max_bytes)
+    except BaseException:
+        bot.stop()
+        raise
+    return bot
+
+
 async def wait_ready(
     bot: ManagedBot, endpoint: http.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
 ) -> float:

@@ -70,6 +70,7 @@ class BotPool:
         self.managed: dict[str, ManagedBot] = {}
         self.endpoints: list[Endpoint] = []
         self.runtimes: list[BotRuntime] = []
+        self.start_errors: dict[str, str] = {}  # managed bots that could not even be launched
 
     def __enter__(self) -> BotPool:
         return self
@@ -96,7 +97,10 @@ class BotPool:
                     restart_backoff_ms=lim.restart_backoff_ms,
                 )
                 self.managed[b.name] = mb
-                mb.start()
+                try:
+                    mb.start()
+                except BotStartError as exc:  # reported as this bot's status, not raised
+                    self.start_errors[b.name] = str(exc)
         self.endpoints = [
             self.managed[b.name].endpoint() if b.managed else Endpoint.make(b.name, b.url or "", b.token)
             for b in cfg.bots
@@ -123,6 +127,8 @@ class BotPool:
         cfg, lim = self.config, self.config.limits
         body = protocol.hello(cfg.name, cfg.game, dict(cfg.options), name)
         t0 = time.perf_counter()
+        if name in self.start_errors:
+            return BotStatus(name, ep.url, True, False, self.start_errors[name], 0.0)
         if name in self.managed:
             try:
                 await wait_ready(self.managed[name], ep, body, lim.startup_ms, lim.deadline_ms, lim.max_response_bytes)
