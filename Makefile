@@ -40,6 +40,7 @@ games: $(BIN)/referee
 
 bench: $(BIN)/referee bubblewrap
 	$(BIN)/python -m referee.bench
+	$(BIN)/python -m referee.bench_cage
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
