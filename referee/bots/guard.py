@@ -1,21 +1,27 @@
 """The guard of one managed bot: no bot process outlives the referee.
 
-``process.ManagedBot`` starts ``python -I -S guard.py --grace S -- ARGV...`` in a
-session and process group of its own, with a pipe as stdin whose write end only the
-referee holds; the referee writes ``stop`` to it only to stop the bot. The guard starts
-the bot in the same process group (so ``killpg`` of the guard's pid reaches everything),
-with stdin ``/dev/null`` and the guard's stdout and stderr (the bot's log), then waits
-for the first of:
+``process.ManagedBot`` starts ``python -I -S guard.py --grace S --setup JSON -- ARGV...``
+in a session and process group of its own, with a pipe as stdin whose write end only the
+referee holds; the referee writes ``stop`` to it only to stop the bot. The guard forks
+the bot in the same process group (so ``killpg`` of the guard's pid reaches everything).
+Before ``exec`` the child applies the setup of ``sandbox.Cage.prepare``: it joins the
+bot's ``pids`` cgroup, sets its resource limits, its folder and, without bubblewrap, its
+user; stdin is ``/dev/null`` and stdout and stderr a pipe the guard copies into the bot's
+log (its own stdout) up to ``log_max`` bytes, then one marker line, the rest dropped. The
+guard then waits for the first of:
 
 - ``stop`` or EOF on stdin: the referee stopped the bot, or died however it died (even
   by SIGKILL, the kernel closes the pipe; EOF without ``stop`` is logged) -> SIGTERM
-  to the group, SIGKILL after the grace;
+  to the group, SIGKILL after the grace (and, the referee being gone, the guard removes
+  the bot's private folder and cgroup itself);
 - SIGHUP, the guard's parent-death signal (``PR_SET_PDEATHSIG``, Linux, a second
   line), when the parent is really gone -> the same;
 - SIGTERM: somebody signalled the whole group -> wait the grace, then SIGKILL;
-- the bot's exit -> SIGKILL what is left of the group (the bot's children) and exit
-  as the bot did: with its code, or killed by its signal, so that the referee's
-  ``returncode`` keeps meaning the bot's.
+- the bot stopped (``SIGSTOP``, a tracer) for half a second -> SIGKILL, so that the
+  referee restarts it;
+- the bot's exit -> SIGKILL what is left of the group and of the cgroup (the bot's
+  children, daemons that left the group) and exit as the bot did: with its code, or
+  killed by its signal, so that the referee's ``returncode`` keeps meaning the bot's.
 
 Leftovers are found by scanning ``/proc`` for the group (a process cannot ``killpg``
 its own group and live to report the bot's code). Standard library only and no import

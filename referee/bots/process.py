@@ -22,9 +22,13 @@ matches in flight point there), after a backoff that doubles with each restart, 
 most ``max_restarts`` times in the tournament; a bot that cannot be restarted is
 ``down``. A port that another process took meanwhile makes that attempt fail.
 
-The bot's stdout and stderr (and the guard's few lines) go to ``<output>/logs/<bot>.log``.
-``python`` or ``python3`` as the first word of a command means the interpreter the
-referee runs in, so sample bots find the same installed packages.
+The bot's stdout and stderr (and the guard's few lines) go to ``<output>/logs/<bot>.log``,
+capped by the guard. ``python`` or ``python3`` as the first word of a command means the
+interpreter the referee runs in, so sample bots find the same installed packages.
+
+What a bot runs as, sees and may use is its cage (``sandbox.py``): a ``BotSpec`` built
+by the caller says what to start (this layer never reads the tournament file). Every
+request to a managed bot carries its per-run token (``ManagedBot.endpoint``).
 """
 
 from __future__ import annotations
