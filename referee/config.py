@@ -66,7 +66,7 @@ class Limits:
     memory_mb: int = 1024  # per process of a managed bot (RLIMIT_DATA)
     max_processes: int = 128  # processes and threads of a managed bot together
     max_file_mb: int = 64  # the largest file a managed bot may write
-    max_open_files: int = 256  # per process of a managed bot
+    max_open_files: int = 1024  # per process of a managed bot (every connection is one)
     log_mb: int = 10  # logs/<bot>.log, then one marker line and the rest dropped
     bot_user: str = "nobody"  # who managed bots run as when the referee runs as root
 
@@ -160,7 +160,7 @@ _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "memory_mb": (int, 1024),
     "max_processes": (int, 128),
     "max_file_mb": (int, 64),
-    "max_open_files": (int, 256),
+    "max_open_files": (int, 1024),
     "log_mb": (int, 10),
     "bot_user": (str, "nobody"),
 }

@@ -69,7 +69,7 @@ class CageLimits:
     memory_mb: int = 1024  # RLIMIT_DATA of each process of the bot
     max_processes: int = 128  # processes and threads of the bot together
     max_file_mb: int = 64  # the largest file the bot may write
-    max_open_files: int = 256
+    max_open_files: int = 1024  # per process: connections of many matches in flight
     log_mb: int = 10  # the bot's log, then one marker line and the rest dropped
     bot_user: str = "nobody"  # who the bot runs as when the referee runs as root
 
