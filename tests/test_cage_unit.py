@@ -105,6 +105,11 @@ def test_sandbox_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: 
     monkeypatch.setattr(sandbox, "_warned", False)
     with pytest.raises(BotStartError, match="sandbox = 'bwrap' but bubblewrap is not installed"):
         sandbox.use_bwrap("bwrap")
+    required = ManagedBot(BotSpec("b", ("python", "-c", "", "{port}"), limits=CageLimits(sandbox="bwrap")), tmp_path)
+    assert "Bearer" in required.endpoint().headers["Authorization"]  # no cage needed for its endpoint
+    with pytest.raises(BotStartError, match="sandbox = 'bwrap' but bubblewrap is not installed"):
+        required.start()  # refused: nothing started
+    assert required.proc is None
     with caplog.at_level(logging.WARNING, logger="referee"):
         assert not sandbox.use_bwrap("auto") and not sandbox.use_bwrap("auto")
     assert [r.getMessage() for r in caplog.records] == [sandbox.NO_CAGE_WARNING]  # one line, once

@@ -49,9 +49,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import BotStartError
-from ..secret import Secret
 from . import guard, http
-from .sandbox import BotSpec, Cage, kill_cgroup, resolve_command
+from .sandbox import BotSpec, Cage, kill_cgroup, new_token, resolve_command
 
 GUARD = str(Path(__file__).with_name("guard.py"))
 GRACE_S = 3.0  # from SIGTERM to SIGKILL when a bot is stopped
@@ -115,6 +114,7 @@ class ManagedBot:
         self._stop_event = asyncio.Event()
         self._restart_lock = asyncio.Lock()
         self._cage: Cage | None = None
+        self.token = spec.token if spec.token is not None else new_token()  # per run: in its env and requests
 
     @property
     def url(self) -> str:
@@ -125,13 +125,8 @@ class ManagedBot:
     def cage(self) -> Cage:
         """The bot's cage (made on first use: ``sandbox = "bwrap"`` without bubblewrap raises BotStartError)."""
         if self._cage is None:
-            self._cage = Cage(self.config)
+            self._cage = Cage(self.config, self.token)
         return self._cage
-
-    @property
-    def token(self) -> Secret:
-        """The bot's per-run token: in its environment, and in every request to it."""
-        return self.cage.token
 
     def endpoint(self) -> http.Endpoint:
         """The endpoint of this bot: its URL, with its token as a bearer token."""

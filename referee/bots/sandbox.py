@@ -172,9 +172,9 @@ def _cgroup_root() -> Path | None:
 class Cage:
     """The private directory, cgroup and token of one managed bot, kept across restarts."""
 
-    def __init__(self, spec: BotSpec) -> None:
+    def __init__(self, spec: BotSpec, token: Secret | None = None) -> None:
         self.spec = spec
-        self.token = spec.token if spec.token is not None else new_token()
+        self.token = token or spec.token or new_token()
         self.bwrap = use_bwrap(spec.limits.sandbox)
         self.user = self._bot_user()
         self.private: Path | None = None
