@@ -3,8 +3,8 @@
 
 1. bot start-up: from launching a sample bot to its first answered ``hello`` (median
    of a few starts);
-2. a whole tournament of sample bots: decisions per second and the referee's own CPU
-   µs per decision (its process time over the decisions in the journal).
+2. a whole tournament of sample bots, once they are up: decisions per second and the
+   referee's own CPU µs per decision (its process time over the decisions in the journal).
 
 Without bubblewrap only the ``none`` lines are printed. On a machine whose Python lives
 where ``nobody`` cannot read it, ``none`` runs the bots as the referee's user.
@@ -61,9 +61,13 @@ def tournament(sandbox: str, rounds: int, folder: Path) -> tuple[float, float, i
         "bot": bots,
     }
     cfg = parse_config(doc, folder / "bench.toml", os.environ)
-    cpu0, t0 = time.process_time(), time.perf_counter()
-    asyncio.run(run_tournament(cfg))
-    cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
+    marks: list[float] = []  # CPU and wall clock once every bot is up: play only
+
+    def ready(_statuses: object) -> None:
+        marks.extend((time.process_time(), time.perf_counter()))
+
+    asyncio.run(run_tournament(cfg, on_ready=ready))
+    cpu, wall = time.process_time() - marks[0], time.perf_counter() - marks[1]
     lines = (cfg.output / JOURNAL).read_text().splitlines()
     decisions = sum(sum(json.loads(line)["decisions"]) for line in lines)
     return decisions / wall, cpu / decisions * 1e6, decisions
