@@ -46,9 +46,10 @@ import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from ..errors import BotStartError
+from ..secret import Secret
 from . import guard, http
 from .sandbox import BotSpec, Cage, kill_cgroup, new_token, resolve_command
 
@@ -97,11 +98,38 @@ def expand_command(command: Sequence[str], port: int) -> list[str]:
     return argv
 
 
+class _StartsLikeABot(Protocol):
+    """A tournament file's ``[[bot]]`` (``config.BotConfig``) seen from this layer."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def command(self) -> tuple[str, ...] | None: ...
+    @property
+    def token(self) -> Secret | None: ...
+
+
+def as_spec(bot: BotSpec | _StartsLikeABot) -> BotSpec:
+    """A BotSpec as is; a ``[[bot]]`` with default limits (callers that know the
+    tournament build the spec with ``tournament.runner.bot_spec``)."""
+    if isinstance(bot, BotSpec):
+        return bot
+    return BotSpec(bot.name, tuple(bot.command or ()), token=bot.token)
+
+
 class ManagedBot:
     """One bot process the referee started, restarted when it crashes. Its async
     methods belong to one event loop (the tournament's)."""
 
-    def __init__(self, spec: BotSpec, log_dir: Path, *, max_restarts: int = 3, restart_backoff_ms: int = 200) -> None:
+    def __init__(
+        self,
+        bot: BotSpec | _StartsLikeABot,
+        log_dir: Path,
+        *,
+        max_restarts: int = 3,
+        restart_backoff_ms: int = 200,
+    ) -> None:
+        spec = as_spec(bot)
         self.config = spec  # its name and command (the tournament file's bot, reduced to what starts it)
         self.log_path = log_dir / f"{spec.name}.log"
         self.max_restarts = max_restarts
