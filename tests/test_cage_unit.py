@@ -158,3 +158,9 @@ def test_a_log_tail_with_escape_sequences_is_printed_escaped(tmp_path: Path) -> 
     assert "\\x1b]0;pwned\\x07\\x1b[2J\\u202eevil" in message
     assert "\x1b" not in message and "\x07" not in message and "\u202e" not in message
     assert printable("tab\tok \x9b") == "tab\tok \\x9b"
+
+
+def test_the_bots_layer_does_not_load_the_config_or_the_games() -> None:
+    code = "import sys, referee.bots.process; print(sorted(m for m in sys.modules if m in ('referee.config', 'referee.games')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
