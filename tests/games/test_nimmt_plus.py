@@ -456,10 +456,12 @@ def test_view_shows_no_hidden_information():
         "totals",
         "hand_scores",
         "history",
+        "previous_hand",
         "to_act",
         "your_turn",
         "turn",
     }
+    assert view["previous_hand"] is None
 
 
 def test_redeal_keeps_known_dealt_zeros():
