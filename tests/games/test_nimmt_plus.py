@@ -479,3 +479,64 @@ def test_invariants_catch_a_lost_or_duplicated_card():
     state = GAME.setup(4, 1, {"variant": "plus"})
     state.rows[0].append(state.hands[1][-1])
     assert GAME.invariants(state)
+
+
+# Views show the end of every hand (RULES.md section 3, "What a seat sees") -------------
+
+
+def _replay_rows(start: list[list[int]], history: list[dict[str, Any]]) -> list[list[int]]:
+    """The rows after ``history``'s placements, from the rows ``start``."""
+    rows = [list(r) for r in start]
+    for turn in history:
+        for p in turn["placements"]:
+            if p["took"]:
+                assert rows[p["row"]] == p["took"]
+                rows[p["row"]] = [p["card"]]
+            else:
+                rows[p["row"]].append(p["card"])
+    return rows
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_previous_hand_shows_every_turn_of_the_finished_hand(variant):
+    """Seat 0 plays pairs and runs out early (or, in simple, the last seat plays last):
+    turns it was never asked about are still shown to it in the next hand."""
+    seats = 3
+    state = GAME.setup(seats, 21, {"variant": variant})
+    start_rows = GAME.view(state, 0)["rows"]
+    dealt = [list(h) for h in state.hands]
+    asked_last: dict[int, int] = {}
+    while state.hand_number == 1:
+        for s in GAME.to_act(state):
+            legal = GAME.legal(state, s)
+            asked_last[s] = GAME.view(state, s)["turn_number"]
+            state = GAME.apply(state, s, legal[-1] if s == 0 else legal[0])
+    views = [GAME.view(state, s) for s in range(seats)]
+    prev = views[0]["previous_hand"]
+    assert all(v["previous_hand"] == prev for v in views)
+    assert prev["hand"] == 1 and views[0]["history"] == []
+    history = prev["history"]
+    for s in range(seats):
+        played = sorted(c for t in history for p in t["plays"] if p["seat"] == s for c in p["cards"])
+        assert played == dealt[s], f"seat {s}'s cards of hand 1 are not all shown"
+    assert len(history) > asked_last[0], "seat 0 missed turns after its last decision"
+    assert prev["rows"] == _replay_rows(start_rows, history)
+
+
+def test_previous_hand_is_null_in_hand_one_and_the_last_hand_stays_in_history():
+    state = GAME.setup(2, 3, {"variant": "plus"})
+    assert GAME.view(state, 1)["previous_hand"] is None
+    pick = random.Random(3)
+    seen_hands = set()
+    while not GAME.is_over(state):
+        for s in GAME.to_act(state):
+            view = GAME.view(state, s)
+            if view["previous_hand"] is not None:
+                seen_hands.add(view["previous_hand"]["hand"])
+                assert view["previous_hand"]["hand"] == view["hand_number"] - 1
+            legal = GAME.legal(state, s)
+            state = GAME.apply(state, s, legal[pick.randrange(len(legal))])
+    assert seen_hands == {1}
+    final = GAME.view(state, 0)
+    assert final["previous_hand"]["hand"] == 1
+    assert sum(len(p["cards"]) for t in final["history"] for p in t["plays"]) == 30
