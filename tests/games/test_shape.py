@@ -3,6 +3,7 @@ on the fields every game has."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import sys
@@ -19,7 +20,7 @@ def headings(doc: str) -> list[str]:
     """The reST section titles of a module docstring, parenthesised parts dropped."""
     lines = doc.splitlines()
     out = []
-    for title, rule in zip(lines, lines[1:]):
+    for title, rule in itertools.pairwise(lines):
         if rule and set(rule) == {"-"} and len(rule) == len(title):
             out.append(re.sub(r" \((docs/games|RULES).*\)$", "", title))
     return out
