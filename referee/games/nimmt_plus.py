@@ -165,7 +165,7 @@ class NimmtPlus(Game):
             OptionSpec(
                 "variant",
                 "plus",
-                "plus | plus_dealt_zeros | zeros_negative | simple (RULES.md section 3)",
+                "plus | plus_dealt_zeros | zeros_negative | simple (docs/games/nimmt_plus.md)",
                 choices=VARIANTS,
             ),
             OptionSpec(
