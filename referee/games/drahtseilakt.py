@@ -99,9 +99,9 @@ SCORE_CARDS: tuple[str, ...] = tuple(str(v) for v in range(1, 10)) + (RED_ZERO, 
 _SCORE_ORDER = {c: i for i, c in enumerate(SCORE_CARDS)}
 
 
-@dataclass
+@dataclass(slots=True)
 class DrahtState:
-    """A Drahtseilakt match in progress (mutated in place by ``apply``)."""
+    """A match of Drahtseilakt: the round and trick in play, sticks and scores, the generator."""
 
     seats: int
     tactical: bool

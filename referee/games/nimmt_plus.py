@@ -126,7 +126,7 @@ def heads(card: int) -> int:
 HEADS = [0] + [heads(n) for n in range(1, TOP + 1)]  # HEADS[0] is never used for scoring
 
 
-@dataclass
+@dataclass(slots=True)
 class NimmtState:
     """A match of 6 nimmt! Plus: the current hand, the scores so far, the generator."""
 

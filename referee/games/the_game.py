@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .base import (
@@ -102,60 +103,31 @@ HAND_SIZE = {1: 8, 2: 7, 3: 6, 4: 6, 5: 6}
 END = "end"
 
 
+@dataclass(slots=True)
 class TheGameState:
-    """Everything about one match of The Game; ``view`` decides what a seat sees."""
+    """A match of The Game: hands, draw pile, piles, the turn, claims, fire, the generator."""
 
-    __slots__ = (
-        "active",
-        "base_minimum",
-        "claims",
-        "deck",
-        "end_reason",
-        "fire",
-        "hand_size",
-        "hands",
-        "minimum",
-        "options",
-        "over",
-        "piles",
-        "placed",
-        "placed_by",
-        "placed_total",
-        "rng",
-        "seats",
-        "tops",
-        "turn",
-        "turn_log",
-    )
-
-    def __init__(self, seats: int, seed: int, options: Mapping[str, Any]) -> None:
-        self.seats = seats
-        self.options = dict(options)
-        self.rng = random.Random(seed)
-        self.hand_size = HAND_SIZE[seats] - (1 if options["reduced_hand"] else 0)
-        self.base_minimum = 3 if options["pro"] else 2
-        deck = list(CARDS)
-        self.rng.shuffle(deck)
-        self.hands: list[list[int]] = []
-        for _ in range(seats):
-            hand = deck[-self.hand_size :]
-            del deck[-self.hand_size :]
-            self.hands.append(sorted(hand))
-        self.deck: list[int] = deck  # the next card drawn is deck[-1]
-        self.piles: list[list[int]] = [[] for _ in range(PILES)]
-        self.tops: list[int] = list(START_TOPS)
-        self.active = 0
-        self.turn = 1
-        self.placed = 0
-        self.minimum = self.base_minimum
-        self.placed_total = 0
-        self.placed_by = [0] * seats
-        self.claims: list[list[int]] = [[] for _ in range(seats)]
-        # Uncovered fire cards: {"card", "pile", "placed_turn", "deadline_turn"}.
-        self.fire: list[dict[str, int]] = []
-        self.over = False
-        self.end_reason: str | None = None  # "won" | "stuck" | "fire"
-        self.turn_log: list[dict[str, int]] = []  # {"seat", "placed"} per turn taken
+    seats: int
+    options: dict[str, Any]
+    rng: random.Random
+    hand_size: int
+    base_minimum: int
+    hands: list[list[int]] = field(default_factory=list)  # each ascending
+    deck: list[int] = field(default_factory=list)  # the draw pile (hidden); next card is deck[-1]
+    piles: list[list[int]] = field(default_factory=list)
+    tops: list[int] = field(default_factory=lambda: list(START_TOPS))
+    active: int = 0
+    turn: int = 1  # turns taken, 1-based
+    placed: int = 0  # this turn
+    minimum: int = 0  # this turn
+    placed_total: int = 0
+    placed_by: list[int] = field(default_factory=list)
+    claims: list[list[int]] = field(default_factory=list)
+    # Uncovered fire cards: {"card", "pile", "placed_turn", "deadline_turn"}.
+    fire: list[dict[str, int]] = field(default_factory=list)
+    over: bool = False
+    end_reason: str | None = None  # "won" | "stuck" | "fire"
+    turn_log: list[dict[str, int]] = field(default_factory=list)  # {"seat", "placed"} per turn taken
 
 
 class TheGame(Game):
@@ -190,7 +162,16 @@ class TheGame(Game):
     def setup(self, seats: int, seed: int, options: Mapping[str, Any]) -> TheGameState:
         """Shuffle and deal; seat 0 starts the first turn."""
         opts = self.check_options(seats, options)
-        state = TheGameState(seats, seed, opts)
+        state = TheGameState(
+            seats=seats,
+            options=opts,
+            rng=random.Random(seed),
+            hand_size=HAND_SIZE[seats] - (1 if opts["reduced_hand"] else 0),
+            base_minimum=3 if opts["pro"] else 2,
+            placed_by=[0] * seats,
+            claims=[[] for _ in range(seats)],
+        )
+        _deal(state)
         _start_turn(state)
         return state
 
@@ -421,6 +402,19 @@ class TheGame(Game):
 
 
 # Private helpers ---------------------------------------------------------------------
+
+
+def _deal(state: TheGameState) -> None:
+    """Shuffle the 98 cards, deal every hand from the top, leave the rest as the draw pile."""
+    deck = list(CARDS)
+    state.rng.shuffle(deck)
+    k = state.hand_size
+    for _ in range(state.seats):
+        hand = deck[-k:]
+        del deck[-k:]
+        state.hands.append(sorted(hand))
+    state.deck = deck
+    state.piles = [[] for _ in range(PILES)]
 
 
 def _fits(card: int, top: int, up: bool) -> bool:
