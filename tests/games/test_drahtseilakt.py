@@ -483,3 +483,16 @@ def test_chaotic_ninth_trick_is_shown_after_the_round():
         {"seat": (ninth["leader"] + i) % 3, "card": last_hands[(ninth["leader"] + i) % 3][0]} for i in range(3)
     ]
     assert ninth["score_cards"] == score["cards"] and (ninth["red"], ninth["blue"]) == (score["red"], score["blue"])
+
+
+def test_final_view_keeps_the_last_round_complete():
+    """After the last round nothing is dealt: the final view still lists its 9 tricks,
+    and previous_round the round before it."""
+    st = GAME.setup(3, 8, {"chaotic": True})
+    pick = random.Random(8)
+    while not GAME.is_over(st):
+        for s in GAME.to_act(st):
+            st = GAME.apply(st, s, pick.choice(GAME.legal(st, s)))
+    final = GAME.view(st, 1)
+    assert len(final["tricks"]) == D.TRICKS_PER_ROUND and all(len(t["plays"]) == 3 for t in final["tricks"])
+    assert final["previous_round"]["round"] == 1 and not final["your_turn"] and final["hand"] == []
