@@ -25,9 +25,10 @@ Seat 0 deals round 0. Sticks are unlimited (the 25 + 25 of the box are a physica
 limit). In chaotic mode the trick's score cards are revealed before the simultaneous
 choice, and the trick's cards are listed in play order from the leader. A seat with no
 sticks cancels its highest earlier round, the earliest one on a tie, automatically (it
-can never hurt). The complete record of the previous round stays in the view
-(``previous_round``), so no seat misses the last trick (the next round is dealt inside
-the same ``apply``; in chaotic mode nobody would see the 9th trick otherwise).
+can never hurt). The complete record of the finished round is shown in
+``previous_round`` during the first trick of the next round (every seat is asked once
+in it), so no seat misses the last trick (the next round is dealt inside the same
+``apply``; in chaotic mode nobody would see the 9th trick otherwise).
 
 Seat view (JSON)
 ----------------
@@ -60,7 +61,7 @@ Seat view (JSON)
       "round_scores": [[5, 0], ...],       # per seat, sticks of each finished round
       "cancelled": [[], [0], ...],         # per seat, finished rounds it cancelled
       "totals": [5, 0, ...],               # per seat, total after cancelling
-      "previous_round": null               # the round finished last (null in round 0):
+      "previous_round": null               # during trick 0 of rounds 1.., the round before:
                                            # {"round": 0, "dealer": 0, "tricks": [..]}
     }
 
@@ -210,7 +211,8 @@ class Drahtseilakt(Game):
             "round_scores": [list(r) for r in st.raw_scores],
             "cancelled": [list(c) for c in st.cancelled],
             "totals": _totals(st),
-            "previous_round": st.previous,  # built once per round, never changed
+            # built once per round, never changed; shown while every seat plays to trick 0
+            "previous_round": st.previous if st.trick == 0 and not st.over else None,
         }
 
     def legal(self, state: DrahtState, seat: int) -> list[Action]:

@@ -37,8 +37,9 @@ Decisions where RULES.md is silent
 zeros_negative and simple a 0 never scores (rule 11). In ``simple`` the zeros are
 shuffled into the deck with the other 100 cards (the rulebook) and a played 0 is put on
 the player's points pile, where it scores nothing. "Clockwise" is increasing seat
-number. The complete record of the previous hand stays in the view
-(``previous_hand``), so no seat misses the turns played after its last decision.
+number. The complete record of the finished hand is shown in ``previous_hand`` until
+every seat has been asked once in the new hand, so no seat misses the turns played
+after its last decision (and act messages stay small afterwards).
 
 Seat view (JSON)
 ----------------
@@ -58,7 +59,7 @@ Seat view (JSON)
          "placements": [{"seat": 2, "card": 49, "row": 1, "took": []},
                         {"seat": 3, "card": 53, "row": 1, "took": [21, 30, 33, 41, 49]},
                         ...]}],
-     "previous_hand": null,                   # the finished hand before this one:
+     "previous_hand": null,                   # in a hand's first turn, the hand before:
                                               # {"hand": 1, "history": [..], "rows": [..]}
      "to_act": [0, 1, 2, 3], "your_turn": true, "turn": null}
 
@@ -68,9 +69,11 @@ the order they were placed (0 cards are in ``plays`` only), ``row`` the row inde
 seat holding cards this turn (it never tells who has already chosen) and ``turn`` is
 null; in ``simple``, ``to_act == [turn]`` and ``turn`` is the seat to play.
 ``points[s].heads`` is what the pile scores under the variant (penalty in the negative
-ones). ``previous_hand`` (null in hand 1) holds the whole history of the hand finished
-last and its rows at the end, so every turn of every finished hand is seen by every
-seat (the next hand is dealt inside the same ``apply``). ``your_turn`` is
+ones). ``previous_hand`` holds the whole history of the hand finished last and its rows
+at the end, during the first turn of a hand (``simple``: its first ``seats`` turns, so
+every seat is asked once while it is shown); null otherwise and in hand 1. Every turn of
+every finished hand is thus seen by every seat (the next hand is dealt inside the same
+``apply``). ``your_turn`` is
 ``seat in to_act(state)``.
 
 Actions
@@ -228,7 +231,8 @@ class NimmtPlus(Game):
             "totals": list(state.totals),
             "hand_scores": [list(h["scores"]) for h in state.hand_log],
             "history": list(state.history),  # entries are never changed once recorded
-            "previous_hand": state.previous,  # built once per hand, never changed
+            # built once per hand, never changed; shown until every seat was asked once
+            "previous_hand": state.previous if len(state.history) < (state.seats if simple else 1) else None,
             "to_act": asked,
             "your_turn": seat in self.to_act(state),
             "turn": state.turn if simple and not state.over else None,

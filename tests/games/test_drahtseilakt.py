@@ -486,8 +486,7 @@ def test_chaotic_ninth_trick_is_shown_after_the_round():
 
 
 def test_final_view_keeps_the_last_round_complete():
-    """After the last round nothing is dealt: the final view still lists its 9 tricks,
-    and previous_round the round before it."""
+    """After the last round nothing is dealt: the final view still lists its 9 tricks."""
     st = GAME.setup(3, 8, {"chaotic": True})
     pick = random.Random(8)
     while not GAME.is_over(st):
@@ -495,4 +494,22 @@ def test_final_view_keeps_the_last_round_complete():
             st = GAME.apply(st, s, pick.choice(GAME.legal(st, s)))
     final = GAME.view(st, 1)
     assert len(final["tricks"]) == D.TRICKS_PER_ROUND and all(len(t["plays"]) == 3 for t in final["tricks"])
-    assert final["previous_round"]["round"] == 1 and not final["your_turn"] and final["hand"] == []
+    assert final["previous_round"] is None and not final["your_turn"] and final["hand"] == []
+
+
+@pytest.mark.parametrize("opts", VARIANTS)
+def test_every_seat_is_shown_each_finished_round_once_in_trick_zero(opts):
+    n = 3
+    st = GAME.setup(n, 6, opts)
+    pick = random.Random(6)
+    shown: dict[int, list[int]] = {s: [] for s in range(n)}
+    while not GAME.is_over(st):
+        for s in GAME.to_act(st):
+            view = GAME.view(st, s)
+            prev = view["previous_round"]
+            assert (prev is not None) == (view["trick"] == 0 and view["round"] > 0)
+            if prev is not None:
+                assert prev["round"] == view["round"] - 1 and len(prev["tricks"]) == D.TRICKS_PER_ROUND
+                shown[s].append(prev["round"])
+            st = GAME.apply(st, s, pick.choice(GAME.legal(st, s)))
+    assert all(shown[s] == [0, 1] for s in range(n))

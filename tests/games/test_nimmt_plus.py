@@ -523,20 +523,27 @@ def test_previous_hand_shows_every_turn_of_the_finished_hand(variant):
     assert prev["rows"] == _replay_rows(start_rows, history)
 
 
-def test_previous_hand_is_null_in_hand_one_and_the_last_hand_stays_in_history():
-    state = GAME.setup(2, 3, {"variant": "plus"})
-    assert GAME.view(state, 1)["previous_hand"] is None
-    pick = random.Random(3)
-    seen_hands = set()
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_seat_is_shown_each_finished_hand_once_when_first_asked(variant):
+    seats = 3
+    state = GAME.setup(seats, 5, {"variant": variant})
+    pick = random.Random(5)
+    shown: dict[int, list[int]] = {s: [] for s in range(seats)}
+    first_ask: dict[tuple[int, int], bool] = {}
     while not GAME.is_over(state):
         for s in GAME.to_act(state):
             view = GAME.view(state, s)
-            if view["previous_hand"] is not None:
-                seen_hands.add(view["previous_hand"]["hand"])
-                assert view["previous_hand"]["hand"] == view["hand_number"] - 1
+            prev = view["previous_hand"]
+            first = (view["hand_number"], s) not in first_ask
+            first_ask[(view["hand_number"], s)] = True
+            assert (prev is not None) == (first and view["hand_number"] > 1), "shown at a seat's first decision only"
+            if prev is not None:
+                assert prev["hand"] == view["hand_number"] - 1
+                shown[s].append(prev["hand"])
             legal = GAME.legal(state, s)
             state = GAME.apply(state, s, legal[pick.randrange(len(legal))])
-    assert seen_hands == {1}
+    assert all(shown[s] == [1, 2] for s in range(seats))
     final = GAME.view(state, 0)
-    assert final["previous_hand"]["hand"] == 1
-    assert sum(len(p["cards"]) for t in final["history"] for p in t["plays"]) == 30
+    assert final["previous_hand"] is None
+    size = 12 if variant == "simple" else 15
+    assert sum(len(p["cards"]) for t in final["history"] for p in t["plays"]) == seats * size
