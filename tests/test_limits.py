@@ -151,7 +151,10 @@ def test_no_timeouts_at_concurrency_256_for_a_bot_within_a_quarter_of_its_deadli
 
 def test_a_decision_whose_timer_fired_late_is_voided_and_asked_again(steady: Any) -> None:
     """The event loop is blocked past the deadline while the bot's reply is already in:
-    without the replay that is a timeout charged to a bot that answered in 5 ms."""
+    without care that is a timeout charged to a bot that answered in 5 ms. The lean
+    reader takes a reply already in the socket before the deadline timer (so it is
+    accepted, its time including the referee's block), and a timer that fires late
+    anyway voids the decision, which is asked again: either way nothing is charged."""
     bot = steady("--delay-ms", "5")
     game = get_game("nimmt_plus")
     seats = [http.Endpoint.make(n, bot.url, None) for n in ("p", "q")]
@@ -181,7 +184,8 @@ def test_a_decision_whose_timer_fired_late_is_voided_and_asked_again(steady: Any
 
     rec = asyncio.run(main())
     assert rec.faults == []
-    assert rec.voided >= 1
+    blocked = [ms for seat in rec.latency_ms for ms in seat if ms > 150]
+    assert rec.voided >= 1 or blocked  # the block did land on a decision in flight
 
 
 def test_max_concurrent_never_sends_a_second_request_to_a_busy_bot(tmp_path: Path, steady: Any) -> None:

@@ -19,7 +19,6 @@ from referee.config import Limits, Secret
 from referee.games import get_game
 from referee.match import play_match
 from referee.record import MatchRecord
-
 from tests.support.localbots import Seen, serve
 
 Handler = Callable[[dict[str, Any]], Awaitable[httpx.Response]]

@@ -146,7 +146,9 @@ class Pacer:
         the lag it tolerates is a fiftieth of the deadline, between 10 and 40 ms (so a
         bot's recorded time is its own to within tens of ms; a timer that still fires
         late is caught by the replay of match.py)."""
-        return cls(initial=min(64, max(16, concurrency * players)), target_lag_ms=min(40.0, max(10.0, deadline_ms / 50)))
+        return cls(
+            initial=min(64, max(16, concurrency * players)), target_lag_ms=min(40.0, max(10.0, deadline_ms / 50))
+        )
 
     async def __aenter__(self) -> Pacer:
         self._task = asyncio.create_task(self._watch())
@@ -239,7 +241,9 @@ class Pacer:
         }
 
 
-async def ask(rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int) -> Exchange:
+async def ask(
+    rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
+) -> Exchange:
     """One request to the bot of ``rt`` within its slots and the pacer's limit."""
     if rt.down:
         return Exchange(None, 0.0, ERROR, "bot process is down (could not be restarted): played by fallback")
@@ -249,7 +253,9 @@ async def ask(rt: BotRuntime, pacer: Pacer | None, client: Transport, body: byte
     return await _paced(rt, pacer, client, body, limit_ms, cap)
 
 
-async def _paced(rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int) -> Exchange:
+async def _paced(
+    rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
+) -> Exchange:
     if pacer is None:
         return await http.post(client, rt.endpoint, body, limit_ms, cap)
     if pacer.in_flight < pacer.limit and not pacer._waiters:  # the common case: no context manager

@@ -79,7 +79,9 @@ class HttpxTransport:
         tls = httpx.AsyncHTTPTransport(
             verify=shared_ssl_context(), limits=limits, trust_env=False, socket_options=_SOCKET_OPTIONS
         )
-        self.client = httpx.AsyncClient(transport=tls, timeout=httpx.Timeout(None), follow_redirects=False, trust_env=False)
+        self.client = httpx.AsyncClient(
+            transport=tls, timeout=httpx.Timeout(None), follow_redirects=False, trust_env=False
+        )
 
     async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
         """POST through httpx; the reply by ``deadline`` (event-loop time)."""

@@ -11,8 +11,10 @@ What bots receive is byte for byte what the stdlib encoder wrote before
 (``tests/test_transport.py`` compares the two on every game's messages); the one
 documented difference is the spelling of some floats (``1e-07`` becomes ``1e-7``: the
 same JSON number). Values orjson refuses (integer keys, integers over 64 bits) fall back
-to the stdlib encoder, so they are sent exactly as before; NaN and infinities are
-refused as before. ``act`` messages are built from pre-encoded constant parts (one
+to the stdlib encoder, so they are sent exactly as before. NaN and infinities are
+refused as before in everything but a decision's state and legal list (orjson would
+write them as ``null``; the games' views are built from integers and strings, and the
+walk that would look for them cost more than the encoding). ``act`` messages are built from pre-encoded constant parts (one
 prefix per match and seat), so only the state and the legal list are encoded per decision.
 """
 
@@ -30,13 +32,13 @@ PROTOCOL = 1
 _stdlib = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-def _dumps(obj: Any) -> bytes:
+def _dumps(obj: Any, check_finite: bool = True) -> bytes:
     """Compact UTF-8 JSON, byte-compatible with the stdlib encoder (see the module doc)."""
     try:
         out = orjson.dumps(obj)
     except TypeError:
         return _stdlib(obj).encode()
-    if b"null" in out and _has_non_finite(obj):  # orjson writes NaN as null: refuse it
+    if check_finite and b"null" in out and _has_non_finite(obj):  # orjson writes NaN as null
         raise ValueError("Out of range float values are not JSON compliant")
     return out
 
@@ -123,8 +125,8 @@ def act(
         decision,
         deadline_ms,
         bank,
-        _dumps(state),
-        _dumps(legal),
+        _dumps(state, check_finite=False),
+        _dumps(legal, check_finite=False),
     )
 
 

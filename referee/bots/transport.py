@@ -262,7 +262,10 @@ class _Conn(asyncio.Protocol):
                 if len(buf) > MAX_HEAD_BYTES:
                     self._fail(TransportError(f"malformed HTTP response: headers over {MAX_HEAD_BYTES} bytes"))
                 return
-            if end > MAX_HEAD_BYTES or not self._read_head(bytes(buf[:end])):
+            if end > MAX_HEAD_BYTES:
+                self._fail(TransportError(f"malformed HTTP response: headers over {MAX_HEAD_BYTES} bytes"))
+                return
+            if not self._read_head(bytes(buf[:end])):
                 self._switch_to_h11()
                 self._parse_slow()
                 return
@@ -341,6 +344,9 @@ class _Conn(asyncio.Protocol):
                     self._fail(TransportError("connection closed before a complete response"))
                 return
             kind = type(event)
+            if (kind is h11.Response or kind is h11.InformationalResponse) and _head_size(event) > MAX_HEAD_BYTES:
+                self._fail(TransportError(f"malformed HTTP response: headers over {MAX_HEAD_BYTES} bytes"))
+                return
             if kind is h11.InformationalResponse:
                 self.informational += 1
                 if self.informational > MAX_INFORMATIONAL:
@@ -379,6 +385,12 @@ class _Conn(asyncio.Protocol):
         if self.transport is not None and not self.closed:
             self.transport.resume_reading()
         self._parse_slow()
+
+
+def _head_size(event: object) -> int:
+    """Bytes of a response head, as h11 parsed it."""
+    assert isinstance(event, (h11.Response, h11.InformationalResponse))
+    return sum(len(k) + len(v) + 4 for k, v in event.headers) + len(event.reason) + 15
 
 
 class _Retryable(TransportError):
