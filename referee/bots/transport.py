@@ -172,7 +172,7 @@ class _Conn(asyncio.Protocol):
             self._parse_slow()
             return
         self.buf += data
-        self._parse_fast()
+        self._parse_fast(len(data))
 
     def eof_received(self) -> bool:
         """The bot closed its side: a close-delimited body ends, anything else fails."""
@@ -254,10 +254,10 @@ class _Conn(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
-    def _parse_fast(self) -> None:
+    def _parse_fast(self, new: int) -> None:
         buf = self.buf
         if self.head_end < 0:
-            end = buf.find(b"\r\n\r\n")
+            end = buf.find(b"\r\n\r\n", max(0, len(buf) - new - 3))  # a head trickled byte by byte stays linear
             if end < 0:
                 if len(buf) > MAX_HEAD_BYTES:
                     self._fail(TransportError(f"malformed HTTP response: headers over {MAX_HEAD_BYTES} bytes"))
