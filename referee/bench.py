@@ -234,7 +234,12 @@ def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and print its figures."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--decisions", type=int, default=100_000, help="engine-only decisions per variant")
-    ap.add_argument("--matches", type=int, default=120, help="matches per referee figure (~40 decisions each)")
+    ap.add_argument(
+        "--matches",
+        type=int,
+        default=32,
+        help="matches per referee figure at concurrency 8 (~240 decisions each; at 128, 128 matches)",
+    )
     ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions (medians are printed)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = ap.parse_args(argv)
@@ -257,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
                 floors: dict[int, list[dict[str, float]]] = {8: [], 128: []}
                 for _ in range(args.reps):
                     for c in (8, 128):
-                        runs[c].append(await referee_run(url, c, max(args.matches, c * 2)))
+                        runs[c].append(await referee_run(url, c, max(args.matches, c)))
                         n = int(runs[c][-1]["decisions"])
                         floors[c].append(await floor_run(port, min(c * SEATS, 256), n))
                 for c in (8, 128):

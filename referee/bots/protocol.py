@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 import orjson
 
 PROTOCOL = 1
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 _stdlib = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
@@ -154,7 +156,8 @@ class ReplyError(ValueError):
 def parse_act_reply(body: bytes) -> dict[str, Any]:
     """Decode an ``act`` reply; it must be a JSON object with an ``action`` field."""
     try:
-        reply = orjson.loads(body)
+        # orjson reads integers past 64 bits as floats: such a reply is read as before
+        reply = json.loads(body) if _LONG_DIGITS.search(body) else orjson.loads(body)
     except orjson.JSONDecodeError:
         # what orjson refuses but the stdlib accepted before (NaN, a BOM, lone surrogates)
         # is judged as before
@@ -162,6 +165,8 @@ def parse_act_reply(body: bytes) -> dict[str, Any]:
             reply = json.loads(body)
         except (ValueError, RecursionError) as exc:
             raise ReplyError(f"not JSON: {_excerpt(body)}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ReplyError(f"not JSON: {_excerpt(body)}") from exc
     if not isinstance(reply, dict):
         raise ReplyError(f"not a JSON object: {_excerpt(body)}")
     if "action" not in reply:
