@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.localbots import Seen, serve
 
 from referee.bots import http
 from referee.bots.http import Endpoint
@@ -19,7 +20,6 @@ from referee.config import Limits, Secret
 from referee.games import get_game
 from referee.match import play_match
 from referee.record import MatchRecord
-from tests.support.localbots import Seen, serve
 
 Handler = Callable[[dict[str, Any]], Awaitable[httpx.Response]]
 GAME = get_game("nimmt_plus")
