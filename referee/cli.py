@@ -86,7 +86,7 @@ def run(
         click.echo(f"error: {exc}", err=True)
         code = EXIT_FAILED
     display.finish()
-    board = _publish(cfg, fixtures, lag)
+    board = _publish(cfg, fixtures)
     if code == EXIT_OK and board is not None:
         click.echo(render_console(board))
         if lag.get("samples"):
@@ -196,9 +196,8 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _Progr
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _publish(cfg: TournamentConfig, fixtures: list[Fixture], lag: dict[str, Any] | None = None) -> Leaderboard | None:
-    """Write the leaderboard files from the journal; return what they were rendered from.
-    ``lag`` (the referee's own event-loop lag of this run) goes into timings.json."""
+def _publish(cfg: TournamentConfig, fixtures: list[Fixture]) -> Leaderboard | None:
+    """Write the leaderboard files from the journal; return what they were rendered from."""
     names = [b.name for b in cfg.bots]
     try:
         done = read_journal(cfg.output / JOURNAL, fixtures, names, repair=False)
@@ -206,8 +205,6 @@ def _publish(cfg: TournamentConfig, fixtures: list[Fixture], lag: dict[str, Any]
         click.echo(f"error: {exc}", err=True)
         return None
     board = build_leaderboard(tournament_document(cfg.settings(), len(fixtures)), done.values())
-    if lag and lag.get("samples"):
-        board.timings["referee_lag"] = lag
     write_leaderboard(cfg.output, board)
     return board
 
