@@ -103,8 +103,8 @@ class Seats:
             self.bank[s] = 0.0
         elif acting and ex.fault is None and ex.latency_ms > deadline:
             self.bank[s] = max(0.0, self.bank[s] - (ex.latency_ms - deadline))
-        elif ex.fault == ERROR and await self.rts[s].restart_if_dead():
-            self.restarts[s] += 1
+        elif ex.fault == ERROR:
+            self.restarts[s] += await self.rts[s].restart_if_dead()  # failed attempts included
 
     def charge(self, s: int, decision: int | None, phase: str, kind: str, detail: str, ms: float) -> None:
         """Record a fault of seat ``s``; faults in play count towards ``max_faults``."""
