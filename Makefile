@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/nimmt_plus.toml
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
 
-.PHONY: run test lint browser check bench games clean
+.PHONY: run test lint browser check bench games clean schemas
 
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ check: $(BIN)/referee
 
 games: $(BIN)/referee
 	$(BIN)/referee games
+
+# docs/schema/ is a copy of the schemas shipped in the package (referee/schemas/); tests/test_schema.py checks it.
+schemas:
+	rm -rf docs/schema && mkdir -p docs/schema && cp -r referee/schemas/. docs/schema/
 
 bench: $(BIN)/referee
 	$(BIN)/python -m referee.bench

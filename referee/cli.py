@@ -145,6 +145,21 @@ def games() -> None:
             click.echo(f"    reply fields besides action: {', '.join(info.extra_reply_fields)}")
 
 
+@main.command()
+@click.argument("game", required=False)
+def schema(game: str | None) -> None:
+    """Print the JSON Schema of the wire protocol, or of GAME's messages, state, actions and details."""
+    from .bots import schema as wire_schema
+
+    if game is None:
+        click.echo(wire_schema.schema_text(wire_schema.PROTOCOL), nl=False)
+        return
+    if game not in GAMES:
+        click.echo(f"error: no game {game!r} (known: {', '.join(sorted(GAMES))})", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(wire_schema.schema_text(wire_schema.game_schema_name(game)), nl=False)
+
+
 def _formats(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     """--format values, repeated and/or comma-separated; every format when none is given."""
     chosen = [v.strip() for value in values for v in value.split(",") if v.strip()]
