@@ -186,6 +186,7 @@ class CheckSettings:
     startup_ms: int = 15000
     seed: int = 1
     log_dir: Path | None = None
+    max_concurrent: int = 0  # requests in flight to the bot at once, as a tournament may promise; 0: no limit
 
 
 def option_sets(game: Game, players: int, options: Mapping[str, Any], all_variants: bool) -> list[dict[str, Any]]:
@@ -225,16 +226,22 @@ async def check_bot(settings: CheckSettings) -> list[Report]:
         started: list[ManagedBot] = []
         stack.callback(_stop_all, started)
         hello = protocol.hello("check-bot", game.info.id, settings.option_sets[0], CANDIDATE)
-        failure, url = await _reach_candidate(settings, log_dir, hello, started)
-        if failure is not None:
-            return [Report([f"check-bot {settings.url or ' '.join(settings.command or ())}"], [failure])]
-        assert url is not None
+        first, url = await _reach_candidate(settings, log_dir, hello, started)
+        if url is None:
+            return [Report([f"check-bot {settings.url or ' '.join(settings.command or ())}"], [first])]
+        managed = started[0] if settings.command is not None else None
         opponent_url = None
         if not game.info.cooperative:
             opponent_url = await _start_opponent(settings, log_dir, started)
         reports = []
         for options in settings.option_sets:
-            reports.append(await _check_options(settings, game, players, options, url, opponent_url))
+            report = await _check_options(settings, game, players, options, url, opponent_url)
+            report.checks.insert(0, first)
+            if managed is not None and not managed.alive():
+                report.checks.append(_died(managed, settings.log_dir is None))
+            reports.append(report)
+            if managed is not None and not managed.alive():
+                break  # nothing left to check
         return reports
 
 
@@ -245,27 +252,44 @@ def _stop_all(bots: list[ManagedBot]) -> None:
         bot.wait_stopped()
 
 
+def _log_where(bot: ManagedBot, temporary: bool) -> str:
+    return f"its log {bot.log_path}" + (" (deleted at the end; --log-dir DIR keeps it)" if temporary else "")
+
+
+def _died(bot: ManagedBot, temporary: bool) -> Check:
+    """The bot under test exited during the check."""
+    code = bot.proc.returncode if bot.proc is not None else None
+    return Check(
+        FAIL,
+        "process",
+        f"the bot exited during the check (exit code {code}); in a tournament it is restarted, its matches meanwhile "
+        "played by fallback",
+        [f"{_log_where(bot, temporary)}:", *bot.log_excerpt().splitlines()],
+    )
+
+
 async def _reach_candidate(
     settings: CheckSettings, log_dir: Path, hello: bytes, started: list[ManagedBot]
-) -> tuple[Check | None, str | None]:
-    """Start the command (or reach the URL) and wait for hello: (a failed check, None) or (None, url)."""
+) -> tuple[Check, str | None]:
+    """Start the command (or reach the URL) and wait for hello: the hello check, and the
+    bot's URL (None when it failed)."""
     if settings.command is not None:
         bot = ManagedBot(BotConfig(CANDIDATE, command=settings.command), log_dir, max_restarts=0)
         started.append(bot)
         try:
             bot.start()
             endpoint = Endpoint.make(CANDIDATE, bot.url, None)
-            await wait_ready(bot, endpoint, hello, settings.startup_ms, settings.deadline_ms, 65536)
+            took = await wait_ready(bot, endpoint, hello, settings.startup_ms, settings.deadline_ms, 65536)
         except BotStartError as exc:
             first = str(exc).splitlines()
-            return Check(FAIL, "start", first[0], [*first[1:], f"its whole log: {bot.log_path}"]), None
-        return None, bot.url
+            return Check(FAIL, "start", first[0], [*first[1:], _log_where(bot, settings.log_dir is None)]), None
+        return Check(OK, "start", f"answered hello {took * 1000:.0f} ms after it was started"), bot.url
     url = settings.url or ""
     async with BotClient(1) as client:
         ex = await http.post(client, Endpoint.make(CANDIDATE, url, None), hello, settings.startup_ms, 65536)
     if ex.fault is not None:
         return Check(FAIL, "hello", f"{url} did not answer hello: {ex.fault}: {ex.detail}"), None
-    return None, url
+    return Check(OK, "hello", f"answered in {ex.latency_ms:.1f} ms"), url
 
 
 async def _start_opponent(settings: CheckSettings, log_dir: Path, started: list[ManagedBot]) -> str:
@@ -288,12 +312,13 @@ async def _check_options(
     candidate = Endpoint.make(CANDIDATE, url, None)
     assert candidate.target is not None
     traffic = Traffic(candidate.target.host, candidate.target.port)
-    me = BotRuntime(candidate)
+    me = BotRuntime(candidate, max_concurrent=settings.max_concurrent)
     them = BotRuntime(Endpoint.make(OPPONENT, opponent_url, None)) if opponent_url else me
     shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in options.items())
     report = Report(
         [
-            f"check-bot {url} on {game.info.id} ({shown}): {settings.matches} matches of {players} players, "
+            f"check-bot {url} on {game.info.id} ({shown}): {settings.matches} match"
+            f"{'es' if settings.matches != 1 else ''} of {players} players, "
             f"deadline {settings.deadline_ms} ms, {settings.concurrency} matches in flight"
             + (", the bot holds every seat (cooperative)" if game.info.cooperative else "")
         ]
@@ -449,27 +474,31 @@ def _answered_acts(traffic: Traffic) -> list[bytes]:
 
 async def _concurrency(traffic: Traffic, endpoint: Endpoint, settings: CheckSettings, game: str) -> Check:
     """Several decisions of different matches asked at once, each on its own connection."""
+    during = f"up to {traffic.max_in_flight} requests in flight during the matches"
+    at_once = settings.max_concurrent or CONCURRENT_PROBE
+    if at_once == 1:
+        return Check(OK, "concurrency", f"not probed: --max-concurrent 1 ({during}); ask for max_concurrent = 1")
     acts = _answered_acts(traffic) or [s.request for k, s in traffic.seen.items() if k[0] == "act"]
     if not acts:
         return Check(FAIL, "concurrency", "no act request to probe with")
     bodies = []
-    for i in range(CONCURRENT_PROBE):
+    for i in range(at_once):
         msg = json.loads(acts[i % len(acts)])
         msg["match"] = f"probe{i:02d}"
         bodies.append(json.dumps(msg).encode())
-    async with BotClient(CONCURRENT_PROBE) as client:
+    async with BotClient(at_once) as client:
         results = await asyncio.gather(*(_ask(client, endpoint, b, settings) for b in bodies))
-    during = f"up to {traffic.max_in_flight} requests in flight during the matches"
     bad = [f"probe{i:02d}: {why}" for i, (ok, why, _) in enumerate(results) if not ok]
     if bad:
         return Check(
             FAIL,
             "concurrency",
-            f"{len(bad)} of {CONCURRENT_PROBE} decisions asked at once not answered in time ({during}); "
-            "serve requests concurrently: one process serves many matches (and seats) at once",
+            f"{len(bad)} of {at_once} decisions asked at once not answered in time ({during}); "
+            "serve requests concurrently: one process serves many matches (and seats) at once "
+            "(or ask the organiser for max_concurrent and check with --max-concurrent)",
             bad,
         )
-    return Check(OK, "concurrency", f"{CONCURRENT_PROBE} decisions asked at once all answered; {during}")
+    return Check(OK, "concurrency", f"{at_once} decisions asked at once all answered; {during}")
 
 
 async def _reask(traffic: Traffic, endpoint: Endpoint, settings: CheckSettings, game: str) -> Check:

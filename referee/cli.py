@@ -183,6 +183,13 @@ def _option_value(text: str) -> Any:
 @click.option("--startup-ms", type=click.IntRange(1), default=15000, show_default=True, help="Time to answer hello.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--log-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Keep bot logs here.")
+@click.option(
+    "--max-concurrent",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Requests in flight to the bot at once, as a tournament may promise (0: no limit).",
+)
 def check_bot_command(
     target: tuple[str, ...],
     game: str,
@@ -196,6 +203,7 @@ def check_bot_command(
     startup_ms: int,
     seed: int,
     log_dir: Path | None,
+    max_concurrent: int,
 ) -> None:
     """Play a few matches against one bot and report what to fix; exit 0 only when clean.
 
@@ -228,7 +236,10 @@ def check_bot_command(
     except OptionError as exc:
         click.echo(f"error: --option {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    is_url = len(target) == 1 and target[0].startswith(("http://", "https://"))
+    is_url = len(target) == 1 and "://" in target[0]
+    if is_url and not target[0].startswith("http://"):
+        click.echo(f"error: {target[0]}: check-bot reaches bots over http:// only", err=True)
+        sys.exit(EXIT_USAGE)
     if not is_url and not any("{port}" in a for a in target):
         click.echo("error: the bot's command must contain {port} (where it listens), or give its URL", err=True)
         sys.exit(EXIT_USAGE)
@@ -245,6 +256,7 @@ def check_bot_command(
         startup_ms=startup_ms,
         seed=seed,
         log_dir=log_dir,
+        max_concurrent=max_concurrent,
     )
     reports = asyncio.run(check_bot(settings))
     for report in reports:

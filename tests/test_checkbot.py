@@ -108,6 +108,25 @@ def test_a_bot_serving_one_request_at_a_time_fails_the_concurrency_probe() -> No
     assert line(result, "re-asked decision").startswith("  ok")
 
 
+def test_a_one_at_a_time_bot_is_clean_when_the_tournament_promises_one_request() -> None:
+    result = check_bot(
+        "--game", "nimmt_plus", "--matches", "2", "--max-concurrent", "1", "--", "python", SERIAL, "--port", "{port}"
+    )
+    assert result.exit_code == 0, result.output
+    assert "not probed: --max-concurrent 1 (up to 1 requests in flight" in line(result, "concurrency")
+
+
+def test_a_bot_that_dies_is_reported_with_its_log() -> None:
+    result = check_bot(
+        "--game", "nimmt_plus", "--matches", "1", "--", "python", HOSTILE, "--mode", "exit", "--port", "{port}"
+    )
+    assert result.exit_code == 1
+    process = line(result, "process")
+    assert process.startswith("  FAIL") and "exit code 3" in process
+    assert "hostile exit: exits with code 3" in result.output  # the first error of its log
+    assert line(result, "faults").startswith("  FAIL")
+
+
 def test_a_bot_that_does_not_start_shows_its_log() -> None:
     result = check_bot("--game", "nimmt_plus", "--", "python", "-c", "import sys; sys.exit('bad {port}')")
     assert result.exit_code == 1
@@ -122,6 +141,8 @@ def test_usage_errors() -> None:
     bad = check_bot("--game", "nimmt_plus", "--option", "variant=pluss", "http://127.0.0.1:1/")
     assert bad.exit_code == 2 and "variant" in bad.output
     assert check_bot("--game", "nimmt_plus", "--players", "9", "http://127.0.0.1:1/").exit_code == 2
+    https = check_bot("--game", "nimmt_plus", "https://127.0.0.1:1/")
+    assert https.exit_code == 2 and "http:// only" in https.output
 
 
 def test_an_unreachable_url_fails() -> None:
