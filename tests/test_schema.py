@@ -18,7 +18,7 @@ from referee.bots import protocol
 from referee.bots import schema as wire
 from referee.cli import main
 from referee.games import GAMES
-from referee.games.base import Game
+from referee.games.base import Game, OptionError
 from sample_bots import dieci as dieci_bot
 from sample_bots import drahtseilakt as drahtseilakt_bot
 from sample_bots import nimmt as nimmt_bot
@@ -172,3 +172,64 @@ def test_cli_prints_the_schemas() -> None:
     out = runner.invoke(main, ["schema", "chess"])
     assert out.exit_code == 2
     assert "no game 'chess'" in out.output
+
+
+@pytest.mark.parametrize("gid", sorted(GAMES))
+def test_messages_of_real_matches_validate(gid: str) -> None:
+    """Every message ``play_match`` sends (with a time bank, forfeits on) in one match per
+    option combination of each game, received by a bot behind ``httpx.MockTransport`` that
+    answers the first legal action but faults now and then (so ``forfeited`` is filled)."""
+    import asyncio
+
+    import httpx
+
+    from referee.bots.http import Endpoint
+    from referee.config import Limits
+    from referee.match import play_match
+    from tests.test_conformance import option_grid
+
+    game = GAMES[gid]
+    seats = max(game.info.min_seats, min(game.info.max_seats, 4))
+    received: list[Any] = []
+
+    async def route(request: httpx.Request) -> httpx.Response:
+        message = json.loads(request.content)
+        received.append(message)
+        if message["type"] != "act":
+            return httpx.Response(200, json={})
+        if message["seat"] == 1 and message["decision"] == 0:
+            return httpx.Response(500)
+        return httpx.Response(200, json={"action": message["legal"][0], "log": "first legal"})
+
+    limits = Limits(deadline_ms=5000, time_bank_ms=1000, on_fault="forfeit")
+
+    async def one(options: dict[str, Any], index: int) -> None:
+        eps = [Endpoint.make(f"b{i}", f"http://b{i}/", None) for i in range(seats)]
+        async with httpx.AsyncClient(transport=httpx.MockTransport(route)) as client:
+            await play_match(
+                game,
+                options,
+                tournament="t",
+                match_id=f"m{index:06d}",
+                index=index,
+                seed=index + 1,
+                seats=eps,
+                client=client,
+                limits=limits,
+            )
+
+    played = 0
+    for opts in option_grid(game)[:2]:  # the playouts above cover every variant; these, the real sending
+        try:
+            options = game.check_options(seats, opts)
+        except OptionError:
+            continue
+        asyncio.run(one(options, played))
+        played += 1
+    assert played > 0
+    kinds = {m["type"] for m in received}
+    assert kinds == {"start", "act", "end"}
+    assert any("time_bank_ms" in m for m in received if m["type"] == "act")
+    assert any(m["result"]["forfeited"] == [1] for m in received if m["type"] == "end")
+    for message in received:
+        _check(message, gid)
