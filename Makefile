@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/nimmt_plus.toml
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
 
-.PHONY: run samples test lint browser check bench games clean schemas
+.PHONY: run samples test lint browser bubblewrap check bench games clean schemas
 
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,13 +17,13 @@ $(BIN)/referee: pyproject.toml
 # samples under leaderboards/; `make samples` re-publishes those from every file in configs/.
 RUN_OUTPUT ?= out/$(basename $(notdir $(CONFIG)))
 
-run: $(BIN)/referee
+run: $(BIN)/referee bubblewrap
 	$(BIN)/referee run $(CONFIG) --output $(RUN_OUTPUT)
 
-samples: $(BIN)/referee
+samples: $(BIN)/referee bubblewrap
 	for c in configs/*.toml; do $(BIN)/referee run $$c --quiet || exit 1; done
 
-test: $(BIN)/referee browser
+test: $(BIN)/referee browser bubblewrap
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/referee
@@ -35,7 +35,11 @@ lint: $(BIN)/referee
 browser:
 	command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-check: $(BIN)/referee
+# Managed bots run in a bubblewrap cage (README "The cage"); without it they are not isolated.
+bubblewrap:
+	command -v bwrap >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap)
+
+check: $(BIN)/referee bubblewrap
 	$(BIN)/referee check $(CONFIG)
 
 games: $(BIN)/referee
@@ -45,8 +49,9 @@ games: $(BIN)/referee
 schemas:
 	rm -rf docs/schema && mkdir -p docs/schema && cp -r referee/schemas/. docs/schema/
 
-bench: $(BIN)/referee
+bench: $(BIN)/referee bubblewrap
 	$(BIN)/python -m referee.bench
+	$(BIN)/python -m referee.bench_cage
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
