@@ -226,16 +226,16 @@ async def check_bot(settings: CheckSettings) -> list[Report]:
         started: list[ManagedBot] = []
         stack.callback(_stop_all, started)
         hello = protocol.hello("check-bot", game.info.id, settings.option_sets[0], CANDIDATE)
-        first, url = await _reach_candidate(settings, log_dir, hello, started)
-        if url is None:
+        first, candidate = await _reach_candidate(settings, log_dir, hello, started)
+        if candidate is None:
             return [Report([f"check-bot {settings.url or ' '.join(settings.command or ())}"], [first])]
         managed = started[0] if settings.command is not None else None
-        opponent_url = None
+        opponent = None
         if not game.info.cooperative:
-            opponent_url = await _start_opponent(settings, log_dir, started)
+            opponent = await _start_opponent(settings, log_dir, started)
         reports = []
         for options in settings.option_sets:
-            report = await _check_options(settings, game, players, options, url, opponent_url)
+            report = await _check_options(settings, game, players, options, candidate, opponent)
             report.checks.insert(0, first)
             if managed is not None and not managed.alive():
                 report.checks.append(_died(managed, settings.log_dir is None))
@@ -270,29 +270,30 @@ def _died(bot: ManagedBot, temporary: bool) -> Check:
 
 async def _reach_candidate(
     settings: CheckSettings, log_dir: Path, hello: bytes, started: list[ManagedBot]
-) -> tuple[Check, str | None]:
+) -> tuple[Check, Endpoint | None]:
     """Start the command (or reach the URL) and wait for hello: the hello check, and the
-    bot's URL (None when it failed)."""
+    bot's endpoint (None when it failed). A started bot gets a token, as in a tournament."""
     if settings.command is not None:
         bot = ManagedBot(BotConfig(CANDIDATE, command=settings.command), log_dir, max_restarts=0)
         started.append(bot)
         try:
             bot.start()
-            endpoint = Endpoint.make(CANDIDATE, bot.url, None)
+            endpoint = bot.endpoint()
             took = await wait_ready(bot, endpoint, hello, settings.startup_ms, settings.deadline_ms, 65536)
         except BotStartError as exc:
             first = str(exc).splitlines()
             return Check(FAIL, "start", first[0], [*first[1:], _log_where(bot, settings.log_dir is None)]), None
-        return Check(OK, "start", f"answered hello {took * 1000:.0f} ms after it was started"), bot.url
+        return Check(OK, "start", f"answered hello {took * 1000:.0f} ms after it was started"), endpoint
     url = settings.url or ""
+    endpoint = Endpoint.make(CANDIDATE, url, None)
     async with BotClient(1) as client:
-        ex = await http.post(client, Endpoint.make(CANDIDATE, url, None), hello, settings.startup_ms, 65536)
+        ex = await http.post(client, endpoint, hello, settings.startup_ms, 65536)
     if ex.fault is not None:
         return Check(FAIL, "hello", f"{url} did not answer hello: {ex.fault}: {ex.detail}"), None
-    return Check(OK, "hello", f"answered in {ex.latency_ms:.1f} ms"), url
+    return Check(OK, "hello", f"answered in {ex.latency_ms:.1f} ms"), endpoint
 
 
-async def _start_opponent(settings: CheckSettings, log_dir: Path, started: list[ManagedBot]) -> str:
+async def _start_opponent(settings: CheckSettings, log_dir: Path, started: list[ManagedBot]) -> Endpoint:
     """The sample bot of the game (random strategy) as a managed bot."""
     module = SAMPLE_MODULES[settings.game]
     command = ("python", "-m", f"sample_bots.{module}", "random", "--port", "{port}")
@@ -300,20 +301,25 @@ async def _start_opponent(settings: CheckSettings, log_dir: Path, started: list[
     started.append(bot)
     bot.start()
     hello = protocol.hello("check-bot", settings.game, {}, OPPONENT)
-    await wait_ready(bot, Endpoint.make(OPPONENT, bot.url, None), hello, settings.startup_ms, 2000, 65536)
-    return bot.url
+    await wait_ready(bot, bot.endpoint(), hello, settings.startup_ms, 2000, 65536)
+    return bot.endpoint()
 
 
 async def _check_options(
-    settings: CheckSettings, game: Game, players: int, options: Mapping[str, Any], url: str, opponent_url: str | None
+    settings: CheckSettings,
+    game: Game,
+    players: int,
+    options: Mapping[str, Any],
+    candidate: Endpoint,
+    opponent: Endpoint | None,
 ) -> Report:
     """Play ``settings.matches`` matches with ``options`` and run the probes."""
     limits = Limits(deadline_ms=settings.deadline_ms, max_response_bytes=settings.max_response_bytes)
-    candidate = Endpoint.make(CANDIDATE, url, None)
+    url = candidate.url
     assert candidate.target is not None
     traffic = Traffic(candidate.target.host, candidate.target.port)
     me = BotRuntime(candidate, max_concurrent=settings.max_concurrent)
-    them = BotRuntime(Endpoint.make(OPPONENT, opponent_url, None)) if opponent_url else me
+    them = BotRuntime(opponent) if opponent is not None else me
     shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in options.items())
     report = Report(
         [
