@@ -38,6 +38,7 @@ from .games import GAMES
 from .games.base import Game
 from .match import play_match
 from .record import MatchRecord
+from .secret import Secret
 
 OK, WARN, FAIL = "ok", "WARN", "FAIL"
 CUT = 240  # characters of a request or reply shown in the report
@@ -186,6 +187,7 @@ class CheckSettings:
     startup_ms: int = 15000
     seed: int = 1
     log_dir: Path | None = None
+    token: Secret | None = None  # sent as a bearer token (a started bot gets a random one without it)
     max_concurrent: int = 0  # requests in flight to the bot at once, as a tournament may promise; 0: no limit
 
 
@@ -274,7 +276,7 @@ async def _reach_candidate(
     """Start the command (or reach the URL) and wait for hello: the hello check, and the
     bot's endpoint (None when it failed). A started bot gets a token, as in a tournament."""
     if settings.command is not None:
-        bot = ManagedBot(BotConfig(CANDIDATE, command=settings.command), log_dir, max_restarts=0)
+        bot = ManagedBot(BotConfig(CANDIDATE, command=settings.command, token=settings.token), log_dir, max_restarts=0)
         started.append(bot)
         try:
             bot.start()
@@ -285,7 +287,7 @@ async def _reach_candidate(
             return Check(FAIL, "start", first[0], [*first[1:], _log_where(bot, settings.log_dir is None)]), None
         return Check(OK, "start", f"answered hello {took * 1000:.0f} ms after it was started"), endpoint
     url = settings.url or ""
-    endpoint = Endpoint.make(CANDIDATE, url, None)
+    endpoint = Endpoint.make(CANDIDATE, url, settings.token)
     async with BotClient(1) as client:
         ex = await http.post(client, endpoint, hello, settings.startup_ms, 65536)
     if ex.fault is not None:

@@ -190,6 +190,9 @@ def _option_value(text: str) -> Any:
     show_default=True,
     help="Requests in flight to the bot at once, as a tournament may promise (0: no limit).",
 )
+@click.option(
+    "--token-env", metavar="NAME", default=None, help="Send the token in environment variable NAME as a bearer token."
+)
 def check_bot_command(
     target: tuple[str, ...],
     game: str,
@@ -204,6 +207,7 @@ def check_bot_command(
     seed: int,
     log_dir: Path | None,
     max_concurrent: int,
+    token_env: str | None,
 ) -> None:
     """Play a few matches against one bot and report what to fix; exit 0 only when clean.
 
@@ -243,6 +247,16 @@ def check_bot_command(
     if not is_url and not any("{port}" in a for a in target):
         click.echo("error: the bot's command must contain {port} (where it listens), or give its URL", err=True)
         sys.exit(EXIT_USAGE)
+    token = None
+    if token_env is not None:
+        import os
+
+        from .secret import Secret
+
+        if not os.environ.get(token_env):
+            click.echo(f"error: --token-env: environment variable {token_env} is not set", err=True)
+            sys.exit(EXIT_USAGE)
+        token = Secret(os.environ[token_env])
     settings = CheckSettings(
         game=game,
         option_sets=tuple(sets),
@@ -257,6 +271,7 @@ def check_bot_command(
         seed=seed,
         log_dir=log_dir,
         max_concurrent=max_concurrent,
+        token=token,
     )
     reports = asyncio.run(check_bot(settings))
     for report in reports:

@@ -34,6 +34,16 @@ def line(result: Result, name: str) -> str:
     return found[0]
 
 
+def wait_listening(port: int) -> None:
+    """Until something listens on ``port`` (at most 15 s)."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def hostile_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """A hostile server of the mode given by indirect parametrization, at a URL."""
@@ -43,12 +53,7 @@ def hostile_url(request: pytest.FixtureRequest) -> Iterator[str]:
     mode, *extra = request.param.split()
     proc = subprocess.Popen([sys.executable, HOSTILE, "--mode", mode, "--port", str(port), *extra])
     try:
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+        wait_listening(port)
         yield f"http://127.0.0.1:{port}/"
     finally:
         proc.terminate()
@@ -125,6 +130,29 @@ def test_a_bot_that_dies_is_reported_with_its_log() -> None:
     assert process.startswith("  FAIL") and "exit code 3" in process
     assert "hostile exit: exits with code 3" in result.output  # the first error of its log
     assert line(result, "faults").startswith("  FAIL")
+
+
+def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    token_bot = str(ROOT / "tests" / "bots" / "token_bot.py")
+    started = check_bot("--game", "nimmt_plus", "--matches", "1", "--", "python", token_bot, "--port", "{port}")
+    assert started.exit_code == 0, started.output  # a started bot: its random token, as in a tournament
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"PATH": "/usr/bin:/bin", "REFEREE_BOT_TOKEN": "s3cret-for-the-test"}
+    proc = subprocess.Popen([sys.executable, token_bot, "--port", str(port)], env=env, stdout=subprocess.DEVNULL)
+    try:
+        wait_listening(port)
+        url = f"http://127.0.0.1:{port}/"
+        without = check_bot("--game", "nimmt_plus", "--matches", "1", "--startup-ms", "5000", url)
+        assert without.exit_code == 1 and "HTTP 401" in without.output
+        monkeypatch.setenv("BOT_TOKEN", "s3cret-for-the-test")
+        with_token = check_bot("--game", "nimmt_plus", "--matches", "1", "--token-env", "BOT_TOKEN", url)
+        assert with_token.exit_code == 0, with_token.output
+        assert "s3cret" not in with_token.output
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def test_a_bot_that_does_not_start_shows_its_log() -> None:
