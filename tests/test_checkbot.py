@@ -132,7 +132,7 @@ def test_a_bot_that_dies_is_reported_with_its_log() -> None:
     assert line(result, "faults").startswith("  FAIL")
 
 
-def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     token_bot = str(ROOT / "tests" / "bots" / "token_bot.py")
     started = check_bot("--game", "nimmt_plus", "--matches", "1", "--", "python", token_bot, "--port", "{port}")
     assert started.exit_code == 0, started.output  # a started bot: its random token, as in a tournament
@@ -140,7 +140,9 @@ def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch) ->
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {"PATH": "/usr/bin:/bin", "REFEREE_BOT_TOKEN": "s3cret-for-the-test"}
-    proc = subprocess.Popen([sys.executable, token_bot, "--port", str(port)], env=env, stdout=subprocess.DEVNULL)
+    # a copy: uncaged, the bot writes a file next to itself, which must not land in tests/bots/
+    copy = str(shutil.copy(token_bot, tmp_path / "token_bot.py"))
+    proc = subprocess.Popen([sys.executable, copy, "--port", str(port)], env=env, stdout=subprocess.DEVNULL)
     try:
         wait_listening(port)
         url = f"http://127.0.0.1:{port}/"
