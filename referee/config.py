@@ -25,6 +25,7 @@ from .secret import Secret
 
 FORMATS = ("round_robin", "random", "team")
 ON_FAULT = ("fallback", "forfeit")
+TRANSCRIPTS = ("all", "none")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -89,6 +90,7 @@ class TournamentConfig:
     limits: Limits
     bots: tuple[BotConfig, ...]
     duplicate: bool = False  # every deal once per seat rotation of its table
+    transcripts: str = "all"  # "all": every decision kept in OUT/transcripts; "none": none
 
     def with_overrides(
         self,
@@ -127,6 +129,7 @@ class TournamentConfig:
             "max_fault_rate": self.limits.max_fault_rate,
             "sandbox": self.limits.sandbox,
             "bots": [b.name for b in self.bots],
+            "transcripts": self.transcripts,
         }
 
 
@@ -143,6 +146,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "concurrency": (int, 8),
     "output": (str, None),
     "duplicate": (bool, False),
+    "transcripts": (str, "all"),
 }
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "deadline_ms": (int, 1000),
@@ -311,6 +315,13 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "team already plays every deal with every bot; duplicate is for round_robin and random",
         )
 
+    if tv["transcripts"] not in TRANSCRIPTS:
+        err.fail(
+            "tournament.transcripts",
+            f"unknown value {tv['transcripts']!r}"
+            + _hint(tv["transcripts"], TRANSCRIPTS)
+            + ' (choose "all" or "none")',
+        )
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -329,6 +340,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         concurrency=tv["concurrency"],
         output=output,
         duplicate=tv["duplicate"],
+        transcripts=tv["transcripts"],
         options=options,
         limits=Limits(**lv),
         bots=bots,

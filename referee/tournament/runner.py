@@ -27,6 +27,7 @@ from ..config import BotConfig, TournamentConfig
 from ..errors import BotStartError, JournalError
 from ..games import get_game
 from ..match import play_match
+from . import transcripts
 from .schedule import Fixture, schedule
 
 JOURNAL = "matches.jsonl"
@@ -259,8 +260,11 @@ async def run_tournament(
         _restore_tallies(pool.runtimes, done.values())
         pacer = Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players)
         async with pacer:
-            with open(journal, "a", encoding="utf-8") as fh:
-                await _play_all(config, game, todo, pool.runtimes, pacer, fh, progress, started, on_progress)
+            with (
+                transcripts.Writer(out, config.transcripts == "all", resume) as tw,
+                open(journal, "a", encoding="utf-8") as fh,
+            ):
+                await _play_all(config, game, todo, pool.runtimes, pacer, fh, tw, progress, started, on_progress)
         return pacer.report()
 
 
@@ -277,7 +281,7 @@ def _restore_tallies(runtimes: list[BotRuntime], records: Any) -> None:
                 rt.disqualified = True
 
 
-async def _play_all(config, game, todo, runtimes, pacer, fh, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
+async def _play_all(config, game, todo, runtimes, pacer, fh, tw, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
     sem = asyncio.Semaphore(config.concurrency)
     max_conn = config.players + 2
 
@@ -299,6 +303,7 @@ async def _play_all(config, game, todo, runtimes, pacer, fh, progress, started, 
         line = rec.to_json()
         if f.deal is not None:
             line["deal"] = f.deal
+        tw.write(rec)  # a journal line always has its transcript
         fh.write(json.dumps(line, separators=(",", ":")) + "\n")
         fh.flush()
         progress.done += 1
