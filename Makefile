@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/nimmt_plus.toml
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
 
-.PHONY: run test lint browser bubblewrap check bench games clean
+.PHONY: run samples test lint browser bubblewrap check bench games clean schemas
 
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,8 +13,15 @@ $(BIN)/referee: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(BIN)/referee
 
+# `make run` writes to out/<config name>/ (ignored by git), so it never rewrites the committed
+# samples under leaderboards/; `make samples` re-publishes those from every file in configs/.
+RUN_OUTPUT ?= out/$(basename $(notdir $(CONFIG)))
+
 run: $(BIN)/referee bubblewrap
-	$(BIN)/referee run $(CONFIG)
+	$(BIN)/referee run $(CONFIG) --output $(RUN_OUTPUT)
+
+samples: $(BIN)/referee bubblewrap
+	for c in configs/*.toml; do $(BIN)/referee run $$c --quiet || exit 1; done
 
 test: $(BIN)/referee browser bubblewrap
 	$(BIN)/python -m pytest
@@ -37,6 +44,10 @@ check: $(BIN)/referee bubblewrap
 
 games: $(BIN)/referee
 	$(BIN)/referee games
+
+# docs/schema/ is a copy of the schemas shipped in the package (referee/schemas/); tests/test_schema.py checks it.
+schemas:
+	rm -rf docs/schema && mkdir -p docs/schema && cp -r referee/schemas/. docs/schema/
 
 bench: $(BIN)/referee bubblewrap
 	$(BIN)/python -m referee.bench
