@@ -27,6 +27,7 @@ FORMATS = ("round_robin", "random", "team")
 ON_FAULT = ("fallback", "forfeit")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_CLUSTER_RE = re.compile(r"^(tcp|tls)://[^\s/]+:[0-9]{1,5}\Z")
 
 
 @dataclass(frozen=True)
@@ -80,15 +81,27 @@ class TournamentConfig:
     limits: Limits
     bots: tuple[BotConfig, ...]
     duplicate: bool = False  # every deal once per seat rotation of its table
+    workers: int = 1  # worker processes on this machine (1: no Dask, today's single process)
+    cluster: str | None = None  # the address of an existing Dask scheduler (tcp://HOST:PORT)
 
     def with_overrides(
         self,
         seed: int | None = None,
         concurrency: int | None = None,
         output: Path | None = None,
+        workers: int | None = None,
+        cluster: str | None = None,
     ) -> TournamentConfig:
         """The same config with the command line's overrides applied."""
         out = self
+        if workers is not None:
+            if workers < 1:
+                raise ConfigError(f"--workers: must be at least 1, got {workers}")
+            out = replace(out, workers=workers)
+        if cluster is not None:
+            if not _CLUSTER_RE.match(cluster):
+                raise ConfigError(f"--cluster: {cluster!r} is not a scheduler address like tcp://HOST:PORT")
+            out = replace(out, cluster=cluster)
         if seed is not None:
             out = replace(out, seed=seed)
         if concurrency is not None:
@@ -133,6 +146,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "concurrency": (int, 8),
     "output": (str, None),
     "duplicate": (bool, False),
+    "workers": (int, 1),
 }
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "deadline_ms": (int, 1000),
@@ -154,7 +168,8 @@ _BOT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "token": (str, None),
     "max_concurrent": (int, 0),
 }
-_TOP = ("tournament", "game", "limits", "bot")
+_CLUSTER: dict[str, tuple[type | tuple[type, ...], Any]] = {"address": (str, None)}
+_TOP = ("tournament", "game", "limits", "bot", "cluster")
 
 
 def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> TournamentConfig:
@@ -226,7 +241,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "tournament.players",
             f"{players} seats per match but only {len(bots)} bots: add bots or lower players",
         )
-    for key in ("rounds", "matches", "concurrency", "seed"):
+    for key in ("rounds", "matches", "concurrency", "seed", "workers"):
         minimum = 0 if key == "seed" else 1
         if tv[key] < minimum:
             err.fail(f"tournament.{key}", f"must be at least {minimum}, got {tv[key]}")
@@ -277,6 +292,12 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "team already plays every deal with every bot; duplicate is for round_robin and random",
         )
 
+    cl = _table(err, doc, "cluster")
+    _unknown(err, "cluster.", cl, _CLUSTER)
+    address = _values(err, "cluster", cl, _CLUSTER)["address"]
+    if address is not None and not _CLUSTER_RE.match(address):
+        err.fail("cluster.address", f"{address!r} is not a scheduler address like tcp://HOST:PORT")
+
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -295,6 +316,8 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         concurrency=tv["concurrency"],
         output=output,
         duplicate=tv["duplicate"],
+        workers=tv["workers"],
+        cluster=address,
         options=options,
         limits=Limits(**lv),
         bots=bots,

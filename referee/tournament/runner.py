@@ -26,6 +26,7 @@ from ..config import TournamentConfig
 from ..errors import BotStartError, JournalError
 from ..games import get_game
 from ..match import play_match
+from ..record import MatchRecord
 from .schedule import Fixture, schedule
 
 JOURNAL = "matches.jsonl"
@@ -216,6 +217,23 @@ async def run_tournament(
     if on_progress:
         on_progress(progress)
 
+    if config.workers > 1 or config.cluster:
+        from .distributed import DaskExecutor  # Dask is imported only when used
+
+        async with DaskExecutor(config, done.values()) as executor:
+            if on_ready:
+                on_ready(executor.statuses)
+            failed = [s for s in executor.statuses if not s.ok]
+            if failed:
+                raise BotStartError("; ".join(s.detail for s in failed))
+            with open(journal, "a", encoding="utf-8") as fh:
+                try:
+                    async for f, rec in executor.play(todo):
+                        _sink(fh, f, rec, progress, started, on_progress)
+                finally:
+                    os.fsync(fh.fileno())
+            return await executor.report()
+
     with BotPool(config, out / "logs") as pool:
         statuses = await pool.start()
         if on_ready:
@@ -244,6 +262,27 @@ def _restore_tallies(runtimes: list[BotRuntime], records: Any) -> None:
                 rt.disqualified = True
 
 
+def _sink(
+    fh: Any,
+    f: Fixture,
+    rec: MatchRecord,
+    progress: Progress,
+    started: float,
+    on_progress: Callable[[Progress], None] | None,
+) -> None:
+    """A finished match: its journal line, written and flushed; the progress display."""
+    line = rec.to_json()
+    if f.deal is not None:
+        line["deal"] = f.deal
+    fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+    fh.flush()
+    progress.done += 1
+    progress.faults += len(rec.faults)
+    progress.elapsed_s = time.perf_counter() - started
+    if on_progress:
+        on_progress(progress)
+
+
 async def _play_all(config, game, todo, runtimes, pacer, fh, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
     sem = asyncio.Semaphore(config.concurrency)
     max_conn = config.players + 2
@@ -263,16 +302,7 @@ async def _play_all(config, game, todo, runtimes, pacer, fh, progress, started, 
                 runtimes=[runtimes[b] for b in f.seats],
                 pacer=pacer,
             )
-        line = rec.to_json()
-        if f.deal is not None:
-            line["deal"] = f.deal
-        fh.write(json.dumps(line, separators=(",", ":")) + "\n")
-        fh.flush()
-        progress.done += 1
-        progress.faults += len(rec.faults)
-        progress.elapsed_s = time.perf_counter() - started
-        if on_progress:
-            on_progress(progress)
+        _sink(fh, f, rec, progress, started, on_progress)
 
     tasks = [asyncio.create_task(one(f)) for f in todo]
     try:
