@@ -78,8 +78,8 @@ def run(config: Path, out: Path, *extra: str, timeout: float = 240) -> subproces
     return done
 
 
-def all_bot_ports(out: Path) -> list[int]:
-    return [int(p) for log in (out / "logs").rglob("*.log") for p in re.findall(r"start: port (\d+)", log.read_text())]
+def all_bot_ports(logs: Path) -> list[int]:
+    return [int(p) for log in logs.rglob("*.log") for p in re.findall(r"start: port (\d+)", log.read_text())]
 
 
 def indices(out: Path) -> list[int]:
@@ -113,7 +113,7 @@ class Cluster:
             # no nanny: the worker is this very process, so SIGKILL ends it for good
             w = self._spawn(
                 [DASK, "worker", self.address, "--nthreads", "2", "--no-nanny", "--no-dashboard", "--name", f"w{i}"]
-                + ["--listen-address", "tcp://127.0.0.1:0", "--local-directory", str(self.tmp / f"w{i}")],
+                + ["--host", "127.0.0.1", "--local-directory", str(self.tmp / f"w{i}")],
                 f"worker{i}",
             )
             self.workers.append(w)
@@ -211,7 +211,7 @@ def test_local_workers_equal_one_process_and_a_killed_head_resumes_with_other_wo
             _stop(head)
         assert first < total
         time.sleep(1.0)
-        assert_nothing_listens(all_bot_ports(cut))  # workers and their bots died with the head
+        assert_nothing_listens(all_bot_ports(cut / "logs"))  # workers and their bots died with the head
         run(config, cut, "--resume", "--workers", "1")
         assert sorted(indices(cut)) == list(range(total))
         assert_same_outputs(tmp_path / "one", cut)

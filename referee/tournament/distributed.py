@@ -395,7 +395,10 @@ class DaskExecutor:
     async def __aenter__(self) -> DaskExecutor:
         try:
             await self._connect()
-            await self._setup_workers()
+            try:
+                await self._setup_workers()
+            except (OSError, TimeoutError) as exc:
+                raise ClusterError(f"the Dask cluster failed while starting the bots on its workers: {exc}") from exc
         except BaseException:
             await self.__aexit__(None, None, None)
             raise
