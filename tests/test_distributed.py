@@ -28,6 +28,10 @@ from referee.tournament.distributed import BATCH, DQ_LAG, DqJudge, _batches
 from referee.tournament.schedule import schedule
 
 DASK = str(Path(sys.executable).with_name("dask"))
+LEASES = {
+    "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_TIMEOUT": "3s",
+    "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_VALIDATION_INTERVAL": "500ms",
+}
 MANAGED = [("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("slow1", "random")]
 
 
@@ -120,7 +124,9 @@ class Cluster:
 
     def _spawn(self, argv: list[str], name: str) -> subprocess.Popen[bytes]:
         log = open(self.tmp / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-        proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # a SIGKILLed worker's leases (max_concurrent) come back after 3 s instead of 30
+        env = dict(os.environ, **LEASES)
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         log.close()
         self.procs.append(proc)
         return proc

@@ -128,6 +128,7 @@ class _WorkerState:
     last_used: float = field(default_factory=time.monotonic)
     watchdog: asyncio.Task[None] | None = None
     decisions: int = 0
+    cpu0: float = 0.0  # CPU seconds of this process when its bots were up
 
     @property
     def ready(self) -> bool:
@@ -147,6 +148,7 @@ class _WorkerState:
         self.pacer = Pacer.for_tournament(lim.deadline_ms, self.config.concurrency, self.config.players)
         await self.pacer.__aenter__()
         self.watchdog = asyncio.create_task(self._idle_stop())
+        self.cpu0 = time.process_time()
 
     async def stop(self) -> None:
         """Stop the pacer and every bot this worker started."""
@@ -299,10 +301,11 @@ def _worker_statuses(token: str) -> list[tuple[str, bool, str, float]]:
 
 
 def _worker_report(token: str) -> dict[str, Any]:
-    """This worker's pacer figures, CPU seconds and decisions played."""
+    """This worker's pacer figures, CPU seconds since its bots were up, decisions played."""
     state = _STATES.get(token)
     lag = state.pacer.report() if state is not None and state.pacer is not None else {"samples": 0}
-    return {"lag": lag, "cpu_s": time.process_time(), "decisions": state.decisions if state else 0}
+    cpu = time.process_time() - (state.cpu0 if state else 0.0)
+    return {"lag": lag, "cpu_s": cpu, "decisions": state.decisions if state else 0}
 
 
 def _worker_dir(name: Any) -> str:
@@ -391,6 +394,7 @@ class DaskExecutor:
         self.duplicates = 0  # records of a fixture already received (a batch played again)
         self.resubmitted = 0  # batches played again because a record was missing
         self.started_cpu = 0.0
+        self.record_cpu_s = 0.0  # head CPU spent on records: unpickle, judge, journal line
 
     async def __aenter__(self) -> DaskExecutor:
         try:
@@ -436,7 +440,6 @@ class DaskExecutor:
                 silence_logs=logging.ERROR,
             )
             self.client = await Client(self.cluster, asynchronous=True)
-        self.started_cpu = time.process_time()
 
     async def _setup_workers(self) -> None:
         """Start every worker's bots; ``statuses`` is each bot's worst answer."""
@@ -459,6 +462,7 @@ class DaskExecutor:
                     url = next((b.url or "" for b in cfg.bots if b.name == name), "")
                     managed = next((b.managed for b in cfg.bots if b.name == name), False)
                     by_bot[name] = BotStatus(name, url or "started on every worker", managed, ok, detail + where, ms)
+        self.started_cpu = time.process_time()
         self.statuses = [by_bot[b.name] for b in cfg.bots if b.name in by_bot] + [
             s for n, s in by_bot.items() if n not in {b.name for b in cfg.bots}
         ]
@@ -489,8 +493,10 @@ class DaskExecutor:
             outstanding[fut] = batch
             inflight.update((f.index, f) for f in batch)
 
+        window, looked = 4, 0.0
         while True:
-            window = max(4, 2 * sum(w.get("nthreads", 1) for w in self.client.scheduler_info()["workers"].values()))
+            if time.monotonic() - looked > 1.0:  # workers come and go: two batches per worker thread
+                window, looked = max(4, 2 * sum((await self.client.nthreads()).values())), time.monotonic()
             while len(outstanding) < window:
                 if not waiting and more:
                     nxt = next(batches, None)
@@ -504,7 +510,9 @@ class DaskExecutor:
             if not outstanding and not waiting and not more:
                 return
             finished = [fut for fut in outstanding if fut.done()]
-            for rec in await _drain(queue, 0.0 if finished else POLL_S):
+            recs = await _drain(queue, 0.0 if finished else POLL_S)
+            cpu = time.process_time()  # the head's cost per record: unpickling, judging, the sink
+            for rec in recs:
                 if seen[rec.index]:
                     self.duplicates += 1
                     continue
@@ -514,6 +522,7 @@ class DaskExecutor:
                 if f is None:
                     raise ClusterError(f"a worker sent fixture {rec.index}, which was never sent out")
                 yield f, rec
+            self.record_cpu_s += time.process_time() - cpu
             for fut in finished:
                 batch = outstanding.pop(fut)
                 for f in batch:
@@ -544,6 +553,7 @@ class DaskExecutor:
         out["worker_cpu_s"] = sum(r["cpu_s"] for r in reports.values())
         out["worker_decisions"] = sum(r["decisions"] for r in reports.values())
         out["head_cpu_s"] = time.process_time() - self.started_cpu
+        out["head_record_cpu_s"] = self.record_cpu_s
         out["duplicates"] = self.duplicates
         return out
 
