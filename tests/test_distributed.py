@@ -163,6 +163,8 @@ def test_a_real_cluster_gives_the_outputs_of_one_process_even_when_a_worker_is_k
         assert_same_outputs(tmp_path / "one", on_cluster)
         worker_logs = sorted(p.parent.name for p in (on_cluster / "logs").rglob("greedy.log"))
         assert worker_logs == ["worker-w0", "worker-w1"]  # each worker started its own copy
+        time.sleep(0.5)
+        assert_nothing_listens(all_bot_ports(on_cluster / "logs"))  # the run's end stopped them on the workers
 
         # again, and one worker is SIGKILLed once a few matches are in the journal
         killed = tmp_path / "killed"
