@@ -77,7 +77,7 @@ from .schedule import Fixture, schedule
 BATCH = 16  # fixtures per batch (a constant: disqualification depends on it, not on the workers)
 DQ_LAG = 512  # fixtures between the prefix a disqualification is judged on and the batch it applies to
 THREADS_PER_WORKER = 2  # batches a local worker plays at once (its matches still share `concurrency`)
-POLL_S = 0.01  # how long the head waits before it looks at the record queue again
+POLL_S = 0.02  # how long the head waits before it looks at the record queue again
 IDLE_STOP_S = 300.0  # a worker whose head vanished stops the run's bots after this long without a batch
 _LOG = logging.getLogger(__name__)
 
