@@ -25,6 +25,7 @@ from .secret import Secret
 
 FORMATS = ("round_robin", "random", "team")
 ON_FAULT = ("fallback", "forfeit")
+TRANSCRIPTS = ("all", "none")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CLUSTER_RE = re.compile(r"^(tcp|tls)://[^\s/]+:[0-9]{1,5}\Z")
@@ -92,6 +93,7 @@ class TournamentConfig:
     duplicate: bool = False  # every deal once per seat rotation of its table
     workers: int = 1  # worker processes on this machine (1: no Dask, today's single process)
     cluster: str | None = None  # the address of an existing Dask scheduler (tcp://HOST:PORT)
+    transcripts: str = "all"  # "all": every decision kept in OUT/transcripts; "none": none
 
     def with_overrides(
         self,
@@ -140,6 +142,7 @@ class TournamentConfig:
             "max_fault_rate": self.limits.max_fault_rate,
             "sandbox": self.limits.sandbox,
             "bots": [b.name for b in self.bots],
+            "transcripts": self.transcripts,
         }
 
 
@@ -157,6 +160,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "output": (str, None),
     "duplicate": (bool, False),
     "workers": (int, 1),
+    "transcripts": (str, "all"),
 }
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "deadline_ms": (int, 1000),
@@ -332,6 +336,13 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     if address is not None and not _CLUSTER_RE.match(address):
         err.fail("cluster.address", f"{address!r} is not a scheduler address like tcp://HOST:PORT")
 
+    if tv["transcripts"] not in TRANSCRIPTS:
+        err.fail(
+            "tournament.transcripts",
+            f"unknown value {tv['transcripts']!r}"
+            + _hint(tv["transcripts"], TRANSCRIPTS)
+            + ' (choose "all" or "none")',
+        )
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -352,6 +363,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         duplicate=tv["duplicate"],
         workers=tv["workers"],
         cluster=address,
+        transcripts=tv["transcripts"],
         options=options,
         limits=Limits(**lv),
         bots=bots,

@@ -28,6 +28,7 @@ from ..errors import BotStartError, JournalError
 from ..games import get_game
 from ..match import play_match
 from ..record import MatchRecord
+from . import transcripts
 from .schedule import Fixture, schedule
 
 JOURNAL = "matches.jsonl"
@@ -259,10 +260,13 @@ async def run_tournament(
             failed = [s for s in executor.statuses if not s.ok]
             if failed:
                 raise BotStartError("; ".join(s.detail for s in failed))
-            with open(journal, "a", encoding="utf-8") as fh:
+            with (
+                transcripts.Writer(out, config.transcripts == "all", resume) as tw,
+                open(journal, "a", encoding="utf-8") as fh,
+            ):
                 try:
                     async for f, rec in executor.play(todo):
-                        _sink(fh, f, rec, progress, started, on_progress)
+                        _sink(fh, tw, f, rec, progress, started, on_progress)
                 finally:
                     os.fsync(fh.fileno())
             return await executor.report()
@@ -277,8 +281,11 @@ async def run_tournament(
         _restore_tallies(pool.runtimes, done.values())
         pacer = Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players)
         async with pacer:
-            with open(journal, "a", encoding="utf-8") as fh:
-                await _play_all(config, game, todo, pool.runtimes, pacer, fh, progress, started, on_progress)
+            with (
+                transcripts.Writer(out, config.transcripts == "all", resume) as tw,
+                open(journal, "a", encoding="utf-8") as fh,
+            ):
+                await _play_all(config, game, todo, pool.runtimes, pacer, fh, tw, progress, started, on_progress)
         return pacer.report()
 
 
@@ -297,16 +304,19 @@ def _restore_tallies(runtimes: list[BotRuntime], records: Any) -> None:
 
 def _sink(
     fh: Any,
+    tw: transcripts.Writer,
     f: Fixture,
     rec: MatchRecord,
     progress: Progress,
     started: float,
     on_progress: Callable[[Progress], None] | None,
 ) -> None:
-    """A finished match: its journal line, written and flushed; the progress display."""
+    """A finished match: its transcript, then its journal line, written and flushed; the
+    progress display."""
     line = rec.to_json()
     if f.deal is not None:
         line["deal"] = f.deal
+    tw.write(rec)  # a journal line always has its transcript
     fh.write(json.dumps(line, separators=(",", ":")) + "\n")
     fh.flush()
     progress.done += 1
@@ -316,7 +326,7 @@ def _sink(
         on_progress(progress)
 
 
-async def _play_all(config, game, todo, runtimes, pacer, fh, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
+async def _play_all(config, game, todo, runtimes, pacer, fh, tw, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
     sem = asyncio.Semaphore(config.concurrency)
     max_conn = config.players + 2
 
@@ -335,7 +345,7 @@ async def _play_all(config, game, todo, runtimes, pacer, fh, progress, started, 
                 runtimes=[runtimes[b] for b in f.seats],
                 pacer=pacer,
             )
-        _sink(fh, f, rec, progress, started, on_progress)
+        _sink(fh, tw, f, rec, progress, started, on_progress)
 
     tasks = [asyncio.create_task(one(f)) for f in todo]
     try:
