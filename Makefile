@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/nimmt_plus.toml
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
 
-.PHONY: run samples test lint browser bubblewrap check bench games clean schemas
+.PHONY: run samples test lint browser bubblewrap check bench bench-scale games clean schemas
 
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ schemas:
 bench: $(BIN)/referee bubblewrap
 	$(BIN)/python -m referee.bench
 	$(BIN)/python -m referee.bench_cage
+
+# decisions/s and referee CPU per decision on 1, 2 and 4 Dask worker processes, fast Node bots
+bench-scale: $(BIN)/referee
+	$(BIN)/python -m referee.bench_scale
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

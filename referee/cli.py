@@ -54,15 +54,27 @@ def main() -> None:
     help="Override [tournament] output folder.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No live progress display.")
+@click.option("--workers", type=int, default=None, help="Override [tournament] workers (processes on this machine).")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Play on the Dask scheduler at this address.")
 def run(
-    config: Path, resume: bool, seed: int | None, concurrency: int | None, output: Path | None, quiet: bool
+    config: Path,
+    resume: bool,
+    seed: int | None,
+    concurrency: int | None,
+    output: Path | None,
+    quiet: bool,
+    workers: int | None,
+    cluster: str | None,
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
-    cfg = _load(config, seed, concurrency, output)
+    cfg = _load(config, seed, concurrency, output, workers, cluster)
     fixtures = schedule(cfg)
+    where = (
+        f", on the cluster at {cfg.cluster}" if cfg.cluster else (f", {cfg.workers} workers" if cfg.workers > 1 else "")
+    )
     click.echo(
         f"referee {__version__}: {cfg.name} ({cfg.game}), {len(fixtures)} matches of {cfg.players} players, "
-        f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}, output {cfg.output}",
+        f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}{where}, output {cfg.output}",
         err=True,
     )
     if resume:  # a journal of another tournament: refuse before touching the folder
@@ -363,9 +375,18 @@ def replay(output_dir: Path, match: str, seat: int | None, html_out: bool) -> No
         sys.exit(EXIT_USAGE)
 
 
-def _load(config: Path, seed: int | None, concurrency: int | None, output: Path | None) -> TournamentConfig:
+def _load(
+    config: Path,
+    seed: int | None,
+    concurrency: int | None,
+    output: Path | None,
+    workers: int | None = None,
+    cluster: str | None = None,
+) -> TournamentConfig:
     try:
-        return load_config(config).with_overrides(seed=seed, concurrency=concurrency, output=output)
+        return load_config(config).with_overrides(
+            seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
+        )
     except ConfigError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

@@ -28,6 +28,7 @@ ON_FAULT = ("fallback", "forfeit")
 TRANSCRIPTS = ("all", "none")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_CLUSTER_RE = re.compile(r"^(tcp|tls)://[^\s/]+:[0-9]{1,5}\Z")
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ class TournamentConfig:
     limits: Limits
     bots: tuple[BotConfig, ...]
     duplicate: bool = False  # every deal once per seat rotation of its table
+    workers: int = 1  # worker processes on this machine (1: no Dask, today's single process)
+    cluster: str | None = None  # the address of an existing Dask scheduler (tcp://HOST:PORT)
     transcripts: str = "all"  # "all": every decision kept in OUT/transcripts; "none": none
 
     def with_overrides(
@@ -97,9 +100,19 @@ class TournamentConfig:
         seed: int | None = None,
         concurrency: int | None = None,
         output: Path | None = None,
+        workers: int | None = None,
+        cluster: str | None = None,
     ) -> TournamentConfig:
         """The same config with the command line's overrides applied."""
         out = self
+        if workers is not None:
+            if workers < 1:
+                raise ConfigError(f"--workers: must be at least 1, got {workers}")
+            out = replace(out, workers=workers)
+        if cluster is not None:
+            if not _CLUSTER_RE.match(cluster):
+                raise ConfigError(f"--cluster: {cluster!r} is not a scheduler address like tcp://HOST:PORT")
+            out = replace(out, cluster=cluster)
         if seed is not None:
             out = replace(out, seed=seed)
         if concurrency is not None:
@@ -146,6 +159,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "concurrency": (int, 8),
     "output": (str, None),
     "duplicate": (bool, False),
+    "workers": (int, 1),
     "transcripts": (str, "all"),
 }
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
@@ -178,7 +192,8 @@ _BOT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "workdir": (str, None),
     "env": (dict, None),
 }
-_TOP = ("tournament", "game", "limits", "bot")
+_CLUSTER: dict[str, tuple[type | tuple[type, ...], Any]] = {"address": (str, None)}
+_TOP = ("tournament", "game", "limits", "bot", "cluster")
 
 
 def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> TournamentConfig:
@@ -250,7 +265,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "tournament.players",
             f"{players} seats per match but only {len(bots)} bots: add bots or lower players",
         )
-    for key in ("rounds", "matches", "concurrency", "seed"):
+    for key in ("rounds", "matches", "concurrency", "seed", "workers"):
         minimum = 0 if key == "seed" else 1
         if tv[key] < minimum:
             err.fail(f"tournament.{key}", f"must be at least {minimum}, got {tv[key]}")
@@ -315,6 +330,12 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "team already plays every deal with every bot; duplicate is for round_robin and random",
         )
 
+    cl = _table(err, doc, "cluster")
+    _unknown(err, "cluster.", cl, _CLUSTER)
+    address = _values(err, "cluster", cl, _CLUSTER)["address"]
+    if address is not None and not _CLUSTER_RE.match(address):
+        err.fail("cluster.address", f"{address!r} is not a scheduler address like tcp://HOST:PORT")
+
     if tv["transcripts"] not in TRANSCRIPTS:
         err.fail(
             "tournament.transcripts",
@@ -340,6 +361,8 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         concurrency=tv["concurrency"],
         output=output,
         duplicate=tv["duplicate"],
+        workers=tv["workers"],
+        cluster=address,
         transcripts=tv["transcripts"],
         options=options,
         limits=Limits(**lv),

@@ -27,6 +27,7 @@ from ..config import BotConfig, TournamentConfig
 from ..errors import BotStartError, JournalError
 from ..games import get_game
 from ..match import play_match
+from ..record import MatchRecord
 from . import transcripts
 from .schedule import Fixture, schedule
 
@@ -250,6 +251,26 @@ async def run_tournament(
     if on_progress:
         on_progress(progress)
 
+    if config.workers > 1 or config.cluster:
+        from .distributed import DaskExecutor  # Dask is imported only when used
+
+        async with DaskExecutor(config, done.values()) as executor:
+            if on_ready:
+                on_ready(executor.statuses)
+            failed = [s for s in executor.statuses if not s.ok]
+            if failed:
+                raise BotStartError("; ".join(s.detail for s in failed))
+            with (
+                transcripts.Writer(out, config.transcripts == "all", resume) as tw,
+                open(journal, "a", encoding="utf-8") as fh,
+            ):
+                try:
+                    async for f, rec in executor.play(todo):
+                        _sink(fh, tw, f, rec, progress, started, on_progress)
+                finally:
+                    os.fsync(fh.fileno())
+            return await executor.report()
+
     with BotPool(config, out / "logs") as pool:
         statuses = await pool.start()
         if on_ready:
@@ -281,6 +302,30 @@ def _restore_tallies(runtimes: list[BotRuntime], records: Any) -> None:
                 rt.disqualified = True
 
 
+def _sink(
+    fh: Any,
+    tw: transcripts.Writer,
+    f: Fixture,
+    rec: MatchRecord,
+    progress: Progress,
+    started: float,
+    on_progress: Callable[[Progress], None] | None,
+) -> None:
+    """A finished match: its transcript, then its journal line, written and flushed; the
+    progress display."""
+    line = rec.to_json()
+    if f.deal is not None:
+        line["deal"] = f.deal
+    tw.write(rec)  # a journal line always has its transcript
+    fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+    fh.flush()
+    progress.done += 1
+    progress.faults += len(rec.faults)
+    progress.elapsed_s = time.perf_counter() - started
+    if on_progress:
+        on_progress(progress)
+
+
 async def _play_all(config, game, todo, runtimes, pacer, fh, tw, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
     sem = asyncio.Semaphore(config.concurrency)
     max_conn = config.players + 2
@@ -300,17 +345,7 @@ async def _play_all(config, game, todo, runtimes, pacer, fh, tw, progress, start
                 runtimes=[runtimes[b] for b in f.seats],
                 pacer=pacer,
             )
-        line = rec.to_json()
-        if f.deal is not None:
-            line["deal"] = f.deal
-        tw.write(rec)  # a journal line always has its transcript
-        fh.write(json.dumps(line, separators=(",", ":")) + "\n")
-        fh.flush()
-        progress.done += 1
-        progress.faults += len(rec.faults)
-        progress.elapsed_s = time.perf_counter() - started
-        if on_progress:
-            on_progress(progress)
+        _sink(fh, tw, f, rec, progress, started, on_progress)
 
     tasks = [asyncio.create_task(one(f)) for f in todo]
     try:
