@@ -31,7 +31,7 @@ from .bots import schema as wire
 from .bots.control import BotRuntime
 from .bots.http import BotClient, Endpoint
 from .bots.process import ManagedBot, wait_ready
-from .bots.transport import LeanPool, Target, TransportError
+from .bots.transport import DeadlineExceeded, LeanPool, Reply, Target, TransportError
 from .config import BotConfig, Limits
 from .errors import BotStartError
 from .games import GAMES
@@ -90,38 +90,40 @@ class RecordingPool(LeanPool):
         super().__init__(max_idle)
         self.traffic = traffic
 
-    async def post(self, target: Target, body: bytes, max_bytes: int) -> tuple[int, bool, bytes | None]:
+    async def post(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
         """POST as the lean pool does; note the request and its outcome."""
         t = self.traffic
         if not t.watched(target):
-            return await super().post(target, body, max_bytes)
+            return await super().post(target, body, deadline, max_bytes)
         seen = Seen(body)
         t.seen[_key(body)] = seen
         t.requests += 1
         t.in_flight += 1
         t.max_in_flight = max(t.max_in_flight, t.in_flight)
         try:
-            status, redirect, data = await super().post(target, body, max_bytes)
+            reply = await super().post(target, body, deadline, max_bytes)
         except TransportError as exc:
             seen.error = str(exc)
             raise
-        except asyncio.CancelledError:
+        except (DeadlineExceeded, asyncio.CancelledError):
             seen.error = "no complete reply by the deadline"
             raise
         finally:
             t.in_flight -= 1
+        status, data = reply.status, reply.body
+        redirect = 300 <= status < 400
         seen.status, seen.reply, seen.over_cap = status, data, data is None and not redirect
         if data is not None:
             t.largest_reply = max(t.largest_reply, len(data))
             if b'"act"' in body[:40] and 200 <= status < 300:
                 t.replies.append((body, data))
-        return status, redirect, data
+        return reply
 
-    async def _acquire(self, target: Target, data: bytes, fresh: bool = False) -> Any:
-        conn, reused = await super()._acquire(target, data, fresh)
-        if self.traffic.watched(target) and not reused:
+    async def _connect(self, target: Target, key: tuple[str, int], deadline: float) -> Any:
+        conn = await super()._connect(target, key, deadline)
+        if self.traffic.watched(target):
             self.traffic.connections += 1
-        return conn, reused
+        return conn
 
 
 class RecordingClient(BotClient):
