@@ -40,7 +40,8 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_good_file_and_defaults(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, GOOD), env={"REFEREE_TEST_TOKEN": "tok-123"})
     assert cfg.name == "t1" and cfg.game == "nimmt_plus" and cfg.players == 3
-    assert cfg.format == "round_robin" and cfg.rounds == 1 and cfg.seed == 1 and cfg.concurrency == 8
+    assert cfg.format == "round_robin" and cfg.rounds == 1 and cfg.concurrency == 8
+    assert cfg.seed_secret and cfg.settings()["seed"] is None and cfg.settings()["seed_secret"] is True
     assert cfg.output == Path("leaderboards/t1")
     assert cfg.options == {"variant": "plus", "zero_heads": 0}
     assert cfg.limits.deadline_ms == 1000 and cfg.limits.on_fault == "fallback"

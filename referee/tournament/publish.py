@@ -60,6 +60,7 @@ from ..errors import JournalError, RefereeError
 from ..games import get_game
 from ..games.base import Game
 from ..record import MatchRecord
+from .journal import JOURNAL, read_journal
 from .page import (
     H2H_NOTE,
     MINUS_3_SIGMA,
@@ -75,7 +76,6 @@ from .page import (
     render_page,
     settings_lines,
 )
-from .runner import JOURNAL, parse_journal
 from .standings import compute_standings, compute_timings
 from .verdicts import DEFAULT_RESAMPLES, analyse
 
@@ -157,7 +157,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     """The journal lines of ``path``; a torn last line (a killed run) is left out, as
     ``referee run --resume`` leaves it out."""
     try:
-        return parse_journal(path)[0]
+        return list(read_journal(path))
     except JournalError as exc:
         raise LeaderboardError(str(exc)) from exc
 
