@@ -34,10 +34,11 @@ import errno
 import json
 import math
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, NoReturn, Protocol
 
 from ..errors import JournalError
 from ..record import FAULT_KINDS, MatchRecord
@@ -263,7 +264,7 @@ def _is_int(v: Any) -> bool:
 class _Check:
     where: str
 
-    def fail(self, key: str, problem: str) -> None:
+    def fail(self, key: str, problem: str) -> NoReturn:
         raise JournalError(f"{self.where}: field {key}: {problem}")
 
     def string(self, doc: Mapping[str, Any], key: str, limit: int, empty: bool = False) -> None:
@@ -294,7 +295,6 @@ class _Check:
         v = doc.get(key)
         if not isinstance(v, list):
             self.fail(key, "missing or not a list")
-        assert isinstance(v, list)
         if not lo <= len(v) <= hi:
             self.fail(key, f"has {len(v)} entries, expected {lo if lo == hi else f'{lo}-{hi}'}")
         return v
@@ -415,3 +415,61 @@ def repair(path: Path, good_end: int) -> None:
     if path.exists() and good_end < path.stat().st_size:
         with open(path, "r+b") as fh:
             fh.truncate(good_end)
+
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # as config.py accepts names
+_SETTINGS_FORMATS = ("round_robin", "random", "team")
+
+
+def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
+    """``tournament.json`` checked field by field (types, lengths, finite numbers, names
+    as the config accepts them); returned as is, or a JournalError naming the field."""
+    if not isinstance(doc, dict):
+        raise JournalError(f"{where}: not a JSON object")
+    c = _Check(where)
+    c.integer(doc, "scheduled", 0)
+    s = doc.get("settings")
+    if not isinstance(s, dict):
+        c.fail("settings", "missing or not an object")
+    c = _Check(f"{where}: settings")
+    for key in ("name", "game"):
+        if not isinstance(s.get(key), str) or not _NAME_RE.match(s[key]):
+            c.fail(key, "missing or not a name of 1-64 letters, digits, '.', '_' or '-'")
+    if s.get("format") not in _SETTINGS_FORMATS:
+        c.fail("format", f"must be one of {', '.join(_SETTINGS_FORMATS)}")
+    c.integer(s, "players", 1)
+    if s["players"] > MAX_SEATS:
+        c.fail("players", f"more than {MAX_SEATS}")
+    bots = c.lst(s, "bots", 1, 100_000)
+    for i, b in enumerate(bots):
+        if not isinstance(b, str) or not _NAME_RE.match(b):
+            c.fail(f"bots[{i}]", "not a bot name of 1-64 letters, digits, '.', '_' or '-'")
+    if len(set(bots)) != len(bots):
+        c.fail("bots", "a name appears twice")
+    if s.get("seed") is not None:
+        c.integer(s, "seed", 0)
+    if not isinstance(s.get("options"), dict):
+        c.fail("options", "missing or not an object")
+    c.depth(s["options"], "options", MAX_DEPTH - 2)
+    for k in s["options"]:
+        if len(k) > 64:
+            c.fail("options", "has a key longer than 64 characters")
+    c.integer(s, "deadline_ms", 1)
+    c.integer(s, "max_faults", 0)
+    if not isinstance(s.get("on_fault"), str) or len(s["on_fault"]) > 64:
+        c.fail("on_fault", "missing or not a short string")
+    for key in ("rounds", "matches"):
+        if s.get(key) is not None:
+            c.integer(s, key, 1)
+    for key in ("duplicate", "seed_secret"):
+        if key in s and not isinstance(s[key], bool):
+            c.fail(key, "not true/false")
+    if "time_bank_ms" in s:
+        c.integer(s, "time_bank_ms", 0)
+    if "max_fault_rate" in s:
+        c.number(s, "max_fault_rate")
+    if "seed_commitment" in s and (
+        not isinstance(s["seed_commitment"], str) or not re.match(r"^[0-9a-f]{64}\Z", s["seed_commitment"])
+    ):
+        c.fail("seed_commitment", "not a SHA-256 in hex")
+    return doc

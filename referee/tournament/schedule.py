@@ -93,7 +93,8 @@ class Schedule(Sequence[Fixture]):
         self.n_bots, self.k = len(config.bots), config.players
         self.format = config.format
         self.seed, self.secret = config.seed, config.seed_secret
-        self.rotations = self.k if config.duplicate and config.format != "team" else 1
+        self.duplicate = config.duplicate and config.format != "team"
+        self.rotations = self.k if self.duplicate else 1
         if config.format == "round_robin":
             self.combos = math.comb(self.n_bots, self.k)
             tables = self.combos * config.rounds
@@ -129,7 +130,7 @@ class Schedule(Sequence[Fixture]):
         t, r = divmod(i, self.rotations)
         table = self.table(t)
         deal: int | None = None
-        if self.rotations > 1:
+        if self.duplicate:
             table, deal = table[r:] + table[:r], t
         elif self.format == "team":
             deal = t // self.n_bots
