@@ -20,7 +20,6 @@ from referee.cli import main
 from referee.errors import JournalError
 from referee.record import MatchRecord
 from referee.tournament import journal as jn
-from referee.tournament.publish import load_output_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "leaderboards" / "nimmt_plus_duplicate"
