@@ -191,6 +191,7 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
     try:
         tournament, records = load_output_dir(output_dir)
         board = build_leaderboard(tournament, records)
+        _timings_from_run(board, output_dir, tournament["settings"]["bots"])
     except LeaderboardError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -228,6 +229,7 @@ def _publish(cfg: TournamentConfig, fixtures: Schedule) -> Leaderboard | None:
         if cfg.seed_secret and state.count == fixtures.total:
             write_tournament_file(cfg.output, settings, len(fixtures))
         board = build_leaderboard(tournament_document(settings, len(fixtures)), jn.read_journal(journal))
+        _timings_from_run(board, cfg.output, names)
         write_leaderboard(cfg.output, board)
     except RefereeError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -236,6 +238,14 @@ def _publish(cfg: TournamentConfig, fixtures: Schedule) -> Leaderboard | None:
         click.echo(f"error: cannot write the leaderboard: {exc.filename or cfg.output}: {exc.strerror}", err=True)
         return None
     return board
+
+
+def _timings_from_run(board: Leaderboard, out: Path, names: list[str]) -> None:
+    """Response times come from the run's summary (the journal keeps none); a journal of
+    an older referee, with response times in its lines, keeps the figures computed from them."""
+    saved = jn.Timings.load(out)
+    if saved is not None:
+        board.timings = {"tournament": board.timings["tournament"], **saved.document(names)}
 
 
 class _ProgressDisplay:

@@ -48,7 +48,7 @@ class MatchRecord:
     lower_is_better: bool
     forfeited: list[int]
     faults: list[dict[str, Any]]
-    latency_ms: list[list[float]]
+    latency_ms: list[list[float]]  # per seat, per decision; in memory only (timings.json summarises it)
     decisions: list[int]
     stats: list[dict[str, float]]
     details: dict[str, Any]
@@ -74,7 +74,6 @@ class MatchRecord:
             "lower_is_better": self.lower_is_better,
             "forfeited": self.forfeited,
             "faults": self.faults,
-            "latency_ms": self.latency_ms,
             "decisions": self.decisions,
             "stats": self.stats,
             "details": self.details,

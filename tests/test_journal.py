@@ -195,8 +195,10 @@ def test_writing_refuses_nan_and_the_line_fits_the_reader(tmp_path: Path) -> Non
         with pytest.raises(JournalError, match="non-standard JSON"):
             w.write(record(scores=[float("nan"), 1.0, 2.0, 3.0]))
     docs = list(jn.read_journal(path))
-    assert len(docs) == 1 and docs[0] == json.loads(LINES[0])
-    assert path.read_text() == LINES[0] + "\n", "the line is written byte for byte as before"
+    old = json.loads(LINES[0])
+    old.pop("latency_ms")  # response times leave the journal (timings.json keeps a summary)
+    assert len(docs) == 1 and docs[0] == old
+    assert path.read_text() == jn.dumps(old) + "\n", "the line is otherwise written byte for byte as before"
 
 
 class _FullDisk:
@@ -227,7 +229,40 @@ def test_a_full_disk_names_the_path_and_keeps_the_journal_whole(tmp_path: Path) 
     with pytest.raises(JournalError) as err:
         w.write(record(id="m000001", index=1))
     assert str(path) in str(err.value) and "disk is full" in str(err.value) and "--resume" in str(err.value)
-    assert path.read_text() == LINES[0] + "\n", "the partial line was cut back"
+    assert path.read_text() == jn.record_line(record()), "the partial line was cut back"
     w.write(record(id="m000001", index=1))  # space freed: writing goes on
     w.close()
     assert [d["index"] for d in jn.read_journal(path)] == [json.loads(LINES[0])["index"], 1]
+
+
+def test_response_times_leave_the_journal_for_a_summary_within_one_percent(tmp_path: Path) -> None:
+    import random
+
+    from referee.tournament.standings import compute_timings
+
+    rng = random.Random(3)
+    recs = []
+    for i in range(40):
+        rec = record(id=f"m{i:06d}", index=i)
+        rec.latency_ms = [[round(rng.lognormvariate(1, 1), 2) for _ in range(30)] for _ in rec.bots]
+        recs.append(rec)
+    t = jn.Timings()
+    for rec in recs[:25]:
+        t.add(rec)
+    t.save(tmp_path)
+    resumed = jn.Timings.load(tmp_path)  # a resumed run goes on from the saved summary
+    assert resumed is not None
+    for rec in recs[25:]:
+        resumed.add(rec)
+    names = sorted({b for r in recs for b in r.bots})
+    got, exact = resumed.document(names), compute_timings(names, recs)
+    assert got["matches"] == exact["matches"] == 40 and got["voided"] == exact["voided"]
+    for name in names:
+        g, e = got["bots"][name], exact["bots"][name]
+        assert g["decisions"] == e["decisions"] and g["max_ms"] == e["max_ms"]
+        for key in ("p50_ms", "p90_ms", "p99_ms"):
+            assert abs(g[key] - e[key]) <= 0.01 * e[key] + 1e-9, (name, key, g[key], e[key])
+    line = jn.record_line(recs[0])
+    assert "latency_ms" not in json.loads(line) and len(line) < len(LINES[0])
+    (tmp_path / jn.TIMINGS_STATE).write_text("{garbage")
+    assert jn.Timings.load(tmp_path) is None  # a damaged summary never stops a run

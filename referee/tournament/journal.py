@@ -473,3 +473,126 @@ def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
     ):
         c.fail("seed_commitment", "not a SHA-256 in hex")
     return doc
+
+
+TIMINGS_STATE = ".timings-state.json"
+_BUCKET = math.log(1.01)  # response times kept to 1 %: percentiles within 1 % of the exact ones
+_FLOOR_MS = 0.01
+
+
+def _bucket(ms: float) -> int:
+    return 0 if ms <= _FLOOR_MS else int(math.log(ms / _FLOOR_MS) / _BUCKET) + 1
+
+
+def _bucket_ms(b: int) -> float:
+    """A bucket's representative value: the geometric middle of its bounds."""
+    return 0.0 if b == 0 else _FLOOR_MS * math.exp((b - 0.5) * _BUCKET)
+
+
+@dataclass
+class _BotTimes:
+    decisions: int = 0
+    max_ms: float = 0.0
+    voided: int = 0
+    hist: dict[int, int] = field(default_factory=dict)
+
+    def percentile(self, q: float) -> float | None:
+        """Nearest-rank percentile ``q`` over the histogram."""
+        if not self.decisions:
+            return None
+        k = max(1, math.ceil(q / 100.0 * self.decisions))
+        seen = 0
+        for b in sorted(self.hist):
+            seen += self.hist[b]
+            if seen >= k:
+                return min(_bucket_ms(b), self.max_ms)
+        return self.max_ms
+
+
+@dataclass
+class Timings:
+    """Response times per bot, summarised as matches end (the journal keeps none): a
+    histogram of 1 %-wide buckets, the exact maximum, decisions and voided decisions.
+    Kept across ``--resume`` in ``OUTPUT/.timings-state.json``; rendered as ``timings.json``."""
+
+    bots: dict[str, _BotTimes] = field(default_factory=dict)
+    matches: int = 0
+    match_seconds: float = 0.0
+    voided: int = 0
+
+    def add(self, rec: MatchRecord) -> None:
+        """Count one finished match's response times (``rec.latency_ms``, in memory only)."""
+        self.matches += 1
+        self.match_seconds += rec.duration_s
+        self.voided += rec.voided
+        for seat, name in enumerate(rec.bots):
+            t = self.bots.setdefault(name, _BotTimes())
+            for ms in rec.latency_ms[seat] if seat < len(rec.latency_ms) else ():
+                if math.isfinite(ms):
+                    b = _bucket(ms)
+                    t.hist[b] = t.hist.get(b, 0) + 1
+                    t.decisions += 1
+                    t.max_ms = max(t.max_ms, ms)
+        for name in set(rec.bots):
+            self.bots[name].voided += rec.voided
+
+    def document(self, bot_names: Sequence[str]) -> dict[str, Any]:
+        """The body of ``timings.json`` (the shape ``standings.compute_timings`` gives)."""
+        bots = {}
+        for name in bot_names:
+            t = self.bots.get(name, _BotTimes())
+            bots[name] = {
+                "decisions": t.decisions,
+                "p50_ms": _round(t.percentile(50)),
+                "p90_ms": _round(t.percentile(90)),
+                "p99_ms": _round(t.percentile(99)),
+                "max_ms": _round(t.max_ms) if t.decisions else None,
+                "voided": t.voided,
+            }
+        return {
+            "matches": self.matches,
+            "match_seconds": _round(self.match_seconds),
+            "voided": self.voided,
+            "bots": bots,
+        }
+
+    def save(self, out: Path) -> None:
+        """Write the state to ``out`` (atomically: a kill leaves the previous one)."""
+        doc = {
+            "matches": self.matches,
+            "match_seconds": self.match_seconds,
+            "voided": self.voided,
+            "bots": {
+                n: {"decisions": t.decisions, "max_ms": t.max_ms, "voided": t.voided, "hist": t.hist}
+                for n, t in self.bots.items()
+            },
+        }
+        path = out / TIMINGS_STATE
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            tmp.write_text(dumps(doc))
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise _disk_error(path, exc) from exc
+
+    @classmethod
+    def load(cls, out: Path) -> Timings | None:
+        """The state saved in ``out``, or None when there is none (or it is unreadable:
+        timings are a convenience, never a reason to refuse a run)."""
+        try:
+            doc = json.loads((out / TIMINGS_STATE).read_text(), parse_constant=_no_constant)
+            t = cls(matches=int(doc["matches"]), match_seconds=float(doc["match_seconds"]), voided=int(doc["voided"]))
+            for name, b in doc["bots"].items():
+                t.bots[str(name)] = _BotTimes(
+                    int(b["decisions"]),
+                    float(b["max_ms"]),
+                    int(b["voided"]),
+                    {int(k): int(v) for k, v in b["hist"].items()},
+                )
+            return t
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return None
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 4) + 0.0

@@ -29,6 +29,7 @@ never depend on which match finished first.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from ..bots.control import BotRuntime, Pacer, ReviveArgs
 from ..bots.http import Endpoint
 from ..bots.process import ManagedBot, wait_ready
 from ..config import TournamentConfig
-from ..errors import BotStartError
+from ..errors import BotStartError, JournalError
 from ..games import get_game
 from ..games.base import Game
 from ..match import play_match
@@ -48,6 +49,8 @@ from ..record import MatchRecord
 from . import journal as jn
 from .journal import JOURNAL, JournalState
 from .schedule import Fixture, Schedule, schedule
+
+TIMINGS_EVERY_S = 2.0  # a kill loses at most this much of the response-time summary
 
 
 @dataclass
@@ -185,6 +188,15 @@ class Sink:
     started: float
     on_progress: Callable[[Progress], None] | None = None
     before_write: list[Callable[[Fixture, MatchRecord], None]] = field(default_factory=list)
+    timings: jn.Timings = field(default_factory=jn.Timings)
+    timings_dir: Path | None = None  # where the response-time summary is saved (every few seconds)
+    _saved: float = 0.0
+
+    def save_timings(self) -> None:
+        """Save the response-time summary now (at the end, and every few seconds)."""
+        if self.timings_dir is not None:
+            self.timings.save(self.timings_dir)
+            self._saved = time.monotonic()
 
     def accept(self, fixture: Fixture, rec: MatchRecord) -> None:
         """Journal one finished match (called once per match, in the head process)."""
@@ -192,6 +204,9 @@ class Sink:
         for hook in self.before_write:
             hook(fixture, rec)
         self.writer.write(rec)
+        self.timings.add(rec)
+        if time.monotonic() - self._saved > TIMINGS_EVERY_S:
+            self.save_timings()
         self.state.mark(fixture.index)
         self.progress.done += 1
         self.progress.faults += len(rec.faults)
@@ -292,9 +307,15 @@ async def run_tournament(
         _restore_tallies(pool.runtimes, state)
         pacer = Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players)
         async with pacer:
+            timings = (jn.Timings.load(out) if resume else None) or jn.Timings()
             with jn.JournalWriter(journal) as writer:
-                sink = Sink(writer, state, progress, started, on_progress, list(before_write or ()))
-                await LocalExecutor(config, game, pool.runtimes, pacer).play(pending(fixtures, state), sink)
+                sink = Sink(writer, state, progress, started, on_progress, list(before_write or ()), timings, out)
+                sink._saved = time.monotonic()
+                try:
+                    await LocalExecutor(config, game, pool.runtimes, pacer).play(pending(fixtures, state), sink)
+                finally:
+                    with contextlib.suppress(JournalError):  # a full disk: the journal's error is the one to report
+                        sink.save_timings()
         return pacer.report()
 
 
