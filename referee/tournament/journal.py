@@ -72,7 +72,7 @@ class JournalWriter:
         try:
             self._fh: IO[bytes] = open(path, "ab")  # noqa: SIM115 (held for the whole run)
         except OSError as exc:
-            raise _disk_error(path, exc) from exc
+            raise write_error(path, exc) from exc
         self._good = self._fh.tell()
 
     def write(self, rec: MatchRecord) -> None:
@@ -83,7 +83,7 @@ class JournalWriter:
             self._fh.flush()
         except OSError as exc:
             self._cut_back()
-            raise _disk_error(self.path, exc) from exc
+            raise write_error(self.path, exc) from exc
         self._good += len(data)
 
     def _cut_back(self) -> None:
@@ -102,7 +102,7 @@ class JournalWriter:
         except OSError as exc:
             self._cut_back()
             self._fh.close()
-            raise _disk_error(self.path, exc) from exc
+            raise write_error(self.path, exc) from exc
         self._fh.close()
 
     def __enter__(self) -> JournalWriter:
@@ -112,7 +112,8 @@ class JournalWriter:
         self.close()
 
 
-def _disk_error(path: Path, exc: OSError) -> JournalError:
+def write_error(path: Path, exc: OSError) -> JournalError:
+    """The error of a failed write to ``path``: a full disk says so and how to go on."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return JournalError(
             f"{path}: the disk is full ({exc.strerror}); the journal is intact up to the last complete match: "
@@ -573,7 +574,7 @@ class Timings:
             tmp.write_text(dumps(doc))
             os.replace(tmp, path)
         except OSError as exc:
-            raise _disk_error(path, exc) from exc
+            raise write_error(path, exc) from exc
 
     @classmethod
     def load(cls, out: Path) -> Timings | None:

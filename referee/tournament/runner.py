@@ -202,7 +202,10 @@ class Sink:
         """Journal one finished match (called once per match, in the head process)."""
         rec.deal = fixture.deal
         for hook in self.before_write:
-            hook(fixture, rec)
+            try:
+                hook(fixture, rec)
+            except OSError as exc:  # a full disk under a transcript: a message naming the file
+                raise jn.write_error(Path(exc.filename or "output"), exc) from exc
         self.writer.write(rec)
         self.timings.add(rec)
         if time.monotonic() - self._saved > TIMINGS_EVERY_S:
