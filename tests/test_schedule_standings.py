@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -281,3 +282,56 @@ def test_a_huge_round_robin_is_counted_not_listed() -> None:
     fx = schedule(cfg)  # lazy: nothing listed
     assert len(fx) == 386_206_920
     assert fx[386_206_919].seats == tuple(range(53, 60)) and fx[0].seats == tuple(range(7))
+
+
+def test_the_executor_holds_at_most_concurrency_fixtures_and_the_sink_journals_after_its_hooks(
+    tmp_path: Path,
+) -> None:
+    """Source -> executor -> sink on a 1,000,000-fixture schedule: the executor pulls a
+    fixture only when a slot frees (the match itself is replaced by a short sleep)."""
+    import asyncio
+    import json
+
+    from referee.tournament import journal as jn
+    from referee.tournament.runner import LocalExecutor, Progress, Sink, pending
+
+    cfg = replace(config(6, 4, "random", matches=1_000_000), concurrency=5)
+    fixtures = schedule(cfg)
+    state = jn.empty_state(fixtures.total)
+    for i in (0, 2, 3):  # already in the journal
+        state.mark(i)
+    pulled, live, peak = [], [0], [0]
+
+    def source() -> Iterator[Fixture]:
+        for f in pending(fixtures, state):
+            pulled.append(f.index)
+            yield f
+            if len(pulled) >= 40:
+                return
+
+    class Fake(LocalExecutor):
+        async def _one(self, f: Fixture) -> MatchRecord:
+            live[0] += 1
+            peak[0] = max(peak[0], live[0])
+            await asyncio.sleep(0.001 * (f.index % 3))
+            live[0] -= 1
+            return rec(f.index, [f"b{b}" for b in f.seats], [1.0, 2.0, 3.0, 4.0], [4, 3, 2, 1])
+
+    seen_by_hook: list[int] = []
+    path = tmp_path / "matches.jsonl"
+
+    def hook(f: Fixture, r: MatchRecord) -> None:  # e.g. the transcript, written before the journal line
+        seen_by_hook.append(len(path.read_text().splitlines()) if path.exists() else 0)
+
+    async def main() -> None:
+        with jn.JournalWriter(path) as writer:
+            sink = Sink(writer, state, Progress(3, fixtures.total, 0, 0.0, 3), 0.0, before_write=[hook])
+            await Fake(cfg, None, [], None).play(source(), sink)  # type: ignore[arg-type]
+
+    asyncio.run(main())
+    assert peak[0] <= 5 and len(pulled) == 40
+    assert pulled[:3] == [1, 4, 5], "done fixtures are skipped, the rest taken in order"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert sorted(d["index"] for d in lines) == pulled
+    assert seen_by_hook == list(range(40)), "every hook runs before its match's journal line"
+    assert all(state.is_done(i) for i in pulled) and not state.is_done(pulled[-1] + 1)
