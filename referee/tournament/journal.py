@@ -459,6 +459,8 @@ def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
     c.integer(s, "max_faults", 0)
     if not isinstance(s.get("on_fault"), str) or len(s["on_fault"]) > 64:
         c.fail("on_fault", "missing or not a short string")
+    if "sandbox" in s and (not isinstance(s["sandbox"], str) or len(s["sandbox"]) > 64):
+        c.fail("sandbox", "not a short string")
     for key in ("rounds", "matches"):
         if s.get(key) is not None:
             c.integer(s, key, 1)
