@@ -48,7 +48,8 @@ from ..games.base import Game
 from ..match import play_match
 from ..record import MatchRecord
 from . import journal as jn
-from .journal import JOURNAL, JournalState
+from .journal import JOURNAL as JOURNAL  # re-exported: callers may import it from here
+from .journal import JournalState
 from .schedule import Fixture, Schedule, schedule
 
 TIMINGS_EVERY_S = 2.0  # a kill loses at most this much of the response-time summary
