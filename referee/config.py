@@ -30,6 +30,7 @@ FORMATS = ("round_robin", "random", "team")
 # anything is allocated, so ``rounds = 10**9`` is a config error, not a MemoryError.
 MAX_MATCHES = 100_000_000
 ON_FAULT = ("fallback", "forfeit")
+TRANSCRIPTS = ("all", "none")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -103,6 +104,8 @@ class TournamentConfig:
         """How many matches the schedule holds, counted without building it."""
         return match_count(self.format, len(self.bots), self.players, self.rounds, self.matches, self.duplicate)
 
+    transcripts: str = "all"  # "all": every decision kept in OUT/transcripts; "none": none
+
     def with_overrides(
         self,
         seed: int | None = None,
@@ -147,6 +150,7 @@ class TournamentConfig:
             "max_fault_rate": self.limits.max_fault_rate,
             "sandbox": self.limits.sandbox,
             "bots": [b.name for b in self.bots],
+            "transcripts": self.transcripts,
         }
 
 
@@ -163,6 +167,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "concurrency": (int, 8),
     "output": (str, None),
     "duplicate": (bool, False),
+    "transcripts": (str, "all"),
 }
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "deadline_ms": (int, 1000),
@@ -344,6 +349,13 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             ),
         )
 
+    if tv["transcripts"] not in TRANSCRIPTS:
+        err.fail(
+            "tournament.transcripts",
+            f"unknown value {tv['transcripts']!r}"
+            + _hint(tv["transcripts"], TRANSCRIPTS)
+            + ' (choose "all" or "none")',
+        )
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -363,6 +375,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         concurrency=tv["concurrency"],
         output=output,
         duplicate=tv["duplicate"],
+        transcripts=tv["transcripts"],
         options=options,
         limits=Limits(**lv),
         bots=bots,
