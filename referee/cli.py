@@ -306,6 +306,8 @@ def _write_replays(out: Path) -> None:
         write_replays(out)
     except (RefereeError, TranscriptError) as exc:
         click.echo(f"warning: replay pages not written: {exc}", err=True)
+    except OSError as exc:  # a full disk: the pages are lost, the journal and standings are not
+        click.echo(f"warning: replay pages not written: {exc.filename or out}: {exc.strerror}", err=True)
 
 
 class _ProgressDisplay:
