@@ -53,9 +53,11 @@ bench: $(BIN)/referee bubblewrap
 	$(BIN)/python -m referee.bench
 	$(BIN)/python -m referee.bench_cage
 
-# decisions/s and referee CPU per decision on 1, 2 and 4 Dask worker processes, fast Node bots
+# Figures as a tournament grows: memory of a 1,000,000-match run vs a 1,000-match one;
+# decisions/s and referee CPU per decision on 1, 2 and 4 Dask worker processes (fast Node bots)
 bench-scale: $(BIN)/referee
 	$(BIN)/python -m referee.bench_scale
+	$(BIN)/python -m referee.bench_workers
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,14 +1,14 @@
-"""Benchmark: a tournament on 1, 2 and 4 worker processes (Dask), against bots that cost
-next to nothing (``scripts/fast_bot.js``, Node), so the referee is what is measured.
+"""Scale bench: the referee's memory and speed as a tournament grows (``make bench-scale``).
 
-Run with ``make bench-scale`` or ``python -m referee.bench_scale``. For each number of
-workers it plays the same tournament through ``run_tournament`` (the production path:
-journal and all) and prints decisions/s (from the bots being ready to the last journal
-line), the referee's CPU per decision (head and workers together; the bots' own CPU is
-not counted) and the head's own CPU per match (the head process holds the journal, the
-Dask scheduler and the worker nannies of the LocalCluster). Then it projects 16 and 64
-cores from the measured CPU per decision: workers scale with cores until the head's
-cost per match (the scheduler's share of it above all) fills its one core.
+Figures, never asserts (the machine may be loaded). Each section prints its own block:
+
+1. **referee RSS while playing**: a 1,000,000-match ``random`` 6 nimmt! tournament and a
+   1,000-match one (5 bots, 4 seats), each a real ``referee run`` process against fast
+   bots (this module's ``--serve``: a raw asyncio HTTP bot that plays the first legal
+   card, so the bots are not the bottleneck). The referee's resident memory (VmRSS of
+   the ``referee run`` process alone) is sampled every second for ``--seconds`` (60) of
+   play; the runs are then killed (``kill -9``: the guard takes the bots down). Target:
+   the big run <= 150 MB and within 15 % of the small one.
 """
 
 from __future__ import annotations
@@ -16,163 +16,145 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import pickle
-import shutil
+import os
+import signal
+import subprocess
+import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Any
-
-from .config import parse_config
-from .tournament.runner import JOURNAL, run_tournament
-
-FAST_BOT = Path(__file__).resolve().parent.parent / "scripts" / "fast_bot.js"
 
 
-def measure(cfg: Any) -> dict[str, float]:
-    """Play ``cfg``; decisions/s, referee CPU µs per decision, head CPU µs per match."""
-    ready: dict[str, float] = {}
+async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """One keep-alive connection of the fast bot: the first legal action, else ``ok``."""
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line[:15].lower() == b"content-length:":
+                    length = int(line[15:])
+            body = json.loads(await reader.readexactly(length)) if length else {}
+            reply = {"action": body["legal"][0]} if body.get("type") == "act" else {"ok": True}
+            data = json.dumps(reply).encode()
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data)
+            )
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError, ValueError, KeyError, IndexError):
+        pass
+    finally:
+        writer.close()
 
-    def on_ready(_statuses: Any) -> None:
-        ready["t"], ready["cpu"] = time.perf_counter(), time.process_time()
 
-    report = asyncio.run(run_tournament(cfg, on_ready=on_ready))
-    wall = time.perf_counter() - ready["t"]
-    head_cpu = time.process_time() - ready["cpu"]
-    decisions = matches = 0
-    for line in (cfg.output / JOURNAL).read_text().splitlines():
-        decisions += sum(json.loads(line)["decisions"])
-        matches += 1
-    referee_cpu = head_cpu + float(report.get("worker_cpu_s", 0.0))
+def serve(port: int) -> None:
+    """Run the fast bot on 127.0.0.1:``port`` until killed."""
+
+    async def main() -> None:
+        server = await asyncio.start_server(_answer, "127.0.0.1", port)
+        print(f"listening on http://127.0.0.1:{port}/", flush=True)
+        async with server:
+            await server.serve_forever()
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    asyncio.run(main())
+
+
+def _config(folder: Path, matches: int, concurrency: int) -> Path:
+    bot = [sys.executable, "-m", "referee.bench_scale", "--serve", "--port", "{port}"]
+    lines = [
+        "[tournament]",
+        f'name = "scale{matches}"',
+        'game = "nimmt_plus"',
+        "seed = 1",
+        "players = 4",
+        'format = "random"',
+        f"matches = {matches}",
+        f"concurrency = {concurrency}",
+        f'output = "{folder / "out"}"',
+    ]
+    for i in range(5):
+        lines += ["[[bot]]", f'name = "fast{i}"', f"command = {json.dumps(bot)}"]
+    path = folder / "scale.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def rss_while_playing(matches: int, seconds: float, concurrency: int) -> dict[str, float]:
+    """Play a ``matches``-match tournament for ``seconds``; the referee's RSS figures."""
+    with TemporaryDirectory(prefix="bench-scale-") as tmp:
+        folder = Path(tmp)
+        config = _config(folder, matches, concurrency)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "referee", "run", str(config), "-q"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        journal = folder / "out" / "matches.jsonl"
+        samples: list[float] = []
+        started = time.monotonic()
+        played_at_first = None
+        while time.monotonic() - started < seconds and proc.poll() is None:
+            time.sleep(1.0)
+            rss = _rss_mb(proc.pid)
+            if rss is not None:
+                samples.append(rss)
+            if played_at_first is None and journal.exists():
+                played_at_first = time.monotonic()
+        elapsed = time.monotonic() - started
+        played = journal.read_bytes().count(b"\n") if journal.exists() else 0
+        finished = proc.poll() is not None
+        if not finished:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        time.sleep(0.5)  # the guards notice the referee's death and stop the bots
     return {
-        "workers": cfg.workers,
-        "matches": matches,
-        "decisions": decisions,
-        "decisions_per_s": decisions / wall,
-        "referee_cpu_us_per_decision": referee_cpu / decisions * 1e6,
-        "worker_cpu_us_per_decision": float(report.get("worker_cpu_s", head_cpu)) / decisions * 1e6,
-        "head_cpu_us_per_match": head_cpu / matches * 1e6,
-        "head_cpu_us_per_decision": head_cpu / decisions * 1e6,
-        "head_record_us_per_match": float(report.get("head_record_cpu_s", 0.0)) / matches * 1e6,
+        "rss_end_mb": samples[-1] if samples else float("nan"),
+        "rss_max_mb": max(samples) if samples else float("nan"),
+        "played": played,
+        "seconds": elapsed,
+        "finished": float(finished),
     }
-
-
-async def _flood(name: str, n: int) -> int:
-    """On a worker: put ``n`` empty record messages into the queue ``name``, one by one."""
-    from distributed import Queue, get_client
-
-    queue = await Queue(name, client=get_client())
-    empty = pickle.dumps([])
-    for _ in range(n):
-        await queue.put(empty)
-    return n
-
-
-async def head_costs(cfg: Any, seconds: float, messages: int) -> tuple[float, float]:
-    """With ``cfg.workers`` workers: the head's CPU share with no match at all (heartbeats,
-    the scheduler, the nannies, its poll of the record queue), and its CPU µs per record
-    message the workers put (the scheduler's queue and the head's get)."""
-    from distributed import Queue
-
-    from .tournament.distributed import POLL_S, DaskExecutor, _drain, _queue_name
-
-    async with DaskExecutor(cfg) as ex:
-        assert ex.client is not None
-        name = _queue_name(ex.token)
-        queue = await Queue(name, client=ex.client)
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        while time.perf_counter() - t0 < seconds:
-            await _drain(queue, POLL_S)
-        idle = (time.process_time() - cpu0) / (time.perf_counter() - t0)
-        workers = list(await ex.client.nthreads())
-        each = messages // len(workers)
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        futures = [ex.client.submit(_flood, name, each, workers=[w], pure=False) for w in workers]
-        got = 0
-        while got < each * len(workers):
-            got += len(await queue.get(batch=True)) or 0
-            if not got:
-                await asyncio.sleep(POLL_S)
-        await ex.client.gather(futures)
-        return idle, (time.process_time() - cpu0) / got * 1e6  # gross: the heartbeats etc. included
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the scaling benchmark and print its figures."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--matches", type=int, default=240, help="matches per run")
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to measure")
-    ap.add_argument("--concurrency", type=int, default=16, help="matches in flight per worker")
-    ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
-    args = ap.parse_args(argv)
-    node = shutil.which("node")
-    if node is None:
-        raise SystemExit("bench-scale needs node (the fast bots are a Node script)")
-    doc = {
-        "tournament": {
-            "name": "bench-scale",
-            "game": "nimmt_plus",
-            "players": 4,
-            "format": "random",
-            "matches": args.matches,
-            "concurrency": args.concurrency,
-        },
-        "limits": {"deadline_ms": 5000},
-        "bot": [{"name": f"fast{i}", "command": [node, str(FAST_BOT), "{port}"]} for i in range(4)],
-    }
-    print(
-        f"nimmt_plus, 4 players, {args.matches} matches, 4 Node bots answering the first legal action, "
-        f"concurrency {args.concurrency} per worker"
-    )
-    rows = []
-    with TemporaryDirectory() as tmp:
-        base = parse_config(doc, Path("bench-scale.toml"), {})
-        for w in args.workers:
-            cfg = replace(base, workers=w, output=Path(tmp) / f"w{w}")
-            r = measure(cfg)
-            rows.append(r)
-            print(
-                f"workers {w}: {r['decisions_per_s']:8.0f} decisions/s  referee CPU {r['referee_cpu_us_per_decision']:6.1f}"
-                f" µs/decision (workers {r['worker_cpu_us_per_decision']:6.1f})  head {r['head_cpu_us_per_match']:7.0f}"
-                f" µs/match ({r['head_cpu_us_per_decision']:5.1f} µs/decision)  [{r['decisions']} decisions]"
-            )
-        biggest = max(rows, key=lambda r: r["workers"])
-        if biggest["workers"] > 1:
-            cfg = replace(base, workers=int(biggest["workers"]), output=Path(tmp) / "idle")
-            idle, per_message = asyncio.run(head_costs(cfg, 5.0, 4000))
-            biggest["head_idle_cpu_share"] = idle
-            biggest["head_us_per_message"] = per_message
-            biggest["head_marginal_us_per_match"] = biggest["head_record_us_per_match"] + per_message
-            print(
-                f"head at {biggest['workers']} workers: {idle:.1%} of a core with no match at all (heartbeats, "
-                f"scheduler, queue poll); per match on top {biggest['head_marginal_us_per_match']:.0f} µs: "
-                f"the record (unpickle, judge, journal line) {biggest['head_record_us_per_match']:.0f} µs, "
-                f"its queue message (scheduler and get) {per_message:.0f} µs at most (one message may carry several)"
-            )
-    one = next((r for r in rows if r["workers"] == 1), None)
-    two = next((r for r in rows if r["workers"] == 2), None)
-    if one and two:
-        print(f"2 workers reach {two['decisions_per_s'] / one['decisions_per_s']:.2f}x the decisions/s of one")
-    multi = [r for r in rows if "head_marginal_us_per_match" in r]
-    if multi:
-        head = multi[0]
-        per_decision = min(r["worker_cpu_us_per_decision"] for r in rows if r["workers"] > 1)
-        per_match = head["decisions"] / head["matches"]
-        ceiling = (1 - head["head_idle_cpu_share"]) * 1e6 / head["head_marginal_us_per_match"] * per_match
+    """Print the scale figures (or serve as the fast bot with ``--serve``)."""
+    parser = argparse.ArgumentParser(prog="python -m referee.bench_scale", description=__doc__.splitlines()[0])
+    parser.add_argument("--serve", action="store_true", help="run the fast bot (used by the bench itself)")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--seconds", type=float, default=60.0, help="seconds of play per run (default 60)")
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args(argv)
+    if args.serve:
+        serve(args.port)
+        return
+
+    print("== 1. referee RSS while playing a random 6 nimmt! tournament (5 fast bots, 4 seats) ==")
+    print(f"   concurrency {args.concurrency}, {args.seconds:.0f} s of play each; VmRSS of the referee process")
+    small = rss_while_playing(1_000, args.seconds, args.concurrency)
+    big = rss_while_playing(1_000_000, args.seconds, args.concurrency)
+    for label, r in (("1,000 matches", small), ("1,000,000 matches", big)):
+        end = "finished" if r["finished"] else "still playing"
         print(
-            f"projection (bots on other machines, one core for the head): workers {per_decision:.0f} µs/decision; "
-            f"the head saturates at ~{ceiling:,.0f} decisions/s ({per_match:.0f} decisions a match)"
+            f"   {label:>18}: RSS {r['rss_end_mb']:6.1f} MB at {r['seconds']:.0f} s ({end}), "
+            f"max {r['rss_max_mb']:6.1f} MB; {int(r['played'])} matches played "
+            f"({r['played'] / r['seconds']:.1f}/s)"
         )
-        for cores in (16, 64):
-            by_workers = (cores - 1) * 1e6 / per_decision
-            print(
-                f"   {cores} cores: ~{min(by_workers, ceiling):,.0f} decisions/s "
-                f"({'limited by the head' if ceiling < by_workers else 'limited by the workers'}; "
-                f"workers alone {by_workers:,.0f})"
-            )
-    if args.json:
-        print(json.dumps(rows))
+    ratio = big["rss_max_mb"] / small["rss_max_mb"]
+    print(
+        f"   1,000,000 vs 1,000: {ratio:.2f}x the RSS (target <= 1.15x and <= 150 MB: "
+        f"{'met' if ratio <= 1.15 and big['rss_max_mb'] <= 150 else 'NOT met'})"
+    )
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ import pickle
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,7 +118,7 @@ class _WorkerState:
     pool: BotPool | None = None
     statuses: list[BotStatus] = field(default_factory=list)
     pacer: Pacer | None = None
-    fixtures: list[Fixture] = field(default_factory=list)
+    fixtures: Sequence[Fixture] = field(default_factory=list)
     slots: asyncio.Semaphore | None = None
     queue: Any = None
     leases: dict[str, Any] = field(default_factory=dict)

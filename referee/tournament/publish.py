@@ -60,6 +60,7 @@ from ..errors import JournalError, RefereeError
 from ..games import get_game
 from ..games.base import Game
 from ..record import MatchRecord
+from .journal import JOURNAL, line_record, read_journal, validate_tournament
 from .page import (
     H2H_NOTE,
     MINUS_3_SIGMA,
@@ -75,7 +76,6 @@ from .page import (
     render_page,
     settings_lines,
 )
-from .runner import JOURNAL, parse_journal
 from .standings import compute_standings, compute_timings
 from .verdicts import DEFAULT_RESAMPLES, analyse
 
@@ -115,7 +115,7 @@ class Leaderboard:
 
 def tournament_document(settings: Mapping[str, Any], scheduled: int) -> dict[str, Any]:
     """The content of ``tournament.json``, JSON-normalised so that reading it back gives it again."""
-    doc: dict[str, Any] = json.loads(json.dumps({"settings": dict(settings), "scheduled": scheduled}))
+    doc: dict[str, Any] = json.loads(json.dumps({"settings": dict(settings), "scheduled": scheduled}, allow_nan=False))
     return doc
 
 
@@ -123,7 +123,7 @@ def write_tournament_file(out: Path, settings: Mapping[str, Any], scheduled: int
     """Write ``tournament.json`` into ``out`` (created if needed); return its path."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / TOURNAMENT_FILE
-    _atomic_write(path, json.dumps(tournament_document(settings, scheduled), indent=2) + "\n")
+    _atomic_write(path, json.dumps(tournament_document(settings, scheduled), indent=2, allow_nan=False) + "\n")
     return path
 
 
@@ -137,8 +137,8 @@ def load_output_dir(out: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if not journal.is_file():
         raise LeaderboardError(f"{journal}: not found (no match of this tournament has been played)")
     try:
-        tournament = json.loads(tfile.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        tournament = json.loads(tfile.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
         raise LeaderboardError(f"{tfile}: not JSON ({exc})") from exc
     settings = tournament.get("settings") if isinstance(tournament, dict) else None
     if (
@@ -150,6 +150,10 @@ def load_output_dir(out: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             f"{tfile}: not a tournament file written by referee run "
             f"(it needs scheduled and settings with {', '.join(_NEEDED_SETTINGS)})"
         )
+    try:
+        validate_tournament(tournament, str(tfile))
+    except JournalError as exc:
+        raise LeaderboardError(str(exc)) from exc
     return tournament, read_records(journal)
 
 
@@ -157,7 +161,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     """The journal lines of ``path``; a torn last line (a killed run) is left out, as
     ``referee run --resume`` leaves it out."""
     try:
-        return parse_journal(path)[0]
+        return list(read_journal(path))
     except JournalError as exc:
         raise LeaderboardError(str(exc)) from exc
 
@@ -358,7 +362,7 @@ def _records(records: Iterable[Mapping[str, Any]], names: Sequence[str]) -> list
             )
         by_index[d["index"]] = d
     try:
-        return [MatchRecord.from_json(by_index[i]) for i in sorted(by_index)]
+        return [line_record(by_index[i]) for i in sorted(by_index)]
     except TypeError as exc:
         raise LeaderboardError(f"{JOURNAL}: a record lacks a field ({exc})") from exc
 
@@ -415,7 +419,11 @@ def _cell(value: Any) -> str:
 
 
 def _json(doc: Mapping[str, Any]) -> str:
-    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number in standard JSON")
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -120,8 +120,7 @@ def analyse(
 
 def deal_key(rec: MatchRecord) -> tuple[str, int]:
     """The deal ``rec`` belongs to: its ``deal`` value, else a deal of its own."""
-    deal = rec.extra.get("deal")
-    return ("match", rec.index) if deal is None else ("deal", int(deal))
+    return ("match", rec.index) if rec.deal is None else ("deal", rec.deal)
 
 
 def group_deals(records: Sequence[MatchRecord]) -> list[list[MatchRecord]]:
