@@ -161,7 +161,8 @@ def test_markdown_csv_and_json_agree(tmp_path: Path) -> None:
         assert f"| {r['rank']} " in readme and f"{r['rating']['ordinal']:.2f}" in readme
     assert "## Head-to-head" in readme and "## Seat bias" in readme
     pair = doc["head_to_head"][0]
-    assert f"{pair['share']:.0%} ({pair['above']}\u2013{pair['below']}" in readme
+    lo, hi = pair["share_ci"]
+    assert f"{pair['share']:.0%} [{lo * 100:.0f}\u2013{hi * 100:.0f}] ({pair['above']}\u2013{pair['below']}" in readme
     table = list(csv.DictReader(io.StringIO((out / "standings.csv").read_text())))
     assert [t["name"] for t in table] == [r["name"] for r in rows]
     for t, r in zip(table, rows):
@@ -308,6 +309,7 @@ def test_a_cooperative_leaderboard_has_no_rank_columns_and_no_seat_bias() -> Non
         "below": 0,
         "ties": 0,
         "share": 1.0,
+        "share_ci": [0.5101, 1.0],  # Wilson 95 % over 4 meetings
     }
     readme = render_markdown(board)
     assert "Mean rank" not in readme and "Not applicable: in a cooperative game" in readme

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from collections import Counter
 from pathlib import Path
 
@@ -110,7 +112,8 @@ def test_standings_rank_by_mean_rank_then_score() -> None:
     assert by["d"]["matches"] == 0 and by["d"]["rank"] == 4 and by["d"]["mean_rank"] is None
     assert all("p50_ms" not in r and "p99_ms" not in r for r in rows)  # timings vary run to run: not standings
     timings = compute_timings(["a", "b", "c", "d"], records)
-    assert timings["bots"]["a"]["p50_ms"] == 3.0  # a's latencies are 0, 3, 3 (index + seat)
+    # a's latencies are 0, 3, 3 (index + seat); percentiles from a log histogram, within one 2.3 % bin
+    assert timings["bots"]["a"]["p50_ms"] == pytest.approx(3.0, rel=0.024)
     assert timings["bots"]["a"]["max_ms"] == 3.0 and timings["bots"]["a"]["decisions"] == 3
     assert timings["bots"]["d"] == {
         "decisions": 0,
