@@ -172,14 +172,17 @@ def _take(
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise ValueError("index must be a non-negative integer")
     for name in bots:
-        if name not in pos:
+        if not isinstance(name, str) or name not in pos:
             raise ValueError(f"bot {name!r} is not in tournament.json")
-    for s in scores:
-        if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s):
+    for x in scores:
+        if type(x) is not float and (type(x) is not int) or not -1e15 < x < 1e15:  # also refuses NaN and inf
             raise ValueError("scores must be finite numbers")
     for r in ranks:
-        if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= k:
+        if type(r) is not int or not 1 <= r <= k:
             raise ValueError("ranks must be integers from 1 to the number of seats")
+    for x in decisions:
+        if type(x) is not int or x < 0:
+            raise ValueError("decisions must be non-negative integers")
     deal = d.get("deal")
     b.index.append(index)
     if deal is None:
@@ -191,38 +194,44 @@ def _take(
         b.deal_kind.append(0)
         b.deal_value.append(deal)
     b.width.append(k)
-    voided = d.get("voided", 0)
-    b.voided.append(int(voided))
-    faults = [[0] * nk for _ in range(k)]
-    notice = [0] * k
-    for f in d.get("faults", ()):
-        seat = f["seat"]
-        if not isinstance(seat, int) or not 0 <= seat < k:
-            raise ValueError("a fault's seat is out of range")
-        if f.get("phase", "act") == "act":
-            faults[seat][kinds[f["kind"]]] += 1
-        else:
-            notice[seat] += 1
-    forfeited = set(d.get("forfeited", ()))
-    dq = set(d.get("disqualified", ()))
-    restarts = d.get("restarts") or [0] * k
-    stats = d.get("stats") or [{} for _ in range(k)]
-    for s in range(k):
-        b.bot.append(pos[bots[s]])
-        b.score.append(float(scores[s]))
-        b.rank.append(ranks[s])
-        b.faults.extend(faults[s])
-        b.notice.append(notice[s])
-        b.forfeited.append(s in forfeited)
-        b.disqualified.append(s in dq)
-        b.decisions.append(int(decisions[s]))
-        b.restarts.append(int(restarts[s]) if s < len(restarts) else 0)
-        st = stats[s] if s < len(stats) and isinstance(stats[s], dict) else {}
-        for key in stat_keys:
-            v = st.get(key)
-            b.stats.append(float(v) if isinstance(v, int | float) and not isinstance(v, bool) else math.nan)
-        w = st.get("won")
-        b.won.append(float(w) if isinstance(w, int | float) else 0.0)
+    b.voided.append(int(d.get("voided", 0)))
+    b.bot.extend([pos[x] for x in bots])
+    b.score.extend(scores)
+    b.rank.extend(ranks)
+    b.decisions.extend(decisions)
+    faults_in = d.get("faults")
+    if faults_in:
+        faults = [0] * (k * nk)
+        notice = [0] * k
+        for f in faults_in:
+            seat = f["seat"]
+            if not isinstance(seat, int) or not 0 <= seat < k:
+                raise ValueError("a fault's seat is out of range")
+            if f.get("phase", "act") == "act":
+                faults[seat * nk + kinds[f["kind"]]] += 1
+            else:
+                notice[seat] += 1
+        b.faults.extend(faults)
+        b.notice.extend(notice)
+    else:
+        b.faults.extend(_ZEROS[: k * nk])
+        b.notice.extend(_ZEROS[:k])
+    forfeited, dq = d.get("forfeited"), d.get("disqualified")
+    b.forfeited.extend([s in forfeited for s in range(k)] if forfeited else _ZEROS[:k])
+    b.disqualified.extend([s in dq for s in range(k)] if dq else _ZEROS[:k])
+    restarts = d.get("restarts")
+    if restarts:
+        if not isinstance(restarts, list) or len(restarts) > k:
+            raise ValueError("restarts must be a list with at most one entry per seat")
+        b.restarts.extend([int(x) for x in restarts] + [0] * (k - len(restarts)))
+    else:
+        b.restarts.extend(_ZEROS[:k])
+    stats = d.get("stats") or ()
+    per_seat = [st if isinstance(st, dict) else {} for st in stats[:k]] + [{}] * (k - len(stats[:k]))
+    if stat_keys:
+        values = [st.get(key, _NAN) for st in per_seat for key in stat_keys]
+        b.stats.extend([v if type(v) is float else _number(v) for v in values])
+    b.won.extend([1.0 if st.get("won") == 1 else 0.0 for st in per_seat])
     lat = d.get("latency_ms")
     if isinstance(lat, list):
         for s, values in enumerate(lat[:k]):
@@ -231,6 +240,17 @@ def _take(
                 lat_bot.extend([pos[bots[s]]] * (len(lat_val) - len(lat_bot)))
     dur = d.get("duration_s", 0.0)
     durations.append(float(dur) if isinstance(dur, int | float) else 0.0)
+
+
+_ZEROS = (0,) * 1024
+_NAN = math.nan
+
+
+def _number(v: Any) -> float:
+    """A stat value as a float; NaN when absent or not a finite number."""
+    if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+        return float(v)
+    return math.nan
 
 
 def _flush(hist: IntArray, top: FloatArray, lat_bot: array[int], lat_val: array[float]) -> None:

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from tabulate import tabulate
 
 from .. import __version__
@@ -194,8 +195,8 @@ def iter_journal(path: Path) -> Iterator[dict[str, Any]]:
             if not line.endswith(b"\n"):
                 return  # torn last line
             try:
-                value = json.loads(line)
-            except ValueError:
+                value = orjson.loads(line)  # strict JSON (no NaN), several times faster than json
+            except orjson.JSONDecodeError:
                 bad = number
                 continue
             if not isinstance(value, dict):

@@ -68,8 +68,8 @@ from .standings import compute_standings, disqualifications, record_columns, rnd
 
 DEFAULT_RESAMPLES = 2000
 CONFIDENCE = 0.95
-HISTORY_POINTS = 24
-MAX_UNITS = 4096
+HISTORY_POINTS = 12
+MAX_UNITS = 1024
 FEW_DEALS = 30
 _CHUNK = 64  # resamples per block of pairwise comparisons
 _BIG = 1 << 30
@@ -661,7 +661,7 @@ def rate(gb: IntArray, gr: IntArray, names: Sequence[str]) -> tuple[dict[str, di
         if g == 0:
             mus.append(np.zeros(n))
             continue
-        theta, _ = fit_plackett_luce(gb[:g], gr[:g], n, theta, iterations=60 if g == total else 8)
+        theta, _ = fit_plackett_luce(gb[:g], gr[:g], n, theta, iterations=60 if g == total else 4)
         mus.append(theta)
     theta, sigma = fit_plackett_luce(gb, gr, n, theta)
     history = {
