@@ -76,8 +76,8 @@ def shuffle_journal(path: Path, seed: int = 2, buckets: int = 64) -> None:
             p.unlink()
 
 
-def leaderboard(out: Path) -> tuple[float, float]:
-    """Run ``referee leaderboard out`` in a fresh process: (wall seconds, peak RSS MB)."""
+def leaderboard(out: Path) -> tuple[float, float, float]:
+    """Run ``referee leaderboard out`` in a fresh process: (wall seconds, CPU seconds, peak RSS MB)."""
     script = (
         "import resource, sys, time\n"
         "from referee.cli import main\n"
@@ -86,13 +86,14 @@ def leaderboard(out: Path) -> tuple[float, float]:
         f"    main(['leaderboard', {str(out)!r}])\n"
         "except SystemExit as e:\n"
         "    assert not e.code, e.code\n"
-        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+        "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024)\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     if result.returncode:
         raise SystemExit(f"referee leaderboard failed:\n{result.stderr}")
-    seconds, rss = result.stdout.split()[-2:]
-    return float(seconds), float(rss)
+    seconds, cpu, rss = result.stdout.split()[-3:]
+    return float(seconds), float(cpu), float(rss)
 
 
 def outputs(out: Path) -> dict[str, bytes]:
@@ -113,18 +114,19 @@ def main(argv: list[str] | None = None) -> None:
             t = time.perf_counter()
             size = write_journal(out, matches, bots)
             made = time.perf_counter() - t
-            first_s, first_rss = leaderboard(out)
+            first_s, first_cpu, first_rss = leaderboard(out)
             first = outputs(out)
-            second_s, _ = leaderboard(out)
+            second_s, second_cpu, _ = leaderboard(out)
             same_twice = outputs(out) == first
             shuffle_journal(out / "matches.jsonl")
-            third_s, _ = leaderboard(out)
+            third_s, third_cpu, _ = leaderboard(out)
             same_shuffled = outputs(out) == first
             page = len(first["index.html"])
             target = TARGETS.get(matches)
             print(
                 f"{matches:>9,} matches {bots:>3} bots: journal {size / 1e6:.0f} MB (written in {made:.1f} s); "
-                f"leaderboard {first_s:.1f} s / {second_s:.1f} s / {third_s:.1f} s shuffled"
+                f"leaderboard {first_s:.1f} s / {second_s:.1f} s / {third_s:.1f} s shuffled (CPU {first_cpu:.1f} / "
+                f"{second_cpu:.1f} / {third_cpu:.1f} s)"
                 + (f" (target <= {target:.0f} s)" if target else "")
                 + f", peak RSS {first_rss:.0f} MB (target <= 1024 MB); index.html {page / 1e6:.2f} MB; "
                 f"byte-identical twice: {same_twice}, after shuffling: {same_shuffled}",

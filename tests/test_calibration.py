@@ -87,7 +87,9 @@ class Figures:
     tournaments: int
 
 
-def calibrate(kind: str, dup: bool, matches: int, tournaments: int = TOURNAMENTS, resamples: int = RESAMPLES) -> Figures:
+def calibrate(
+    kind: str, dup: bool, matches: int, tournaments: int = TOURNAMENTS, resamples: int = RESAMPLES
+) -> Figures:
     """Run ``tournaments`` synthetic tournaments and measure the verdicts against the truth."""
     count, score, rank = unit_matrices(*tournament(np.random.default_rng(99), 400_000, dup, kind))
     true_score, true_rank = score.sum(0) / count.sum(0), rank.sum(0) / count.sum(0)
@@ -133,7 +135,7 @@ def test_intervals_rank_sets_and_differences_hold_their_level(kind: str, dup: bo
 def test_duplicate_deals_tighten_the_difference_not_the_marginal_interval() -> None:
     widths = {}
     for dup in (False, True):
-        count, score, rank = unit_matrices(*tournament(np.random.default_rng(5), 200, dup, "gauss"))
+        count, score, _rank = unit_matrices(*tournament(np.random.default_rng(5), 200, dup, "gauss"))
         w = resample_weights(count.shape[0], RESAMPLES, np.random.default_rng(6))
         d = ratio_difference_intervals(w, score, count, np.array([0]), np.array([3]))
         widths[dup] = float(d.hi[0] - d.lo[0])

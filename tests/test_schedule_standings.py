@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from referee.config import BotConfig, Limits, TournamentConfig
 from referee.games import get_game

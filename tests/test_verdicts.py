@@ -192,9 +192,9 @@ def reference_plackett_luce(games: list[dict[str, int]], names: list[str]) -> tu
     for i in range(n):
         for j in range(n):
             e_i, e_j = np.eye(n)[i] * eps, np.eye(n)[j] * eps
-            h[i, j] = (nll(fit.x + e_i + e_j) - nll(fit.x + e_i - e_j) - nll(fit.x - e_i + e_j) + nll(fit.x - e_i - e_j)) / (
-                4 * eps * eps
-            )
+            h[i, j] = (
+                nll(fit.x + e_i + e_j) - nll(fit.x + e_i - e_j) - nll(fit.x - e_i + e_j) + nll(fit.x - e_i - e_j)
+            ) / (4 * eps * eps)
     return list(fit.x), list(np.sqrt(np.diag(np.linalg.inv(h))))
 
 

@@ -175,7 +175,7 @@ def _take(
         if not isinstance(name, str) or name not in pos:
             raise ValueError(f"bot {name!r} is not in tournament.json")
     for x in scores:
-        if type(x) is not float and (type(x) is not int) or not -1e15 < x < 1e15:  # also refuses NaN and inf
+        if (type(x) is not float and (type(x) is not int)) or not -1e15 < x < 1e15:  # also refuses NaN and inf
             raise ValueError("scores must be finite numbers")
     for r in ranks:
         if type(r) is not int or not 1 <= r <= k:
@@ -321,7 +321,9 @@ def _assemble(
     renum[order] = np.arange(order.shape[0])
     deal = renum[inverse.reshape(-1)] if rows else np.zeros(0, np.int64)
     ns = max(1, len(stat_keys))
-    stats = per_seat(b.stats, np.float64, math.nan, len(stat_keys)) if stat_keys else np.full((rows, kmax, ns), math.nan)
+    stats = (
+        per_seat(b.stats, np.float64, math.nan, len(stat_keys)) if stat_keys else np.full((rows, kmax, ns), math.nan)
+    )
     kept_ids = {int(i): ids[int(i)] for i in index[keep] if int(i) in ids}
     return Columns(
         names=names,

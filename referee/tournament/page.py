@@ -26,7 +26,6 @@ from .. import __version__
 from ..games.base import Game
 from .table import (
     COOP_WINS,
-    DASH,
     H2H_CAP,
     H2H_NOTE,
     MINUS_3_SIGMA,
@@ -44,8 +43,21 @@ PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b
 
 # Settings shown in their own lines; every other key of the settings is listed generically.
 _KNOWN_SETTINGS = {
-    "name", "game", "options", "seed", "players", "format", "rounds", "matches", "deadline_ms", "on_fault",
-    "max_faults", "duplicate", "time_bank_ms", "max_fault_rate", "bots",
+    "name",
+    "game",
+    "options",
+    "seed",
+    "players",
+    "format",
+    "rounds",
+    "matches",
+    "deadline_ms",
+    "on_fault",
+    "max_faults",
+    "duplicate",
+    "time_bank_ms",
+    "max_fault_rate",
+    "bots",
 }
 
 
@@ -242,7 +254,9 @@ def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, s
             elif c.value is not None and c.interval is not None:
                 text = _value_ci(c.value(r), c.interval(r))
             elif c.key == "rating":
-                text = f"{fmt(rating['ordinal'])}<small>\u03bc {fmt(rating['mu'])} \u03c3 {fmt(rating['sigma'])}</small>"
+                text = (
+                    f"{fmt(rating['ordinal'])}<small>\u03bc {fmt(rating['mu'])} \u03c3 {fmt(rating['sigma'])}</small>"
+                )
             else:
                 text = e(c.text(r))
             cells.append((c.key, text))
@@ -291,7 +305,11 @@ def _differences(game: Game, doc: Mapping[str, Any]) -> str:
         cells = [e(d["bot"]), e(d["next"])]
         if not coop:
             cells.append(_value_ci(d["mean_rank_diff"], d["mean_rank_diff_ci"]))
-        cells += [_value_ci(d["mean_score_diff"], d["mean_score_diff_ci"]), fmt(d["p_above"]), "yes" if d["separated"] else "no"]
+        cells += [
+            _value_ci(d["mean_score_diff"], d["mean_score_diff_ci"]),
+            fmt(d["p_above"]),
+            "yes" if d["separated"] else "no",
+        ]
         body.append(
             f'<tr data-bot="{e(d["bot"])}" data-next="{e(d["next"])}" data-separated="{_attr(d["separated"])}">'
             + "".join(f"<td>{c}</td>" for c in cells)
@@ -312,7 +330,10 @@ def _above(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
     above = doc.get("above") or {"bots": [], "p": []}
     names = above["bots"][:H2H_CAP]
     out = ['<div class="scroll"><table id="p-above" class="heat"><thead><tr><th></th>']
-    out += [f'<th class="opp" title="{e(n)}"><span class="swatch" style="background:{colours[n]}"></span>{e(n)}</th>' for n in names]
+    out += [
+        f'<th class="opp" title="{e(n)}"><span class="swatch" style="background:{colours[n]}"></span>{e(n)}</th>'
+        for n in names
+    ]
     out.append("</tr></thead><tbody>")
     for i, a in enumerate(names):
         out.append(f'<tr><th class="me"><span class="swatch" style="background:{colours[a]}"></span>{e(a)}</th>')
@@ -493,7 +514,7 @@ def _seat_bias(doc: Mapping[str, Any]) -> str:
     head = "".join(f"<th>{h}</th>" for h in ("Seat", "Matches", "Mean score [95% CI]", "Mean rank [95% CI]"))
     body = "".join(
         f'<tr data-seat="{s["seat"]}" data-biased="{_attr(s.get("biased", False))}"><td>{s["seat"]}'
-        f'{" !" if s.get("biased") else ""}</td><td>{s["matches"]}</td>'
+        f"{' !' if s.get('biased') else ''}</td><td>{s['matches']}</td>"
         f"<td>{_value_ci(s['mean_score'], s['mean_score_ci'])}</td>"
         f"<td>{_value_ci(s['mean_rank'], s['mean_rank_ci'])}</td></tr>"
         for s in doc["seat_bias"]

@@ -191,7 +191,9 @@ def iter_journal(path: Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             if bad is not None:
-                raise LeaderboardError(f"{path}: line {bad} is not JSON and is not the last line; the journal is damaged")
+                raise LeaderboardError(
+                    f"{path}: line {bad} is not JSON and is not the last line; the journal is damaged"
+                )
             if not line.endswith(b"\n"):
                 return  # torn last line
             try:
@@ -280,7 +282,9 @@ def render_markdown(board: Leaderboard) -> str:
     lines += dq + ([""] if dq else [])
     lines += [md(ranking_text(game, doc)), ""]
     lines += ["## Differences between neighbours", "", _DIFF_NOTE, "", _diff_table(game, doc), ""]
-    cap = f" The first {H2H_CAP} bots of the standings; every pair is in `standings.json`." if len(rows) > H2H_CAP else ""
+    cap = (
+        f" The first {H2H_CAP} bots of the standings; every pair is in `standings.json`." if len(rows) > H2H_CAP else ""
+    )
     lines += ["## Head-to-head", "", H2H_NOTE + cap, "", _h2h_table(doc), "", "## Seat bias", ""]
     if doc["seat_bias"] is None:
         lines.append(NO_SEAT_BIAS)
@@ -307,7 +311,9 @@ def table_rows(game: Game, doc: Mapping[str, Any], stats: bool = True) -> tuple[
     rows = doc["standings"]
     columns = standings_columns(game, rows, stats)
     # only the bot's name comes from a file; every other cell is a number formatted here
-    return [c.header for c in columns], [[md(c.text(r)) if c.key == "bot" else c.text(r) for c in columns] for r in rows]
+    return [c.header for c in columns], [
+        [md(c.text(r)) if c.key == "bot" else c.text(r) for c in columns] for r in rows
+    ]
 
 
 def render_table(game: Game, doc: Mapping[str, Any], tablefmt: str = "github") -> str:
@@ -442,7 +448,11 @@ def _diff_table(game: Game, doc: Mapping[str, Any]) -> str:
     for d in diffs:
         line = [md(d["bot"]), md(d["next"])]
         line += [] if coop else [fmt_ci(d["mean_rank_diff"], d["mean_rank_diff_ci"])]
-        line += [fmt_ci(d["mean_score_diff"], d["mean_score_diff_ci"]), fmt(d["p_above"]), "yes" if d["separated"] else "no"]
+        line += [
+            fmt_ci(d["mean_score_diff"], d["mean_score_diff_ci"]),
+            fmt(d["p_above"]),
+            "yes" if d["separated"] else "no",
+        ]
         body.append(line)
     return _tab(body, headers=headers, tablefmt="github", disable_numparse=True)
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -93,12 +92,12 @@ def standings_from_columns(game: Game, cols: Columns) -> list[dict[str, Any]]:
     notice, forfeits = per_bot(cols.notice), per_bot(cols.forfeited)
     decisions, restarts = per_bot(cols.decisions), per_bot(cols.restarts)
     stat_means = {}
-    for j, key in enumerate(cols.stat_keys):
+    for j, stat in enumerate(cols.stat_keys):
         values = cols.stats[:, :, j]
         present = credit & ~np.isnan(values)
         count = np.bincount(cols.bot[present], minlength=n)
         total = np.bincount(cols.bot[present], weights=values[present], minlength=n)
-        stat_means[key] = [total[i] / count[i] if count[i] else None for i in range(n)]
+        stat_means[stat] = [total[i] / count[i] if count[i] else None for i in range(n)]
     dq = disqualifications(cols)
     rows = []
     for i, name in enumerate(cols.names):
@@ -173,7 +172,9 @@ def timings_from_columns(cols: Columns) -> dict[str, Any]:
     n = len(cols.names)
     # a bot sitting several seats of one match counts that match's voided decisions once
     first = credit_mask(cols, True)
-    voided = np.bincount(cols.bot[first], weights=np.broadcast_to(cols.voided[:, None], cols.bot.shape)[first], minlength=n)
+    voided = np.bincount(
+        cols.bot[first], weights=np.broadcast_to(cols.voided[:, None], cols.bot.shape)[first], minlength=n
+    )
     bots = {}
     for i, name in enumerate(cols.names):
         h = cols.latency_hist[i] if cols.latency_hist.shape[0] > i else np.zeros(0, np.int64)

@@ -138,13 +138,18 @@ def standings_columns(game: Game, rows: Sequence[Mapping[str, Any]], stats: bool
         for spec in game.info.stats:
             if _repeats(rows, spec.key):
                 continue
-            cols.append(Column(spec.key, spec.title, lambda r, k=spec.key: fmt(r[k])))
+            cols.append(Column(spec.key, spec.title, _stat_text(spec.key)))
     cols.append(Column("faults", "Faults t/e/m/i", lambda r: fmt_faults(r["faults"])))
     if any(r["notice_faults"] for r in rows):  # failed start/end messages, only when there were some
         cols.append(Column("notice-faults", "Start/end faults", lambda r: str(r["notice_faults"])))
     if any(r["restarts"] for r in rows):  # a column only when a bot was restarted
         cols.append(Column("restarts", "Restarts", lambda r: str(r["restarts"])))
     return cols
+
+
+def _stat_text(key: str) -> Callable[[Mapping[str, Any]], str]:
+    """The text of a game's stat column."""
+    return lambda r: fmt(r[key])
 
 
 def _repeats(rows: Sequence[Mapping[str, Any]], key: str) -> bool:

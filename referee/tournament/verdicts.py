@@ -265,12 +265,13 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     def per_unit(values: Any, mask: BoolArray, who: IntArray, width: int) -> FloatArray:
         key = unit_seat[mask] * width + who[mask]
         weights = np.broadcast_to(values, cols.bot.shape)[mask].astype(np.float64)
-        return np.bincount(key, weights=weights, minlength=n_units * width).reshape(n_units, width)
+        sums = np.bincount(key, weights=weights, minlength=n_units * width)
+        return np.asarray(sums, np.float64).reshape(n_units, width)
 
     count = per_unit(1.0, credit, cols.bot, n)
     score = per_unit(cols.score, credit, cols.bot, n)
     rank = per_unit(cols.rank, credit, cols.bot, n)
-    win = per_unit(wins(cols, coop), credit, cols.bot, n)
+    per_unit(wins(cols, coop), credit, cols.bot, n)
     score_iv = ratio_intervals(w, score, count)
     rank_iv = ratio_intervals(w, rank, count)
     dq = set(disqualifications(cols))
@@ -399,7 +400,8 @@ def _seat_bias(cols: Columns, w: FloatArray, unit_seat: Any, n_units: int) -> li
     def per_unit(values: Any) -> FloatArray:
         key = unit_seat[seated] * k + seat_idx[seated]
         weights = np.broadcast_to(values, cols.bot.shape)[seated].astype(np.float64)
-        return np.bincount(key, weights=weights, minlength=n_units * k).reshape(n_units, k)
+        sums = np.bincount(key, weights=weights, minlength=n_units * k)
+        return np.asarray(sums, np.float64).reshape(n_units, k)
 
     count, score, rank = per_unit(1.0), per_unit(cols.score), per_unit(cols.rank)
     s_iv, r_iv = ratio_intervals(w, score, count), ratio_intervals(w, rank, count)
@@ -454,7 +456,12 @@ def _method(
         "rating": "Plackett-Luce maximum likelihood (Newton), ties as Breslow, prior 1 win + 1 loss "
         "against strength 1; mu = log-strength, ordinal = mu - 3 sigma",
         "few_deals": n_deals < FEW_DEALS,
-        "precision": {"statistic": stat, "half_width": target, "widest_half_width": rnd(widest), "deals_needed": needed},
+        "precision": {
+            "statistic": stat,
+            "half_width": target,
+            "widest_half_width": rnd(widest),
+            "deals_needed": needed,
+        },
     }
 
 
