@@ -161,8 +161,10 @@ def disqualifications(cols: Columns) -> dict[str, str]:
 
 
 def compute_timings(bot_names: Sequence[str], records: Sequence[MatchRecord]) -> dict[str, Any]:
-    """Response times of in-memory records (see ``timings_from_columns``)."""
-    return timings_from_columns(build_columns((r.to_json() for r in records), bot_names, []))
+    """Response times of in-memory records (see ``timings_from_columns``); taken from the records,
+    since a journal line need not carry them."""
+    lines = ({**r.to_json(), "latency_ms": r.latency_ms} for r in records)
+    return timings_from_columns(build_columns(lines, bot_names, []))
 
 
 def timings_from_columns(cols: Columns) -> dict[str, Any]:
