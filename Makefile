@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/nimmt_plus.toml
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
 
-.PHONY: run test lint browser check bench games clean
+.PHONY: run test lint browser check bench bench-scale games clean
 
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ games: $(BIN)/referee
 
 bench: $(BIN)/referee
 	$(BIN)/python -m referee.bench
+
+# Figures as a tournament grows (memory of a 1,000,000-match run vs a 1,000-match one, ...)
+bench-scale: $(BIN)/referee
+	$(BIN)/python -m referee.bench_scale
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -19,6 +19,8 @@ from . import __version__
 from .config import TournamentConfig, load_config
 from .errors import ConfigError, RefereeError
 from .games import GAMES
+from .tournament import journal as jn
+from .tournament.journal import JOURNAL
 from .tournament.publish import (
     FORMATS,
     Leaderboard,
@@ -30,8 +32,9 @@ from .tournament.publish import (
     write_leaderboard,
     write_tournament_file,
 )
-from .tournament.runner import JOURNAL, BotPool, BotStatus, Progress, read_journal, run_tournament
-from .tournament.schedule import Fixture, schedule, seat_balance
+from .tournament.runner import BotPool, BotStatus, Progress, read_journal, run_tournament
+from .tournament.schedule import Schedule, schedule, seat_balance
+from .tournament.seeding import published_settings, resolve_seed
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -59,10 +62,16 @@ def run(
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
     cfg = _load(config, seed, concurrency, output)
+    try:
+        cfg = resolve_seed(cfg, resume)
+    except (RefereeError, OSError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
     fixtures = schedule(cfg)
     click.echo(
         f"referee {__version__}: {cfg.name} ({cfg.game}), {len(fixtures)} matches of {cfg.players} players, "
-        f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}, output {cfg.output}",
+        f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}, output {cfg.output}"
+        + (", secret seed" if cfg.seed_secret else ""),
         err=True,
     )
     if resume:  # a journal of another tournament: refuse before touching the folder
@@ -71,7 +80,11 @@ def run(
         except RefereeError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_FAILED)
-    write_tournament_file(cfg.output, cfg.settings(), len(fixtures))
+    try:
+        write_tournament_file(cfg.output, published_settings(cfg, complete=False), len(fixtures))
+    except OSError as exc:
+        click.echo(f"error: {cfg.output}: cannot write tournament.json: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_FAILED)
     display = _ProgressDisplay(quiet)
     code = EXIT_OK
     lag: dict[str, Any] = {}
@@ -87,7 +100,9 @@ def run(
         code = EXIT_FAILED
     display.finish()
     board = _publish(cfg, fixtures)
-    if code == EXIT_OK and board is not None:
+    if board is None:
+        code = EXIT_FAILED
+    elif code == EXIT_OK:
         click.echo(render_console(board))
         if lag.get("samples"):
             click.echo(
@@ -107,8 +122,14 @@ def check(config: Path) -> None:
     fixtures = schedule(cfg)
     click.echo(
         f"{config}: valid. {cfg.name}: {cfg.game} {dict(cfg.options)}, {len(fixtures)} matches of {cfg.players} players"
+        + (" (secret seed, drawn when the run starts)" if cfg.seed_secret else "")
     )
-    if cfg.format == "round_robin" and not seat_balance(fixtures, len(cfg.bots), cfg.players):
+    # the seat count of every fixture: only on schedules small enough to walk quickly
+    if (
+        cfg.format == "round_robin"
+        and len(fixtures) <= 200_000
+        and not seat_balance(fixtures, len(cfg.bots), cfg.players)
+    ):
         click.echo(
             f"note: with rounds = {cfg.rounds} not every bot sits in every seat equally often; "
             f"use a multiple of {cfg.players}",
@@ -170,6 +191,7 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
     try:
         tournament, records = load_output_dir(output_dir)
         board = build_leaderboard(tournament, records)
+        _timings_from_run(board, output_dir, tournament["settings"]["bots"])
     except LeaderboardError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -196,17 +218,34 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _Progr
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _publish(cfg: TournamentConfig, fixtures: list[Fixture]) -> Leaderboard | None:
-    """Write the leaderboard files from the journal; return what they were rendered from."""
+def _publish(cfg: TournamentConfig, fixtures: Schedule) -> Leaderboard | None:
+    """Write the leaderboard files from the journal; return what they were rendered from.
+    A complete run with a secret seed reveals it in ``tournament.json`` first."""
     names = [b.name for b in cfg.bots]
+    journal = cfg.output / JOURNAL
     try:
-        done = read_journal(cfg.output / JOURNAL, fixtures, names, repair=False)
+        state = read_journal(journal, fixtures, names, repair=False)
+        settings = published_settings(cfg, complete=state.count == fixtures.total)
+        if cfg.seed_secret and state.count == fixtures.total:
+            write_tournament_file(cfg.output, settings, len(fixtures))
+        board = build_leaderboard(tournament_document(settings, len(fixtures)), jn.read_journal(journal))
+        _timings_from_run(board, cfg.output, names)
+        write_leaderboard(cfg.output, board)
     except RefereeError as exc:
         click.echo(f"error: {exc}", err=True)
         return None
-    board = build_leaderboard(tournament_document(cfg.settings(), len(fixtures)), done.values())
-    write_leaderboard(cfg.output, board)
+    except OSError as exc:
+        click.echo(f"error: cannot write the leaderboard: {exc.filename or cfg.output}: {exc.strerror}", err=True)
+        return None
     return board
+
+
+def _timings_from_run(board: Leaderboard, out: Path, names: list[str]) -> None:
+    """Response times come from the run's summary (the journal keeps none); a journal of
+    an older referee, with response times in its lines, keeps the figures computed from them."""
+    saved = jn.Timings.load(out)
+    if saved is not None:
+        board.timings = {"tournament": board.timings["tournament"], **saved.document(names)}
 
 
 class _ProgressDisplay:

@@ -9,6 +9,7 @@ written as ``${VAR}`` and are then read from the environment; a token is held in
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import tomllib
@@ -24,6 +25,10 @@ from .games.base import OptionError
 from .secret import Secret
 
 FORMATS = ("round_robin", "random", "team")
+# The most matches one tournament may schedule: its fixtures are lazy, but resume keeps
+# one bit per match and ids, seeds and the journal are sized for it. Counted before
+# anything is allocated, so ``rounds = 10**9`` is a config error, not a MemoryError.
+MAX_MATCHES = 100_000_000
 ON_FAULT = ("fallback", "forfeit")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -80,6 +85,14 @@ class TournamentConfig:
     limits: Limits
     bots: tuple[BotConfig, ...]
     duplicate: bool = False  # every deal once per seat rotation of its table
+    # no seed in the file: the referee draws a 128-bit secret seed when the run starts
+    # (``seed`` is 0 until then) and reveals it when the run is complete
+    seed_secret: bool = False
+
+    @property
+    def match_count(self) -> int:
+        """How many matches the schedule holds, counted without building it."""
+        return match_count(self.format, len(self.bots), self.players, self.rounds, self.matches, self.duplicate)
 
     def with_overrides(
         self,
@@ -90,7 +103,9 @@ class TournamentConfig:
         """The same config with the command line's overrides applied."""
         out = self
         if seed is not None:
-            out = replace(out, seed=seed)
+            if seed < 0:
+                raise ConfigError(f"--seed: must be at least 0, got {seed}")
+            out = replace(out, seed=seed, seed_secret=False)
         if concurrency is not None:
             if concurrency < 1:
                 raise ConfigError(f"--concurrency: must be at least 1, got {concurrency}")
@@ -100,12 +115,17 @@ class TournamentConfig:
         return out
 
     def settings(self) -> dict[str, Any]:
-        """The settings worth publishing beside the results (no tokens, no commands)."""
+        """The settings worth publishing beside the results (no tokens, no commands).
+
+        A secret seed is None here (the runner adds its commitment, and the seed itself
+        once the run is complete)."""
+        secret = {"seed_secret": True} if self.seed_secret else {}
         return {
             "name": self.name,
             "game": self.game,
             "options": dict(self.options),
-            "seed": self.seed,
+            "seed": None if self.seed_secret else self.seed,
+            **secret,
             "players": self.players,
             "format": self.format,
             "rounds": self.rounds if self.format == "round_robin" else None,
@@ -125,7 +145,7 @@ _REQUIRED = object()
 _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "name": (str, None),
     "game": (str, _REQUIRED),
-    "seed": (int, 1),
+    "seed": (int, None),
     "players": (int, None),
     "format": (str, "round_robin"),
     "rounds": (int, 1),
@@ -228,7 +248,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         )
     for key in ("rounds", "matches", "concurrency", "seed"):
         minimum = 0 if key == "seed" else 1
-        if tv[key] < minimum:
+        if tv[key] is not None and tv[key] < minimum:
             err.fail(f"tournament.{key}", f"must be at least {minimum}, got {tv[key]}")
 
     g = _table(err, doc, "game")
@@ -277,6 +297,19 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "team already plays every deal with every bot; duplicate is for round_robin and random",
         )
 
+    count = match_count(fmt, len(bots), players, tv["rounds"], tv["matches"], tv["duplicate"])
+    if count > MAX_MATCHES:
+        key = "tournament.rounds" if fmt == "round_robin" else "tournament.matches"
+        err.fail(
+            key,
+            f"the tournament would schedule {count:,} matches, more than the limit of {MAX_MATCHES:,}; "
+            + (
+                f"{len(bots)} bots in tables of {players} make {math.comb(len(bots), players):,} tables a round"
+                if fmt == "round_robin"
+                else "lower it"
+            ),
+        )
+
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -287,7 +320,8 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         path=path,
         name=name,
         game=game_id,
-        seed=tv["seed"],
+        seed=0 if tv["seed"] is None else tv["seed"],
+        seed_secret=tv["seed"] is None,
         players=players,
         format=fmt,
         rounds=tv["rounds"],
@@ -299,6 +333,17 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         limits=Limits(**lv),
         bots=bots,
     )
+
+
+def match_count(fmt: str, n_bots: int, players: int, rounds: int, matches: int, duplicate: bool) -> int:
+    """The number of matches a schedule of these settings holds (arithmetic only)."""
+    if fmt == "round_robin":
+        tables = math.comb(n_bots, players) * rounds
+    elif fmt == "team":
+        tables = matches * n_bots
+    else:
+        tables = matches
+    return tables * (players if duplicate and fmt != "team" else 1)
 
 
 class _Errors:

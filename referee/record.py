@@ -48,7 +48,7 @@ class MatchRecord:
     lower_is_better: bool
     forfeited: list[int]
     faults: list[dict[str, Any]]
-    latency_ms: list[list[float]]
+    latency_ms: list[list[float]]  # per seat, per decision; in memory only (timings.json summarises it)
     decisions: list[int]
     stats: list[dict[str, float]]
     details: dict[str, Any]
@@ -57,6 +57,7 @@ class MatchRecord:
     restarts: list[int] = field(default_factory=list)  # restarts of each seat's bot this match caused
     disqualified: list[int] = field(default_factory=list)  # seats whose bot was disqualified
     voided: int = 0  # decisions asked again because the referee itself was late
+    deal: int | None = None  # the deal index where several fixtures share a deal (duplicate, team)
     extra: dict[str, Any] = field(default_factory=dict)
     # every decision in order (``Move``); for transcripts, never written to the journal
     moves: list[Move] = field(default_factory=list, compare=False, repr=False)
@@ -73,7 +74,6 @@ class MatchRecord:
             "lower_is_better": self.lower_is_better,
             "forfeited": self.forfeited,
             "faults": self.faults,
-            "latency_ms": self.latency_ms,
             "decisions": self.decisions,
             "stats": self.stats,
             "details": self.details,
@@ -88,6 +88,8 @@ class MatchRecord:
         if self.voided:
             out["voided"] = self.voided
         out.update(self.extra)
+        if self.deal is not None:
+            out["deal"] = self.deal
         return out
 
     @classmethod

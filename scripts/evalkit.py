@@ -1,16 +1,16 @@
 """What the in-process evaluation scripts share: the ``act`` message exactly as the
 wire carries it (built and decoded by the referee's own protocol module), and a mean
-with its 95 % confidence interval (the referee's own formula)."""
+with its 95 % normal-approximation confidence interval."""
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from referee.bots import protocol
-from referee.tournament.standings import ci95
 
 
 def act_message(
@@ -31,5 +31,6 @@ def act_message(
 
 def mean_ci(xs: Sequence[float]) -> tuple[float, float]:
     """Mean and the half-width of its 95 % interval (nan for fewer than two values)."""
-    half = ci95(xs)
-    return statistics.fmean(xs), float("nan") if half is None else half
+    if len(xs) < 2:
+        return (statistics.fmean(xs) if xs else float("nan")), float("nan")
+    return statistics.fmean(xs), 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))

@@ -40,7 +40,8 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_good_file_and_defaults(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, GOOD), env={"REFEREE_TEST_TOKEN": "tok-123"})
     assert cfg.name == "t1" and cfg.game == "nimmt_plus" and cfg.players == 3
-    assert cfg.format == "round_robin" and cfg.rounds == 1 and cfg.seed == 1 and cfg.concurrency == 8
+    assert cfg.format == "round_robin" and cfg.rounds == 1 and cfg.concurrency == 8
+    assert cfg.seed_secret and cfg.settings()["seed"] is None and cfg.settings()["seed_secret"] is True
     assert cfg.output == Path("leaderboards/t1")
     assert cfg.options == {"variant": "plus", "zero_heads": 0}
     assert cfg.limits.deadline_ms == 1000 and cfg.limits.on_fault == "fallback"
@@ -133,3 +134,40 @@ def test_overrides(tmp_path: Path) -> None:
     assert (over.seed, over.concurrency, over.output) == (42, 3, tmp_path / "o")
     with pytest.raises(ConfigError, match="--concurrency"):
         cfg.with_overrides(concurrency=0)
+
+
+def test_a_tournament_too_big_is_refused_by_counting_before_anything_is_allocated(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from referee.config import MAX_MATCHES
+
+    huge = GOOD.replace("players = 3", "players = 3\nrounds = 1000000000")
+    tracemalloc.start()
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, huge), env={"REFEREE_TEST_TOKEN": "t"})
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert "tournament.rounds" in str(err.value) and "1,000,000,000 matches" in str(err.value)
+    assert f"{MAX_MATCHES:,}" in str(err.value) and peak < 5_000_000, "counted, not listed"
+
+    bots = "\n".join(f'[[bot]]\nname = "b{i}"\nurl = "http://127.0.0.1:{8000 + i}/"' for i in range(60))
+    sixty = f'[tournament]\ngame = "nimmt_plus"\nplayers = 7\n{bots}\n'
+    try:
+        load_config(write(tmp_path, sixty))
+    except ConfigError as exc:
+        assert "386,206,920" in str(exc) and "60 bots in tables of 7" in str(exc)
+    else:
+        raise AssertionError("60 bots x 7 seats must be refused")
+    ok = load_config(
+        write(tmp_path, GOOD.replace("players = 3", "players = 3\nrounds = 1000")), env={"REFEREE_TEST_TOKEN": "t"}
+    )
+    assert ok.match_count == 1000
+
+
+def test_seed_given_or_secret(tmp_path: Path) -> None:
+    given = load_config(
+        write(tmp_path, GOOD.replace("players = 3", "players = 3\nseed = 5")), env={"REFEREE_TEST_TOKEN": "t"}
+    )
+    assert (given.seed, given.seed_secret) == (5, False) and "seed_secret" not in given.settings()
+    secret = load_config(write(tmp_path, GOOD), env={"REFEREE_TEST_TOKEN": "t"})
+    assert secret.seed_secret and secret.with_overrides(seed=9).seed_secret is False

@@ -129,10 +129,12 @@ def tournament(folder: Path, subject: list[str]) -> TournamentConfig:
 
 
 def play(config: TournamentConfig) -> dict[str, dict[str, Any]]:
-    """Run the tournament in this process; its journal by match id."""
-    asyncio.run(run_tournament(config))
+    """Run the tournament in this process; its journal by match id, with each match's
+    response times (the journal keeps none: taken from the sink's hook as matches end)."""
+    latency: dict[str, list[list[float]]] = {}
+    asyncio.run(run_tournament(config, before_write=[lambda f, rec: latency.__setitem__(rec.id, rec.latency_ms)]))
     lines = (config.output / JOURNAL).read_text().splitlines()
-    return {rec["id"]: rec for rec in map(json.loads, lines)}
+    return {rec["id"]: {**rec, "latency_ms": latency[rec["id"]]} for rec in map(json.loads, lines)}
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,10 @@ message). Real ``referee`` processes, real bot processes; no orphan survives a k
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,11 +16,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_e2e import NIMMT, ROOT, assert_nothing_listens, bot_ports, write_config
+
+from referee.config import load_config
+from referee.tournament.schedule import derive_seed, schedule
 
 # Response times and run time differ between runs; everything else must be identical.
 TIMING_FIELDS = ("latency_ms", "duration_s", "voided")
-VARYING_FILES = {"timings.json", "matches.jsonl", "matches.jsonl.prev"}
+VARYING_FILES = {"timings.json", ".timings-state.json", "matches.jsonl", "matches.jsonl.prev"}
 BOTS = [
     ("greedy", NIMMT + ["greedy"]),
     ("cautious", NIMMT + ["cautious"]),
@@ -136,3 +142,113 @@ def test_resume_refuses_the_journal_of_another_tournament_and_touches_nothing(tm
     assert other.returncode == 1
     assert "does not belong to this tournament's schedule" in other.stderr and "matches.jsonl" in other.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_resume_in_the_middle_of_a_million_match_schedule_plays_on_from_where_it_stopped(tmp_path: Path) -> None:
+    """A 1,000,000-match random tournament starts at once (the schedule is lazy), is killed
+    after a few matches, and resumes with the first fixtures missing, never replaying one."""
+    config = write_config(tmp_path, BOTS, players=4, concurrency=3)
+    text = config.read_text().replace("rounds = 3", 'format = "random"\nmatches = 1000000')
+    config.write_text(text)
+    out = tmp_path / "big"
+    first = kill9_after(start(config, out), out, 4)
+    before = journal(out)
+    assert len(before) == first and len({r["index"] for r in before}) == first
+    assert max(r["index"] for r in before) < first + 3, "fixtures are taken in order, at most 3 in flight"
+    assert json.loads((out / "tournament.json").read_text())["scheduled"] == 1_000_000
+
+    second = kill9_after(start(config, out, "--resume"), out, first + 4)
+    after = journal(out)
+    indices = [r["index"] for r in after]
+    assert len(indices) == len(set(indices)) == second, "no match played twice"
+    assert {r["index"] for r in before} <= set(indices)
+    # the resumed run filled the holes the kill left first, then went on in order
+    assert max(indices) < second + 3 and set(range(second - 3)) <= set(indices)
+    fixtures = schedule(load_config(config).with_overrides(output=out))
+    for r in after:
+        f = fixtures[r["index"]]
+        assert (r["id"], r["seed"], r["bots"]) == (f.id, f.seed, [BOTS[b][0] for b in f.seats])
+    time.sleep(0.2)
+    assert_nothing_listens(bot_ports(out))
+
+
+def test_a_secret_seed_is_committed_survives_kill_9_and_is_revealed_at_the_end(tmp_path: Path) -> None:
+    config = write_config(tmp_path, BOTS[:3], players=3, rounds=6, concurrency=2)
+    config.write_text(config.read_text().replace("seed = 7\n", ""))
+    out = tmp_path / "secret"
+    first = kill9_after(start(config, out), out, 2)
+    assert first < 6
+    started = json.loads((out / "tournament.json").read_text())["settings"]
+    assert started["seed"] is None and started["seed_secret"] is True
+    seed_file = out / ".secret-seed"
+    assert seed_file.stat().st_mode & 0o777 == 0o600
+    seed = int(seed_file.read_text(), 16)
+    assert started["seed_commitment"] == hashlib.sha256(seed.to_bytes(16, "big")).hexdigest()
+    assert seed.bit_length() > 64, "a 128-bit seed (a 1 in 2**64 chance of a false failure)"
+
+    final = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", "--resume"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert final.returncode == 0, final.stderr
+    done = json.loads((out / "tournament.json").read_text())["settings"]
+    assert done["seed"] == seed and done["seed_commitment"] == started["seed_commitment"]
+    recs = journal(out)
+    assert [r["index"] for r in recs] == list(range(6))
+    assert [r["seed"] for r in recs] == [derive_seed(seed, i, secret=True) for i in range(6)]
+    board = json.loads((out / "standings.json").read_text())
+    assert board["settings"]["seed_secret"] is True and board["settings"]["seed"] == seed
+    assert str(seed) not in (out / "logs" / "greedy.log").read_text()
+
+    # another run of the same file deals other cards
+    other = tmp_path / "other"
+    kill9_after(start(config, other), other, 1)
+    assert json.loads((other / "tournament.json").read_text())["settings"]["seed_commitment"] != done["seed_commitment"]
+
+
+def _mount_tmpfs(path: Path, size: str) -> bool:
+    path.mkdir()
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)]).returncode == 0
+
+
+def test_a_full_disk_is_a_clear_error_and_resume_finishes_once_space_is_freed(tmp_path: Path) -> None:
+    """A real full disk: a tmpfs of 40 KB mounted for the test (skipped where mounting is not
+    allowed; tests/test_journal.py injects ENOSPC at the file-write seam everywhere)."""
+    disk = tmp_path / "disk"
+    if os.geteuid() != 0 or not _mount_tmpfs(disk, "40k"):
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        config = write_config(tmp_path, BOTS[:3], players=3, rounds=60, concurrency=2)
+        out = disk / "out"
+        full = subprocess.run(
+            [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert full.returncode == 1
+        # the journal's line or the response-time summary saved beside it met the full disk first
+        assert re.search(rf"error: {re.escape(str(out))}/[.\w-]+: the disk is full", full.stderr), full.stderr
+        assert "Traceback" not in full.stderr
+        data = (out / "matches.jsonl").read_bytes()
+        assert data.endswith(b"\n"), "the journal ends with a complete line"
+        kept = [json.loads(line) for line in data.splitlines()]
+        assert 0 < len(kept) < 60
+
+        subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
+        resumed = subprocess.run(
+            [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", "--resume"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert sorted(r["index"] for r in journal(out)) == list(range(60))
+        assert (out / "standings.json").exists()
+    finally:
+        subprocess.run(["umount", "-l", str(disk)])

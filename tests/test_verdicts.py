@@ -45,7 +45,7 @@ def rec(
         stats=[{} for _ in bots],
         details={},
         duration_s=0.0,
-        extra={} if deal is None else {"deal": deal},
+        deal=deal,
     )
 
 

@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 from tabulate import tabulate
 
 from .. import __version__
@@ -62,6 +61,7 @@ from ..errors import JournalError, RefereeError
 from ..games import get_game
 from ..games.base import Game
 from .columns import build_columns
+from .journal import JOURNAL, read_journal, validate_tournament
 from .page import few_deals_text, ranking_text, render_page, settings_lines
 from .standings import standings_from_columns, timings_from_columns
 from .table import (
@@ -77,7 +77,6 @@ from .table import (
 )
 from .verdicts import DEFAULT_RESAMPLES, analyse_columns
 
-JOURNAL = "matches.jsonl"
 TOURNAMENT_FILE = "tournament.json"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # the config's rule for bot names
 _NEEDED_SETTINGS = (
@@ -138,9 +137,13 @@ def load_output_dir(out: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]
     if not journal.is_file():
         raise LeaderboardError(f"{journal}: not found (no match of this tournament has been played)")
     try:
-        tournament = json.loads(tfile.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        tournament = json.loads(tfile.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise LeaderboardError(f"{tfile}: not JSON ({exc})") from exc
+    try:
+        validate_tournament(tournament, str(tfile))
+    except JournalError as exc:
+        raise LeaderboardError(str(exc)) from exc
     check_tournament(tournament, tfile)
     return tournament, iter_journal(journal)
 
@@ -179,31 +182,13 @@ def check_tournament(tournament: Any, where: Path | str = TOURNAMENT_FILE) -> No
 
 
 def iter_journal(path: Path) -> Iterator[dict[str, Any]]:
-    """The complete lines of the journal at ``path``, one at a time (flat memory).
-
-    As ``referee run --resume`` reads it: a last line without its newline (a write cut
-    short by a kill) or a damaged last line is left out; a damaged line before the last
-    is a LeaderboardError naming the line.
-    """
-    bad: int | None = None
-    with path.open("rb") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            if bad is not None:
-                raise LeaderboardError(
-                    f"{path}: line {bad} is not JSON and is not the last line; the journal is damaged"
-                )
-            if not line.endswith(b"\n"):
-                return  # torn last line
-            try:
-                value = orjson.loads(line)  # strict JSON (no NaN), several times faster than json
-            except orjson.JSONDecodeError:
-                bad = number
-                continue
-            if not isinstance(value, dict):
-                raise LeaderboardError(f"{path}: line {number} is not a JSON object")
-            yield value
+    """The validated lines of the journal at ``path``, one at a time (flat memory), read by
+    ``journal.read_journal`` as ``referee run --resume`` reads them (a torn last line is
+    left out); a damaged line is a LeaderboardError naming the line and field."""
+    try:
+        yield from read_journal(path)
+    except JournalError as exc:
+        raise LeaderboardError(str(exc)) from exc
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -493,6 +478,10 @@ def _cell(value: Any) -> str:
 
 def _json(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number in standard JSON")
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -1,22 +1,40 @@
 """Runs a tournament: bots up, matches in flight, the journal, resume, bots down.
 
-The journal ``matches.jsonl`` gets one line per finished match, written and flushed
-as the match ends, so a killed run loses only the matches in flight. ``resume``
-reads it back, checks every line belongs to this config's schedule, drops a torn last
-line, and plays only what is missing. Standings are always computed from the journal
-in fixture order, so they never depend on which match finished first.
+The run is three parts joined by two small seams, so that another executor (a Dask
+cluster, issue 17) can replace the local one without touching the rest:
+
+- **source**: ``pending(schedule, state)`` yields the fixtures not yet in the journal,
+  lazily, in fixture order (``Schedule`` computes fixture *i* on demand; ``state`` is
+  the journal read once into one bit per fixture and per-bot tallies).
+- **executor**: anything with ``async def play(fixtures: Iterator[Fixture], sink:
+  Sink) -> None`` that plays the fixtures it pulls from the iterator and calls
+  ``sink.accept(fixture, record)`` once per finished match, in the head process, as
+  each match ends. ``LocalExecutor`` plays them on this event loop with at most
+  ``concurrency`` matches in flight: it pulls the next fixture only when a slot frees,
+  so at most ``concurrency`` fixtures and matches exist at any time, whatever the
+  schedule's length. An exception raised by ``accept`` (a full disk) stops the
+  executor: it cancels what is in flight and re-raises.
+- **sink**: ``Sink.accept`` sets the record's deal, runs the ``before_write`` hooks
+  (transcripts are written there, before the journal line, so a journal line always
+  has its transcript), appends the line to the journal (``journal.JournalWriter``:
+  written whole and flushed, so a killed run loses only the matches in flight),
+  tallies it and reports progress. Only the sink writes the journal.
+
+``resume`` reads the journal once, line by line (``journal.scan``), checks every line
+belongs to this config's schedule, drops a torn last line, and plays only what is
+missing. Standings are always computed from the journal in fixture order, so they
+never depend on which match finished first.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
+import contextlib
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..bots import http, protocol
 from ..bots.control import BotRuntime, Pacer, ReviveArgs
@@ -25,10 +43,14 @@ from ..bots.process import ManagedBot, wait_ready
 from ..config import TournamentConfig
 from ..errors import BotStartError, JournalError
 from ..games import get_game
+from ..games.base import Game
 from ..match import play_match
-from .schedule import Fixture, schedule
+from ..record import MatchRecord
+from . import journal as jn
+from .journal import JOURNAL, JournalState
+from .schedule import Fixture, Schedule, schedule
 
-JOURNAL = "matches.jsonl"
+TIMINGS_EVERY_S = 2.0  # a kill loses at most this much of the response-time summary
 
 
 @dataclass
@@ -133,59 +155,122 @@ class BotPool:
         return BotStatus(name, ep.url, False, True, f"answered hello (HTTP {ex.status})", ex.latency_ms)
 
 
-def parse_journal(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """The complete lines of the journal at ``path`` and the byte offset where they end.
-
-    A last line without its newline is a write cut short by a kill: left out (the bytes
-    after the offset). A line that is not JSON before the last one is a JournalError.
-    """
-    data = path.read_bytes()
-    records: list[dict[str, Any]] = []
-    pos = 0
-    number = 0
-    while pos < len(data):
-        number += 1
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break  # torn last line
-        line = data[pos:nl]
-        pos = nl + 1
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except ValueError as exc:
-            if data[pos:].strip():
-                raise JournalError(
-                    f"{path}: line {number} is not JSON and is not the last line; the journal is damaged"
-                ) from exc
-            return records, nl - len(line)  # a damaged last line: torn too
-    return records, pos
-
-
-def read_journal(path: Path, fixtures: list[Fixture], bot_names: list[str], repair: bool) -> dict[int, dict[str, Any]]:
-    """Finished matches of the journal at ``path`` by fixture index.
+def read_journal(path: Path, fixtures: Schedule, bot_names: list[str], repair: bool) -> JournalState:
+    """The journal at ``path`` read once into a ``JournalState`` (done fixtures, tallies).
 
     A torn last line (a killed run) is dropped, and cut from the file when ``repair``.
     A line that does not match this config's schedule is a JournalError.
     """
-    if not path.exists():
-        return {}
-    lines, good_end = parse_journal(path)
-    records: dict[int, dict[str, Any]] = {}
-    by_id = {f.id: f for f in fixtures}
-    for rec in lines:
-        f = by_id.get(str(rec.get("id"))) if isinstance(rec, dict) else None
-        if f is None or rec.get("seed") != f.seed or rec.get("bots") != [bot_names[b] for b in f.seats]:
-            raise JournalError(
-                f"{path}: match {rec.get('id') if isinstance(rec, dict) else rec!r} does not belong to this "
-                "tournament's schedule (another config, seed or bot list made it); use another --output or drop --resume"
+    state = jn.scan(path, fixtures, bot_names)
+    if repair:
+        jn.repair(path, state.good_end)
+    return state
+
+
+def pending(fixtures: Schedule, state: JournalState) -> Iterator[Fixture]:
+    """The source: fixtures not yet in the journal, lazily, in fixture order."""
+    done = state.done
+    for byte_index, byte in enumerate(done):
+        if byte == 0xFF:
+            continue  # eight finished matches
+        for i in range(byte_index * 8, min(byte_index * 8 + 8, fixtures.total)):
+            if not byte & (1 << (i & 7)):
+                yield fixtures[i]
+
+
+@dataclass
+class Sink:
+    """The sink: journal line, tallies and progress of every finished match (see the module doc)."""
+
+    writer: jn.JournalWriter
+    state: JournalState
+    progress: Progress
+    started: float
+    on_progress: Callable[[Progress], None] | None = None
+    before_write: list[Callable[[Fixture, MatchRecord], None]] = field(default_factory=list)
+    timings: jn.Timings = field(default_factory=jn.Timings)
+    timings_dir: Path | None = None  # where the response-time summary is saved (every few seconds)
+    _saved: float = 0.0
+
+    def save_timings(self) -> None:
+        """Save the response-time summary now (at the end, and every few seconds)."""
+        if self.timings_dir is not None:
+            self.timings.save(self.timings_dir)
+            self._saved = time.monotonic()
+
+    def accept(self, fixture: Fixture, rec: MatchRecord) -> None:
+        """Journal one finished match (called once per match, in the head process)."""
+        rec.deal = fixture.deal
+        for hook in self.before_write:
+            try:
+                hook(fixture, rec)
+            except OSError as exc:  # a full disk under a transcript: a message naming the file
+                raise jn.write_error(Path(exc.filename or "output"), exc) from exc
+        self.writer.write(rec)
+        self.timings.add(rec)
+        if time.monotonic() - self._saved > TIMINGS_EVERY_S:
+            self.save_timings()
+        self.state.mark(fixture.index)
+        self.progress.done += 1
+        self.progress.faults += len(rec.faults)
+        self.progress.elapsed_s = time.perf_counter() - self.started
+        if self.on_progress:
+            self.on_progress(self.progress)
+
+
+class Executor(Protocol):
+    """Plays fixtures pulled from an iterator, handing each finished match to the sink."""
+
+    async def play(self, fixtures: Iterator[Fixture], sink: Sink) -> None:
+        """Play every fixture of ``fixtures``; ``sink.accept`` each record as its match ends."""
+        ...
+
+
+@dataclass
+class LocalExecutor:
+    """Today's executor: matches on this event loop, at most ``concurrency`` in flight."""
+
+    config: TournamentConfig
+    game: Game
+    runtimes: list[BotRuntime]
+    pacer: Pacer | None
+
+    async def play(self, fixtures: Iterator[Fixture], sink: Sink) -> None:
+        """Play ``fixtures``, pulling the next only when a slot frees (see the module doc)."""
+        in_flight: dict[asyncio.Task[MatchRecord], Fixture] = {}
+        try:
+            while True:
+                while len(in_flight) < self.config.concurrency:
+                    f = next(fixtures, None)
+                    if f is None:
+                        break
+                    in_flight[asyncio.create_task(self._one(f))] = f
+                if not in_flight:
+                    return
+                finished, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(finished, key=lambda t: in_flight[t].index):
+                    sink.accept(in_flight.pop(task), task.result())
+        finally:
+            for task in in_flight:
+                task.cancel()
+            await asyncio.gather(*in_flight, return_exceptions=True)
+
+    async def _one(self, f: Fixture) -> MatchRecord:
+        config, runtimes = self.config, self.runtimes
+        async with http.new_client(config.players + 2) as client:
+            return await play_match(
+                self.game,
+                config.options,
+                tournament=config.name,
+                match_id=f.id,
+                index=f.index,
+                seed=f.seed,
+                seats=[runtimes[b].endpoint for b in f.seats],
+                client=client,
+                limits=config.limits,
+                runtimes=[runtimes[b] for b in f.seats],
+                pacer=self.pacer,
             )
-        records[f.index] = rec
-    if repair and good_end < path.stat().st_size:
-        with open(path, "r+b") as fh:
-            fh.truncate(good_end)
-    return records
 
 
 async def run_tournament(
@@ -194,6 +279,7 @@ async def run_tournament(
     resume: bool = False,
     on_progress: Callable[[Progress], None] | None = None,
     on_ready: Callable[[list[BotStatus]], None] | None = None,
+    before_write: list[Callable[[Fixture, MatchRecord], None]] | None = None,
 ) -> dict[str, Any]:
     """Play every fixture not yet in the journal, appending each to it as it ends.
     Returns the referee's own lag figures (``Pacer.report``)."""
@@ -204,15 +290,13 @@ async def run_tournament(
     out.mkdir(parents=True, exist_ok=True)
     journal = out / JOURNAL
     if resume:
-        done = read_journal(journal, fixtures, names, repair=True)
+        state = read_journal(journal, fixtures, names, repair=True)
     else:
         if journal.exists() and journal.stat().st_size > 0:
             journal.replace(out / (JOURNAL + ".prev"))
-        done = {}
-    todo = [f for f in fixtures if f.index not in done]
-    faults = sum(len(r["faults"]) for r in done.values())
+        state = jn.empty_state(fixtures.total)
     started = time.perf_counter()
-    progress = Progress(len(done), len(fixtures), faults, 0.0, len(done))
+    progress = Progress(state.count, fixtures.total, state.faults, 0.0, state.count)
     if on_progress:
         on_progress(progress)
 
@@ -223,62 +307,26 @@ async def run_tournament(
         failed = [s for s in statuses if not s.ok]
         if failed:
             raise BotStartError("; ".join(s.detail for s in failed))
-        _restore_tallies(pool.runtimes, done.values())
+        _restore_tallies(pool.runtimes, state)
         pacer = Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players)
         async with pacer:
-            with open(journal, "a", encoding="utf-8") as fh:
-                await _play_all(config, game, todo, pool.runtimes, pacer, fh, progress, started, on_progress)
+            timings = (jn.Timings.load(out) if resume else None) or jn.Timings()
+            with jn.JournalWriter(journal) as writer:
+                sink = Sink(writer, state, progress, started, on_progress, list(before_write or ()), timings, out)
+                sink._saved = time.monotonic()
+                try:
+                    await LocalExecutor(config, game, pool.runtimes, pacer).play(pending(fixtures, state), sink)
+                finally:
+                    with contextlib.suppress(JournalError):  # a full disk: the journal's error is the one to report
+                        sink.save_timings()
         return pacer.report()
 
 
-def _restore_tallies(runtimes: list[BotRuntime], records: Any) -> None:
+def _restore_tallies(runtimes: list[BotRuntime], state: JournalState) -> None:
     """Fault tallies and disqualifications of the matches already in the journal."""
-    by_name = {rt.name: rt for rt in runtimes}
-    for rec in records:
-        faulted = {(f["seat"], f["decision"]) for f in rec["faults"] if f.get("phase") == "act"}
-        for s, bot in enumerate(rec["bots"]):
-            rt = by_name[bot]
-            rt.decisions += rec["decisions"][s]
-            rt.faults += sum(1 for seat, _ in faulted if seat == s)
-            if s in rec.get("disqualified", ()):
-                rt.disqualified = True
-
-
-async def _play_all(config, game, todo, runtimes, pacer, fh, progress, started, on_progress) -> None:  # type: ignore[no-untyped-def]
-    sem = asyncio.Semaphore(config.concurrency)
-    max_conn = config.players + 2
-
-    async def one(f: Fixture) -> None:
-        async with sem, http.new_client(max_conn) as client:
-            rec = await play_match(
-                game,
-                config.options,
-                tournament=config.name,
-                match_id=f.id,
-                index=f.index,
-                seed=f.seed,
-                seats=[runtimes[b].endpoint for b in f.seats],
-                client=client,
-                limits=config.limits,
-                runtimes=[runtimes[b] for b in f.seats],
-                pacer=pacer,
-            )
-        line = rec.to_json()
-        if f.deal is not None:
-            line["deal"] = f.deal
-        fh.write(json.dumps(line, separators=(",", ":")) + "\n")
-        fh.flush()
-        progress.done += 1
-        progress.faults += len(rec.faults)
-        progress.elapsed_s = time.perf_counter() - started
-        if on_progress:
-            on_progress(progress)
-
-    tasks = [asyncio.create_task(one(f)) for f in todo]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        os.fsync(fh.fileno())
+    for rt in runtimes:
+        t = state.bots.get(rt.name)
+        if t is not None:
+            rt.decisions += t.decisions
+            rt.faults += t.faults
+            rt.disqualified = rt.disqualified or t.disqualified

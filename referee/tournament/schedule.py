@@ -16,16 +16,27 @@ every bot of the table holds every hand of the deal (results are then compared p
 deal, which removes most of the luck of the cards).
 
 Every match seed is derived from the tournament seed and the fixture index alone (for
-``team``, from the deal index, so every bot gets the same cards), so the same config
-always deals the same cards.
+``team`` and duplicate deals, from the deal index, so every bot gets the same cards),
+so the same config always deals the same cards. A seed written in the tournament file
+is hashed with SHA-256 (``referee/{seed}/{index}``); a secret seed drawn by the referee
+(no ``seed`` in the file) is a key: HMAC-SHA256 of ``referee/{index}``.
+
+The schedule is lazy: ``schedule(config)`` is a ``Sequence`` of fixtures that computes
+fixture *i* from the config and *i* (round robin combinations are unranked; random
+tables are replayed from checkpoints of the generator's state every few thousand
+tables), so a schedule of a hundred million matches takes a few megabytes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
+import hmac
+import math
 import random
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, overload
 
 from ..config import TournamentConfig
 
@@ -41,9 +52,14 @@ class Fixture:
     deal: int | None = None  # the deal index where several fixtures share a deal
 
 
-def derive_seed(tournament_seed: int, index: int) -> int:
-    """The seed of fixture ``index`` (63 bits, stable across platforms and versions)."""
-    digest = hashlib.sha256(f"referee/{tournament_seed}/{index}".encode()).digest()
+def derive_seed(tournament_seed: int, index: int, secret: bool = False) -> int:
+    """The seed of fixture ``index`` (63 bits, stable across platforms and versions);
+    with ``secret``, keyed by the 128-bit secret seed (HMAC-SHA256)."""
+    if secret:
+        key = tournament_seed.to_bytes(16, "big")
+        digest = hmac.new(key, f"referee/{index}".encode(), hashlib.sha256).digest()
+    else:
+        digest = hashlib.sha256(f"referee/{tournament_seed}/{index}".encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 
@@ -52,50 +68,130 @@ def match_id(index: int) -> str:
     return f"m{index:06d}"
 
 
-def schedule(config: TournamentConfig) -> list[Fixture]:
-    """Every fixture of the tournament, in play order."""
-    n_bots, k = len(config.bots), config.players
-    tables: list[tuple[int, ...]] = []
-    deals: list[int | None] = []  # the deal of each table, where tables share deals
-    if config.format == "round_robin":
-        combos = list(itertools.combinations(range(n_bots), k))
-        for r in range(config.rounds):
-            for combo in combos:
-                shift = r % k
-                tables.append(combo[shift:] + combo[:shift])
-    elif config.format == "team":
-        for d in range(config.matches):
-            for b in range(n_bots):
-                tables.append((b,) * k)
-                deals.append(d)
-    elif config.format == "random":
-        rng = random.Random(derive_seed(config.seed, -1))
-        for _ in range(config.matches):
-            tables.append(tuple(rng.sample(range(n_bots), k)))
-    else:  # config.py refuses other formats before this point
-        raise ValueError(f"unknown format {config.format!r}")
-    if config.duplicate and config.format != "team":
-        tables, deals = _rotations(tables)
-    if not deals:
-        deals = [None] * len(tables)
-    return [
-        Fixture(i, match_id(i), derive_seed(config.seed, i if d is None else d), t, deal=d)
-        for i, (t, d) in enumerate(zip(tables, deals))
-    ]
+def unrank_combination(rank: int, n: int, k: int) -> tuple[int, ...]:
+    """The ``rank``-th k-combination of range(n) in ``itertools.combinations`` order."""
+    out: list[int] = []
+    x = 0
+    for slot in range(k):
+        while True:
+            below = math.comb(n - x - 1, k - slot - 1)
+            if rank < below:
+                out.append(x)
+                x += 1
+                break
+            rank -= below
+            x += 1
+    return tuple(out)
 
 
-def _rotations(tables: list[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int | None]]:
-    """Every table as a deal played once per seat rotation (deal d = table d)."""
-    out: list[tuple[int, ...]] = []
-    deals: list[int | None] = []
-    for d, t in enumerate(tables):
-        for r in range(len(t)):
-            out.append(t[r:] + t[:r])
-            deals.append(d)
-    return out, deals
+class Schedule(Sequence[Fixture]):
+    """Every fixture of a tournament, in play order, computed on demand."""
+
+    WINDOW = 4096  # random tables kept after the cursor passes them (journal lines come a little out of order)
+
+    def __init__(self, config: TournamentConfig) -> None:
+        self.n_bots, self.k = len(config.bots), config.players
+        self.format = config.format
+        self.seed, self.secret = config.seed, config.seed_secret
+        self.duplicate = config.duplicate and config.format != "team"
+        self.rotations = self.k if self.duplicate else 1
+        if config.format == "round_robin":
+            self.combos = math.comb(self.n_bots, self.k)
+            tables = self.combos * config.rounds
+        elif config.format == "team":
+            tables = config.matches * self.n_bots
+        elif config.format == "random":
+            tables = config.matches
+        else:  # config.py refuses other formats before this point
+            raise ValueError(f"unknown format {config.format!r}")
+        self.tables = tables
+        self.total = tables * self.rotations
+        if config.format == "random":
+            self._every = max(4096, tables // 4096)  # at most ~4096 checkpoints of 2.5 KB
+            self._rng = random.Random(derive_seed(config.seed, -1, config.seed_secret))
+            self._checkpoints: dict[int, tuple[Any, ...]] = {0: self._rng.getstate()}
+            self._pos = 0  # the table the generator draws next
+            self._recent: dict[int, tuple[int, ...]] = {}
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, i: int) -> Fixture: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Fixture]: ...
+    def __getitem__(self, i: int | slice) -> Fixture | list[Fixture]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.total))]
+        if i < 0:
+            i += self.total
+        if not 0 <= i < self.total:
+            raise IndexError(f"fixture {i} out of range (the schedule has {self.total})")
+        t, r = divmod(i, self.rotations)
+        table = self.table(t)
+        deal: int | None = None
+        if self.duplicate:
+            table, deal = table[r:] + table[:r], t
+        elif self.format == "team":
+            deal = t // self.n_bots
+        return Fixture(i, match_id(i), derive_seed(self.seed, i if deal is None else deal, self.secret), table, deal)
+
+    def __iter__(self) -> Iterator[Fixture]:
+        return self.iter_from(0)
+
+    def iter_from(self, start: int) -> Iterator[Fixture]:
+        """Fixtures ``start``, ``start + 1``, ... to the end, lazily."""
+        for i in range(start, self.total):
+            yield self[i]
+
+    def expected(self, index: int) -> tuple[str, int, Sequence[int]]:
+        """(id, seed, seats) of fixture ``index``: what a journal line must hold."""
+        f = self[index]
+        return f.id, f.seed, f.seats
+
+    def table(self, t: int) -> tuple[int, ...]:
+        """Base table ``t`` (before duplicate rotations): the bot in each seat."""
+        if self.format == "round_robin":
+            rnd, c = divmod(t, self.combos)
+            combo = unrank_combination(c, self.n_bots, self.k)
+            shift = rnd % self.k
+            return combo[shift:] + combo[:shift]
+        if self.format == "team":
+            return (t % self.n_bots,) * self.k
+        return self._random_table(t)
+
+    def _random_table(self, t: int) -> tuple[int, ...]:
+        if t in self._recent:
+            return self._recent[t]
+        if not self._pos <= t < self._pos + self._every:
+            base = max(c for c in self._checkpoints if c <= t)
+            version, words, gauss = self._checkpoints[base]
+            self._rng.setstate((version, tuple(words), gauss))
+            self._pos = base
+            self._recent.clear()
+        table: tuple[int, ...] = ()
+        while self._pos <= t:
+            table = tuple(self._rng.sample(range(self.n_bots), self.k))
+            self._recent[self._pos] = table
+            self._recent.pop(self._pos - self.WINDOW, None)
+            self._pos += 1
+            if self._pos % self._every == 0 and self._pos not in self._checkpoints:
+                self._checkpoints[self._pos] = _compact_state(self._rng.getstate())
+        return table
 
 
-def seat_balance(fixtures: list[Fixture], n_bots: int, players: int) -> bool:
+def _compact_state(state: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A Mersenne Twister state with its 625 words in an array (2.5 KB instead of ~20)."""
+    version, words, gauss = state
+    return (version, array("L", words), gauss)
+
+
+def schedule(config: TournamentConfig) -> Schedule:
+    """Every fixture of the tournament, in play order (lazy; see ``Schedule``)."""
+    return Schedule(config)
+
+
+def seat_balance(fixtures: Sequence[Fixture], n_bots: int, players: int) -> bool:
     """True when every bot sits in every seat equally often."""
     counts = [[0] * players for _ in range(n_bots)]
     for f in fixtures:

@@ -161,10 +161,33 @@ def disqualifications(cols: Columns) -> dict[str, str]:
 
 
 def compute_timings(bot_names: Sequence[str], records: Sequence[MatchRecord]) -> dict[str, Any]:
-    """Response times of in-memory records (see ``timings_from_columns``); taken from the records,
-    since a journal line need not carry them."""
-    lines = ({**r.to_json(), "latency_ms": r.latency_ms} for r in records)
-    return timings_from_columns(build_columns(lines, bot_names, []))
+    """Response times of in-memory records, exact: per bot decisions, p50, p90, p99 and max ms
+    (nearest rank), voided decisions of the matches it sat in; the run's match seconds and voided."""
+    lat: dict[str, list[float]] = {n: [] for n in bot_names}
+    voided = dict.fromkeys(bot_names, 0)
+    for rec in records:
+        for seat, name in enumerate(rec.bots):
+            lat[name].extend(rec.latency_ms[seat] if seat < len(rec.latency_ms) else ())
+        for name in set(rec.bots):
+            voided[name] += rec.voided
+    bots = {}
+    for name in bot_names:
+        values = sorted(lat[name])
+        bots[name] = {
+            "decisions": len(values),
+            "p50_ms": rnd(percentile(values, 50)),
+            "p90_ms": rnd(percentile(values, 90)),
+            "p99_ms": rnd(percentile(values, 99)),
+            "max_ms": rnd(values[-1]) if values else None,
+            "voided": voided[name],
+        }
+    total = math.fsum(rec.duration_s for rec in sorted(records, key=lambda r: r.index))
+    return {
+        "matches": len(records),
+        "match_seconds": rnd(total),
+        "voided": sum(r.voided for r in records),
+        "bots": bots,
+    }
 
 
 def timings_from_columns(cols: Columns) -> dict[str, Any]:
