@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/nimmt_plus.toml
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
 
-.PHONY: run test lint browser check bench bench-scale games clean
+.PHONY: run test lint browser bubblewrap check bench bench-scale games clean
 
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,10 +13,10 @@ $(BIN)/referee: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(BIN)/referee
 
-run: $(BIN)/referee
+run: $(BIN)/referee bubblewrap
 	$(BIN)/referee run $(CONFIG)
 
-test: $(BIN)/referee browser
+test: $(BIN)/referee browser bubblewrap
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/referee
@@ -28,14 +28,19 @@ lint: $(BIN)/referee
 browser:
 	command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-check: $(BIN)/referee
+# Managed bots run in a bubblewrap cage (README "The cage"); without it they are not isolated.
+bubblewrap:
+	command -v bwrap >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap)
+
+check: $(BIN)/referee bubblewrap
 	$(BIN)/referee check $(CONFIG)
 
 games: $(BIN)/referee
 	$(BIN)/referee games
 
-bench: $(BIN)/referee
+bench: $(BIN)/referee bubblewrap
 	$(BIN)/python -m referee.bench
+	$(BIN)/python -m referee.bench_cage
 
 # Figures as a tournament grows (memory of a 1,000,000-match run vs a 1,000-match one, ...)
 bench-scale: $(BIN)/referee

@@ -14,7 +14,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,6 +43,8 @@ class BotConfig:
     command: tuple[str, ...] | None = None
     token: Secret | None = None
     max_concurrent: int = 0  # requests in flight to this bot at once; 0 = limits.max_concurrent
+    workdir: Path | None = None  # a managed bot's own files (read-only in its cage); default: its program's folder
+    env: Mapping[str, str] = field(default_factory=dict)  # a managed bot's environment besides PATH, LANG, HOME
 
     @property
     def managed(self) -> bool:
@@ -65,6 +67,13 @@ class Limits:
     fault_rate_min_decisions: int = 50  # decisions before the fault rate is judged
     max_restarts: int = 3  # restarts of a crashed managed bot before it is played by fallback
     restart_backoff_ms: int = 200  # first wait before a restart; doubles each time
+    sandbox: str = "auto"  # managed bots: auto (bubblewrap when installed) | bwrap (required) | none
+    memory_mb: int = 1024  # per process of a managed bot (RLIMIT_DATA)
+    max_processes: int = 128  # processes and threads of a managed bot together
+    max_file_mb: int = 64  # the largest file a managed bot may write
+    max_open_files: int = 1024  # per process of a managed bot (every connection is one)
+    log_mb: int = 10  # logs/<bot>.log, then one marker line and the rest dropped
+    bot_user: str = "nobody"  # who managed bots run as when the referee runs as root
 
 
 @dataclass(frozen=True)
@@ -136,6 +145,7 @@ class TournamentConfig:
             "duplicate": self.duplicate,
             "time_bank_ms": self.limits.time_bank_ms,
             "max_fault_rate": self.limits.max_fault_rate,
+            "sandbox": self.limits.sandbox,
             "bots": [b.name for b in self.bots],
         }
 
@@ -166,13 +176,23 @@ _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "fault_rate_min_decisions": (int, 50),
     "max_restarts": (int, 3),
     "restart_backoff_ms": (int, 200),
+    "sandbox": (str, "auto"),
+    "memory_mb": (int, 1024),
+    "max_processes": (int, 128),
+    "max_file_mb": (int, 64),
+    "max_open_files": (int, 1024),
+    "log_mb": (int, 10),
+    "bot_user": (str, "nobody"),
 }
+SANDBOX_MODES = ("auto", "bwrap", "none")
 _BOT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "name": (str, _REQUIRED),
     "url": (str, None),
     "command": (list, None),
     "token": (str, None),
     "max_concurrent": (int, 0),
+    "workdir": (str, None),
+    "env": (dict, None),
 }
 _TOP = ("tournament", "game", "limits", "bot")
 
@@ -283,9 +303,23 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         ("fault_rate_min_decisions", 1),
         ("max_restarts", 0),
         ("restart_backoff_ms", 0),
+        ("memory_mb", 16),
+        ("max_processes", 1),
+        ("max_file_mb", 1),
+        ("max_open_files", 16),
+        ("log_mb", 1),
     ):
         if lv[key] < minimum:
             err.fail(f"limits.{key}", f"must be at least {minimum}, got {lv[key]}")
+    if lv["sandbox"] not in SANDBOX_MODES:
+        err.fail(
+            "limits.sandbox",
+            f"unknown sandbox {lv['sandbox']!r}"
+            + _hint(lv["sandbox"], SANDBOX_MODES)
+            + " (auto: bubblewrap when installed; bwrap: required; none: bots not isolated)",
+        )
+    if not _NAME_RE.match(lv["bot_user"]):
+        err.fail("limits.bot_user", f"{lv['bot_user']!r} is not a user name")
     if not 0.0 < lv["max_fault_rate"] <= 1.0:
         err.fail(
             "limits.max_fault_rate",
@@ -436,6 +470,11 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
             err.fail(f"{label}.command", "must contain {port}, replaced by the free port the bot listens on")
         command = tuple(v["command"])
     url = v["url"]
+    if url is not None and _is_http_url(url) and "@" in urlsplit(url).netloc:
+        err.fail(
+            f"{label}.url",
+            'must not contain a user name or password (user:pass@): give the bot a token = "${VAR}" instead',
+        )
     if url is not None and not _is_http_url(url):
         err.fail(
             f"{label}.url",
@@ -457,4 +496,39 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         err.fail(
             f"{label}.max_concurrent", f"must be at least 0 (0 = limits.max_concurrent), got {v['max_concurrent']}"
         )
-    return BotConfig(name=v["name"], url=url, command=command, token=token, max_concurrent=v["max_concurrent"])
+    if command is None and (v["workdir"] is not None or v["env"] is not None):
+        err.fail(f"{label}.{'workdir' if v['workdir'] is not None else 'env'}", "only for a bot with a command")
+    workdir = None
+    if v["workdir"] is not None:
+        if "\x00" in v["workdir"] or not v["workdir"]:
+            err.fail(f"{label}.workdir", "must be a folder's path")
+        workdir = (err.path.parent / v["workdir"]).resolve()
+        if not workdir.is_dir():
+            err.fail(f"{label}.workdir", f"{str(workdir)!r} is not a folder (relative to the tournament file's folder)")
+    env_table: dict[str, str] = {}
+    for key, value in (v["env"] or {}).items():
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*\Z", key) or key == "REFEREE_BOT_TOKEN":
+            err.fail(f"{label}.env.{key}", "must be a variable name (letters, digits, _), not REFEREE_BOT_TOKEN")
+        if not isinstance(value, str) or "\x00" in value:
+            err.fail(f"{label}.env.{key}", f"expected a string, got {_tname(value)}")
+        env_table[key] = _substitute(err, f"{label}.env.{key}", env, value)
+    return BotConfig(
+        name=v["name"],
+        url=url,
+        command=command,
+        token=token,
+        max_concurrent=v["max_concurrent"],
+        workdir=workdir,
+        env=env_table,
+    )
+
+
+def _substitute(err: _Errors, key: str, env: Mapping[str, str], value: str) -> str:
+    """``value`` with every ``${NAME}`` replaced from the referee's environment."""
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(1) not in env:
+            err.fail(key, f"environment variable {m.group(1)} is not set")
+        return env[m.group(1)]
+
+    return _ENV_RE.sub(one, value)

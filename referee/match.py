@@ -117,8 +117,8 @@ async def play_match(
             bank[s] = 0.0
         elif acting and ex.fault is None and ex.latency_ms > deadline:
             bank[s] = max(0.0, bank[s] - (ex.latency_ms - deadline))
-        elif ex.fault == ERROR and await rts[s].revive():
-            restarts[s] += 1
+        elif ex.fault == ERROR:
+            restarts[s] += await rts[s].revive()
         return ex
 
     async def notify(phase: str, bodies: list[bytes]) -> None:

@@ -23,7 +23,7 @@ import pytest
 
 from referee.bots import http, protocol
 from referee.bots.process import ManagedBot, Revival, port_taken, wait_ready
-from referee.config import BotConfig
+from referee.bots.sandbox import BotSpec, CageLimits
 from referee.errors import BotStartError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +39,7 @@ DIES_THEN_HANGS = [
     "time.sleep(60)",
 ]
 HELLO = protocol.hello("t", "nimmt_plus", {}, "bot")
+UNCAGED = CageLimits(sandbox="none", bot_user="root")
 
 
 def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> None:
@@ -89,7 +90,10 @@ def spawner_pids(log: Path) -> list[tuple[int, int]]:
 
 
 def managed(tmp_path: Path, command: list[str], **limits: int) -> ManagedBot:
-    return ManagedBot(BotConfig("bot", command=tuple(command + ["--port", "{port}"])), tmp_path / "logs", **limits)
+    """A bot outside the cage (sandbox none, as the referee's user): these tests watch its
+    pids and files from outside; the cage has tests of its own (test_cage.py)."""
+    spec = BotSpec("bot", command=tuple(command + ["--port", "{port}"]), limits=UNCAGED)
+    return ManagedBot(spec, tmp_path / "logs", **limits)
 
 
 async def revive(bot: ManagedBot, startup_ms: int = 10000) -> Revival:
@@ -98,12 +102,12 @@ async def revive(bot: ManagedBot, startup_ms: int = 10000) -> Revival:
 
 async def start_ready(bot: ManagedBot) -> None:
     bot.start()
-    await wait_ready(bot, http.Endpoint.make("bot", bot.url, None), HELLO, 10000, 1000, 65536)
+    await wait_ready(bot, bot.endpoint(), HELLO, 10000, 1000, 65536)
 
 
 async def answers_hello(bot: ManagedBot) -> bool:
     async with http.new_client(1) as client:
-        ex = await http.post(client, http.Endpoint.make("bot", bot.url, None), HELLO, 2000, 65536)
+        ex = await http.post(client, bot.endpoint(), HELLO, 2000, 65536)
     return ex.fault is None
 
 
@@ -115,6 +119,7 @@ def test_no_bot_process_survives_the_referee(tmp_path: Path, sig: signal.Signals
     out = tmp_path / "out"
     cfg = tmp_path / "t.toml"
     bots = [("spawner", SPAWNER), ("greedy", GREEDY)]
+    marker = f"orphan-mark-{uuid.uuid4().hex}"  # in the environment of every process of the run
     cfg.write_text(
         "\n".join(
             [
@@ -126,11 +131,14 @@ def test_no_bot_process_survives_the_referee(tmp_path: Path, sig: signal.Signals
                 "concurrency = 1",
                 f'output = "{out}"',
             ]
-            + [f'[[bot]]\nname = "{n}"\ncommand = {json.dumps(c + ["--port", "{port}"])}' for n, c in bots]
+            + [
+                f'[[bot]]\nname = "{n}"\ncommand = {json.dumps(c + ["--port", "{port}"])}\n'
+                f'env = {{ REFEREE_TEST_MARK = "{marker}" }}'
+                for n, c in bots
+            ]
         )
         + "\n"
     )
-    marker = f"orphan-mark-{uuid.uuid4().hex}"
     referee = subprocess.Popen(
         [sys.executable, "-m", "referee", "run", str(cfg)],
         cwd=ROOT,
@@ -142,8 +150,8 @@ def test_no_bot_process_survives_the_referee(tmp_path: Path, sig: signal.Signals
         journal = out / "matches.jsonl"
         wait_until(lambda: journal.exists() and journal.read_text().count("\n") >= 1, 30, "a first match played")
         before = marked(marker) - {referee.pid}
-        bot_pid, sleeper = spawner_pids(out / "logs" / "spawner.log")[0]
-        assert {bot_pid, sleeper} <= before and len(before) >= 5, before  # and two guards, the other bot
+        assert spawner_pids(out / "logs" / "spawner.log")  # its sleeper runs (pids of its own namespace)
+        assert len(before) >= 5, before  # the spawner, its sleeper, two guards, the other bot
         referee.send_signal(sig)
         referee.wait(timeout=15)
         wait_until(lambda: not marked(marker), 5, f"every process of the run gone after {sig.name}")
@@ -166,7 +174,8 @@ def test_a_killed_bot_is_restarted_once_on_its_port_however_many_notice(tmp_path
     async def scenario() -> None:
         await start_ready(bot)
         port = bot.port
-        assert await revive(bot) == (True, False)  # alive: the fault was the bot's alone
+        assert await revive(bot) == (True, False, 0)  # alive: the fault was the bot's alone
+        await until(lambda: spawner_pids(bot.log_path), 5, "its first line in its log (the guard copies it)")
         [(pid, sleeper)] = spawner_pids(bot.log_path)
         os.kill(pid, signal.SIGKILL)  # the bot only: its sleeper is left to the guard
         await until(lambda: not running(pid), 5, "the bot dead")  # as a match would notice it
@@ -176,7 +185,7 @@ def test_a_killed_bot_is_restarted_once_on_its_port_however_many_notice(tmp_path
         assert bot.restarts == 1 and not bot.down and bot.port == port
         assert await answers_hello(bot)
         assert not running(pid) and not running(sleeper)  # what the dead bot left was killed
-        assert await revive(bot) == (True, False) and bot.restarts == 1
+        assert await revive(bot) == (True, False, 0) and bot.restarts == 1
 
     try:
         asyncio.run(scenario())
@@ -205,10 +214,11 @@ def test_a_bot_that_keeps_dying_ends_down_after_its_restarts_with_backoff(tmp_pa
 
     try:
         results, elapsed = asyncio.run(scenario())
-        assert results == [(False, False)] * 5
+        assert [r[:2] for r in results] == [(False, False)] * 5
+        assert sum(r.attempts for r in results) == 3  # the failed attempts are counted
         assert bot.down and bot.restarts == 3
         assert 0.05 + 0.1 + 0.2 <= elapsed < 6  # the backoffs, doubling, and a bound
-        assert asyncio.run(revive(bot)) == (False, False) and bot.restarts == 3
+        assert asyncio.run(revive(bot)) == (False, False, 0) and bot.restarts == 3
     finally:
         bot.stop()
     log = bot.log_path.read_text()
@@ -232,7 +242,7 @@ def test_stop_stops_a_bot_waiting_for_its_restart(tmp_path: Path) -> None:
         return await asyncio.wait_for(task, 2), time.monotonic() - t0
 
     result, elapsed = asyncio.run(scenario())
-    assert result == (False, False) and elapsed < 1
+    assert result == (False, False, 0) and elapsed < 1
     assert bot.restarts == 0 and bot.log_path.read_text().count("start: port") == 1
 
 
@@ -247,7 +257,7 @@ def test_stop_stops_a_restarted_bot_that_is_not_ready_yet(tmp_path: Path) -> Non
         bot.stop()
         return await asyncio.wait_for(task, 2)
 
-    assert asyncio.run(scenario()) == (False, False)
+    assert asyncio.run(scenario()) == (False, False, 1)
     [hanging] = re.findall(r"hanging (\d+)", bot.log_path.read_text())
     assert not running(int(hanging))
     assert bot.restarts == 1 and not bot.alive()
@@ -294,7 +304,7 @@ def test_a_restart_refuses_a_port_another_process_took(tmp_path: Path) -> None:
             return await asyncio.wait_for(revive(bot), 10)
 
     try:
-        assert asyncio.run(scenario()) == (False, False)
+        assert asyncio.run(scenario()) == (False, False, 2)  # two attempts, both failed
     finally:
         bot.stop()
     assert bot.down and bot.restarts == 2

@@ -103,14 +103,13 @@ class BotRuntime:
         async with self._slots:
             yield
 
-    async def revive(self) -> bool:
-        """After an ``error`` fault: restart the bot if its process died. True when
-        this call restarted it (the caller's match is charged with the restart)."""
+    async def revive(self) -> int:
+        """After an ``error`` fault: restart the bot if its process died. The restart
+        attempts this call made, failed ones included (the caller's match is charged)."""
         if self.managed is None or self.revive_args is None:
-            return False
+            return 0
         a = self.revive_args
-        _alive, restarted_now = await self.managed.revive(a.hello_body, a.startup_ms, a.deadline_ms, a.max_bytes)
-        return restarted_now
+        return (await self.managed.revive(a.hello_body, a.startup_ms, a.deadline_ms, a.max_bytes)).attempts
 
 
 class Pacer:

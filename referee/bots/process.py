@@ -22,15 +22,20 @@ matches in flight point there), after a backoff that doubles with each restart, 
 most ``max_restarts`` times in the tournament; a bot that cannot be restarted is
 ``down``. A port that another process took meanwhile makes that attempt fail.
 
-The bot's stdout and stderr (and the guard's few lines) go to ``<output>/logs/<bot>.log``.
-``python`` or ``python3`` as the first word of a command means the interpreter the
-referee runs in, so sample bots find the same installed packages.
+The bot's stdout and stderr (and the guard's few lines) go to ``<output>/logs/<bot>.log``,
+capped by the guard. ``python`` or ``python3`` as the first word of a command means the
+interpreter the referee runs in, so sample bots find the same installed packages.
+
+What a bot runs as, sees and may use is its cage (``sandbox.py``): a ``BotSpec`` built
+by the caller says what to start (this layer never reads the tournament file). Every
+request to a managed bot carries its per-run token (``ManagedBot.endpoint``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -38,13 +43,15 @@ import socket
 import subprocess
 import sys
 import time
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
-from ..config import BotConfig
 from ..errors import BotStartError
+from ..secret import Secret
 from . import guard, http
+from .sandbox import BotSpec, Cage, kill_cgroup, new_token, resolve_command
 
 GUARD = str(Path(__file__).with_name("guard.py"))
 GRACE_S = 3.0  # from SIGTERM to SIGKILL when a bot is stopped
@@ -59,6 +66,7 @@ class Revival(NamedTuple):
 
     alive: bool  # the bot is up: it never died, or it was restarted
     restarted_now: bool  # this very call restarted it: charge the restart to the caller's match
+    attempts: int = 0  # restart attempts this very call made, successful or not
 
     def __bool__(self) -> bool:
         return self.alive
@@ -90,15 +98,40 @@ def expand_command(command: Sequence[str], port: int) -> list[str]:
     return argv
 
 
+class _StartsLikeABot(Protocol):
+    """A tournament file's ``[[bot]]`` (``config.BotConfig``) seen from this layer."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def command(self) -> tuple[str, ...] | None: ...
+    @property
+    def token(self) -> Secret | None: ...
+
+
+def as_spec(bot: BotSpec | _StartsLikeABot) -> BotSpec:
+    """A BotSpec as is; a ``[[bot]]`` with default limits (callers that know the
+    tournament build the spec with ``tournament.runner.bot_spec``)."""
+    if isinstance(bot, BotSpec):
+        return bot
+    return BotSpec(bot.name, tuple(bot.command or ()), token=bot.token)
+
+
 class ManagedBot:
     """One bot process the referee started, restarted when it crashes. Its async
     methods belong to one event loop (the tournament's)."""
 
     def __init__(
-        self, config: BotConfig, log_dir: Path, *, max_restarts: int = 3, restart_backoff_ms: int = 200
+        self,
+        bot: BotSpec | _StartsLikeABot,
+        log_dir: Path,
+        *,
+        max_restarts: int = 3,
+        restart_backoff_ms: int = 200,
     ) -> None:
-        self.config = config
-        self.log_path = log_dir / f"{config.name}.log"
+        spec = as_spec(bot)
+        self.config = spec  # its name and command (the tournament file's bot, reduced to what starts it)
+        self.log_path = log_dir / f"{spec.name}.log"
         self.max_restarts = max_restarts
         self.restart_backoff_ms = restart_backoff_ms
         self.port = 0
@@ -108,33 +141,56 @@ class ManagedBot:
         self._stopped = False
         self._stop_event = asyncio.Event()
         self._restart_lock = asyncio.Lock()
+        self._cage: Cage | None = None
+        self.token = spec.token if spec.token is not None else new_token()  # per run: in its env and requests
 
     @property
     def url(self) -> str:
         """Where the bot answers once started."""
         return f"http://127.0.0.1:{self.port}/"
 
+    @property
+    def cage(self) -> Cage:
+        """The bot's cage (made on first use: ``sandbox = "bwrap"`` without bubblewrap raises BotStartError)."""
+        if self._cage is None:
+            self._cage = Cage(self.config, self.token)
+        return self._cage
+
+    def endpoint(self) -> http.Endpoint:
+        """The endpoint of this bot: its URL, with its token as a bearer token."""
+        return http.Endpoint.make(self.config.name, self.url, self.token)
+
     def start(self) -> None:
         """Launch the bot under its guard (does not wait for readiness): on a free port
         the first time, on the same port after."""
         name = self.config.name
-        if self.config.command is None:
-            raise BotStartError(f"bot {name!r} has a url, not a command: nothing to start")
         if self._stopped:
             raise BotStartError(f"bot {name!r} was stopped")
         if self.port == 0:
             self.port = free_port()
-        argv = expand_command(self.config.command, self.port)
-        if shutil.which(argv[0]) is None:
+        argv = expand_command(resolve_command(self.config.command, self.config.base_dir), self.port)
+        program = shutil.which(argv[0])
+        if program is None:
             raise BotStartError(f"bot {name!r}: cannot start {argv[0]!r}: no such executable")
+        argv[0] = program  # looked up on the referee's PATH: the bot's own PATH is the allow-listed one
+        try:
+            prepared = self.cage.prepare(argv)
+        except OSError as exc:
+            raise BotStartError(f"bot {name!r}: cannot prepare its private folder: {exc.strerror or exc}") from exc
         self._log_line(f"{time.strftime('%Y-%m-%d %H:%M:%S')} start: port {self.port}")
-        guarded = [sys.executable, "-I", "-S", GUARD, "--grace", f"{GRACE_S:g}", "--", *argv]
+        setup = json.dumps(prepared.setup, separators=(",", ":"))
+        guarded = [sys.executable, "-I", "-S", GUARD, "--grace", f"{GRACE_S:g}", "--setup", setup, "--"]
         try:
             with open(self.log_path, "ab") as log:
                 # the pipe's write end reaches no other process: Python opens it non-inheritable
                 # (PEP 446), and close_fds (the default) closes all but 0-2 in the guard
                 self.proc = subprocess.Popen(
-                    guarded, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                    [*guarded, *prepared.argv],
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    env=prepared.env,
                 )
         except OSError as exc:
             raise BotStartError(f"bot {name!r}: cannot start its guard: {exc.strerror or exc}") from exc
@@ -146,7 +202,7 @@ class ManagedBot:
             return False
         if _running(proc):
             return True
-        _reap(proc)
+        self._reap()
         return False
 
     def stop(self) -> None:
@@ -165,12 +221,22 @@ class ManagedBot:
     def wait_stopped(self) -> None:
         """Wait until the bot asked to stop is gone (at most the grace and a margin)."""
         proc = self.proc
-        if proc is None or proc.returncode is not None:
-            return
-        deadline = time.monotonic() + GRACE_S + _GUARD_MARGIN_S
-        while _running(proc) and time.monotonic() < deadline:
-            time.sleep(_STOP_POLL_S)
-        _reap(proc)
+        if proc is not None and proc.returncode is None:
+            deadline = time.monotonic() + GRACE_S + _GUARD_MARGIN_S
+            while _running(proc) and time.monotonic() < deadline:
+                time.sleep(_STOP_POLL_S)
+        self._reap()
+
+    def _reap(self) -> None:
+        """Reap the guard (SIGKILL to its group first) and whatever is left in the bot's
+        cgroup; once stopped, remove the private folder and the cgroup."""
+        if self.proc is not None and self.proc.returncode is None:
+            _reap(self.proc)
+        if self._cage is not None:
+            if self._cage.cgroup is not None:
+                kill_cgroup(self._cage.cgroup)
+            if self._stopped:
+                self._cage.cleanup()
 
     async def revive(self, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> Revival:
         """After an ``error`` fault: restart the bot if its process died.
@@ -188,12 +254,14 @@ class ManagedBot:
             return await self._restart(hello_body, startup_ms, deadline_ms, max_bytes)
 
     def log_tail(self, lines: int = 8) -> str:
-        """The last lines of the bot's log, for error messages."""
+        """The last lines of the bot's log, for error messages, control characters escaped."""
         try:
-            text = self.log_path.read_text(errors="replace").splitlines()
+            with open(self.log_path, "rb") as fh:
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4096))  # a capped log is still 10 MB
+                text = fh.read().decode(errors="replace").splitlines()
         except OSError:
             return ""
-        return "\n".join("    " + line for line in text[-lines:])
+        return "\n".join("    " + printable(line) for line in text[-lines:])
 
     async def _still_up(self) -> bool:
         """Whether the bot runs. The guard exits a moment after its bot (it cleans up
@@ -208,23 +276,24 @@ class ManagedBot:
     async def _restart(self, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> Revival:
         """Start the dead bot again, with backoff, until it answers hello or no restart is left."""
         why = _describe_exit(self.proc.returncode if self.proc else None)
-        endpoint = http.Endpoint.make(self.config.name, self.url, self.config.token)
+        endpoint = self.endpoint()
+        first = self.restarts
         while self.restarts < self.max_restarts:
             if await self._stopped_within(self.restart_backoff_ms * 2**self.restarts / 1000):
-                return Revival(False, False)
+                return Revival(False, False, self.restarts - first)
             self.restarts += 1
             self._log_line(f"restart {self.restarts}/{self.max_restarts} after {why}")
             failure = await self._attempt(endpoint, hello_body, startup_ms, deadline_ms, max_bytes)
             if self._stopped:
-                return Revival(False, False)
+                return Revival(False, False, self.restarts - first)
             if failure is not None:
                 self._log_line(f"restart {self.restarts}/{self.max_restarts} failed: {failure}")
                 why = failure
                 continue
-            return Revival(True, True)
+            return Revival(True, True, self.restarts - first)
         self.down = True
         self._log_line(f"down after {self.restarts} restart(s): played by fallback from now")
-        return Revival(False, False)
+        return Revival(False, False, self.restarts - first)
 
     async def _attempt(
         self, endpoint: http.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
@@ -241,7 +310,7 @@ class ManagedBot:
         except BotStartError:
             proc = self.proc
             if proc is not None and self.alive():
-                _reap(proc)  # up but silent: no grace for a failed restart
+                self._reap()  # up but silent: no grace for a failed restart
                 return f"no hello within {startup_ms} ms"
             return _describe_exit(proc.returncode if proc else None)
         return None
@@ -257,6 +326,12 @@ class ManagedBot:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
             log.write(f"--- {text}\n".encode())
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control and format characters (escape sequences,
+    OSC, bidi overrides) shown as ``\\xNN`` / ``\\uNNNN``."""
+    return "".join(c if c == "\t" or unicodedata.category(c) not in ("Cc", "Cf") else ascii(c)[1:-1] for c in text)
 
 
 def _running(proc: subprocess.Popen[bytes]) -> bool:
@@ -320,6 +395,27 @@ def _child_running(pid: int) -> bool | None:
         if stat[stat.rindex(b")") + 2 :].split()[0] != b"Z":
             return True
     return False
+
+
+async def start_managed(
+    spec: BotSpec,
+    log_dir: Path,
+    hello_body: bytes,
+    *,
+    startup_ms: int = 15000,
+    deadline_ms: int = 1000,
+    max_bytes: int = 65536,
+) -> ManagedBot:
+    """Start one managed bot in its cage and wait until it answers ``hello`` (stop it
+    with ``stop()``); a BotStartError, with its log's tail, when it does not."""
+    bot = ManagedBot(spec, log_dir, max_restarts=0)
+    try:
+        bot.start()
+        await wait_ready(bot, bot.endpoint(), hello_body, startup_ms, deadline_ms, max_bytes)
+    except BaseException:
+        bot.stop()
+        raise
+    return bot
 
 
 async def wait_ready(

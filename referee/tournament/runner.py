@@ -40,7 +40,8 @@ from ..bots import http, protocol
 from ..bots.control import BotRuntime, Pacer, ReviveArgs
 from ..bots.http import Endpoint
 from ..bots.process import ManagedBot, wait_ready
-from ..config import TournamentConfig
+from ..bots.sandbox import BotSpec, CageLimits
+from ..config import BotConfig, TournamentConfig
 from ..errors import BotStartError, JournalError
 from ..games import get_game
 from ..games.base import Game
@@ -91,6 +92,7 @@ class BotPool:
         self.managed: dict[str, ManagedBot] = {}
         self.endpoints: list[Endpoint] = []
         self.runtimes: list[BotRuntime] = []
+        self.start_errors: dict[str, str] = {}  # managed bots that could not even be launched
 
     def __enter__(self) -> BotPool:
         return self
@@ -111,12 +113,19 @@ class BotPool:
         for b in cfg.bots:
             if b.managed:
                 mb = ManagedBot(
-                    b, self.log_dir, max_restarts=lim.max_restarts, restart_backoff_ms=lim.restart_backoff_ms
+                    bot_spec(cfg, b),
+                    self.log_dir,
+                    max_restarts=lim.max_restarts,
+                    restart_backoff_ms=lim.restart_backoff_ms,
                 )
                 self.managed[b.name] = mb
-                mb.start()
+                try:
+                    mb.start()
+                except BotStartError as exc:  # reported as this bot's status, not raised
+                    self.start_errors[b.name] = str(exc)
         self.endpoints = [
-            Endpoint.make(b.name, self.managed[b.name].url if b.managed else b.url or "", b.token) for b in cfg.bots
+            self.managed[b.name].endpoint() if b.managed else Endpoint.make(b.name, b.url or "", b.token)
+            for b in cfg.bots
         ]
         self.runtimes = [
             BotRuntime(
@@ -140,6 +149,8 @@ class BotPool:
         cfg, lim = self.config, self.config.limits
         body = protocol.hello(cfg.name, cfg.game, dict(cfg.options), name)
         t0 = time.perf_counter()
+        if name in self.start_errors:
+            return BotStatus(name, ep.url, True, False, self.start_errors[name], 0.0)
         if name in self.managed:
             try:
                 await wait_ready(self.managed[name], ep, body, lim.startup_ms, lim.deadline_ms, lim.max_response_bytes)
@@ -153,6 +164,28 @@ class BotPool:
                 name, ep.url, False, False, f"bot {name!r} at {ep.url} did not answer hello: {ex.detail}", ex.latency_ms
             )
         return BotStatus(name, ep.url, False, True, f"answered hello (HTTP {ex.status})", ex.latency_ms)
+
+
+def bot_spec(config: TournamentConfig, bot: BotConfig) -> BotSpec:
+    """What the bots layer needs to start and cage the managed ``bot`` of ``config``."""
+    lim = config.limits
+    return BotSpec(
+        name=bot.name,
+        command=bot.command or (),
+        base_dir=config.path.resolve().parent,
+        workdir=bot.workdir,
+        env=dict(bot.env),
+        token=bot.token,
+        limits=CageLimits(
+            sandbox=lim.sandbox,
+            memory_mb=lim.memory_mb,
+            max_processes=lim.max_processes,
+            max_file_mb=lim.max_file_mb,
+            max_open_files=lim.max_open_files,
+            log_mb=lim.log_mb,
+            bot_user=lim.bot_user,
+        ),
+    )
 
 
 def read_journal(path: Path, fixtures: Schedule, bot_names: list[str], repair: bool) -> JournalState:

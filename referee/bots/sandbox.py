@@ -1,0 +1,332 @@
+"""The cage of a managed bot: what it runs as, sees, may write and may use.
+
+A ``BotSpec`` (built by the caller from the tournament file; this layer does not read
+it) says what to run and under which ``CageLimits``. ``Cage.prepare`` turns it into the
+guard's setup (``guard.py`` applies it in the bot's process before ``exec``):
+
+- always: an allow-listed environment (``PATH``, ``LANG``, ``HOME`` and ``TMPDIR`` in
+  the bot's private directory, ``REFEREE_BOT_TOKEN``, the bot's own ``env`` table;
+  nothing else of the referee's); resource limits (``RLIMIT_DATA`` for ``memory_mb``,
+  ``RLIMIT_FSIZE`` for ``max_file_mb``, ``RLIMIT_NOFILE``, no core files); a private
+  working directory, removed when the bot stops; ``max_processes`` through a ``pids``
+  cgroup of its own where one is writable (the referee runs as root), else through
+  ``RLIMIT_NPROC`` inside the bot's user namespace; when the referee runs as root, the
+  bot runs as ``bot_user`` (``nobody`` unless the file says otherwise).
+- with bubblewrap (``sandbox = "auto"`` when ``bwrap`` is installed and works, or
+  ``"bwrap"``): its own PID, IPC, UTS and mount namespaces (``--die-with-parent``, and
+  the namespace's init is killed with the guard's group, so the whole tree dies, setsid
+  daemons included); the system (``/usr``, ``/etc``) read-only; ``/proc`` of its own
+  namespace; its private directory as ``/home/bot`` (the working directory) and
+  ``/tmp``; read-only, at their own paths: the bot's own files (``workdir``, else the
+  folder of its program and every existing path in its command), and for ``python``
+  commands the referee's interpreter, venv and the packages installed from this
+  repository (``referee``, ``sample_bots``). Nothing else of the host's files: not the
+  output folder, not the tournament file, not other bots' folders. The network is
+  shared (the bot listens on its port on 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import logging
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import BotStartError
+from ..secret import Secret
+
+SANDBOX_MODES = ("auto", "bwrap", "none")
+TOKEN_ENV = "REFEREE_BOT_TOKEN"
+HOME_IN_CAGE = "/home/bot"
+_BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+_CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+_SYSTEM_RO = ("/usr", "/etc", "/opt")
+_SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_OWN_PACKAGES = ("referee", "sample_bots")  # what ``python`` commands may import from this repository
+NO_CAGE_WARNING = (
+    "warning: bubblewrap (bwrap) is not available, so the bots are not isolated from each other, "
+    "the referee and your files; install it (Debian/Ubuntu: apt-get install bubblewrap, or make run)"
+)
+log = logging.getLogger("referee")
+
+
+@dataclass(frozen=True)
+class CageLimits:
+    """How a managed bot is caged and limited (``[limits]`` of the tournament file)."""
+
+    sandbox: str = "auto"  # auto | bwrap | none
+    memory_mb: int = 1024  # RLIMIT_DATA of each process of the bot
+    max_processes: int = 128  # processes and threads of the bot together
+    max_file_mb: int = 64  # the largest file the bot may write
+    max_open_files: int = 1024  # per process: connections of many matches in flight
+    log_mb: int = 10  # the bot's log, then one marker line and the rest dropped
+    bot_user: str = "nobody"  # who the bot runs as when the referee runs as root
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """What the bots layer needs to start one managed bot (built from its ``[[bot]]``)."""
+
+    name: str
+    command: tuple[str, ...]
+    base_dir: Path = Path(".")  # relative paths in command resolve here (the tournament file's folder)
+    workdir: Path | None = None  # the bot's own files, visible read-only in the cage
+    env: Mapping[str, str] = field(default_factory=dict)
+    token: Secret | None = None  # None: a random one per run
+    limits: CageLimits = CageLimits()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One start of a caged bot: the argv the guard runs, its environment, its setup."""
+
+    argv: list[str]
+    env: dict[str, str]
+    setup: dict[str, Any]
+
+
+def new_token() -> Secret:
+    """A per-run random token for a managed bot."""
+    return Secret(secrets.token_urlsafe(24))
+
+
+@functools.cache
+def bwrap_works() -> bool:
+    """Whether bubblewrap is installed and can create its namespaces here (tried once)."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return False
+    probe = [exe, "--unshare-pid", "--unshare-ipc", "--ro-bind", "/", "/", "--proc", "/proc", "--", "/bin/true"]
+    if os.geteuid() != 0:
+        probe.insert(1, "--unshare-user")
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+_warned = False
+
+
+def use_bwrap(mode: str) -> bool:
+    """Whether bots of this ``sandbox`` mode run under bubblewrap; ``auto`` without it
+    warns once per process, ``bwrap`` without it is a BotStartError."""
+    global _warned
+    if mode == "none":
+        return False
+    if bwrap_works():
+        return True
+    if mode == "bwrap":
+        raise BotStartError(
+            "limits.sandbox = 'bwrap' but bubblewrap is not installed or cannot create namespaces here "
+            "(Debian/Ubuntu: apt-get install bubblewrap; or set sandbox = 'auto')"
+        )
+    if not _warned:
+        _warned = True
+        log.warning(NO_CAGE_WARNING)
+    return False
+
+
+def resolve_command(command: Sequence[str], base_dir: Path) -> list[str]:
+    """The command with relative paths that exist under ``base_dir`` made absolute."""
+    out = []
+    for i, arg in enumerate(command):
+        candidate = base_dir / arg
+        if (
+            arg
+            and not arg.startswith("-")
+            and not os.path.isabs(arg)
+            and "{port}" not in arg
+            and (i > 0 or "/" in arg)  # a bare program name is looked up on PATH
+            and candidate.exists()
+        ):
+            out.append(str(candidate.resolve()))
+        else:
+            out.append(arg)
+    return out
+
+
+def _cgroup_root() -> Path | None:
+    """A writable cgroup folder with the pids controller, or None."""
+    for root in _CGROUP_ROOTS:
+        if (root / "pids.max").exists() or (root / "cgroup.procs").exists():
+            controllers = root / "cgroup.controllers"
+            if root.name != "pids" and (not controllers.exists() or "pids" not in controllers.read_text().split()):
+                continue
+            if os.access(root, os.W_OK):
+                return root
+    return None
+
+
+class Cage:
+    """The private directory, cgroup and token of one managed bot, kept across restarts."""
+
+    def __init__(self, spec: BotSpec, token: Secret | None = None) -> None:
+        self.spec = spec
+        self.token = token or spec.token or new_token()
+        self.bwrap = use_bwrap(spec.limits.sandbox)
+        self.user = self._bot_user()
+        self.private: Path | None = None
+        self.cgroup: Path | None = None
+
+    def _bot_user(self) -> pwd.struct_passwd | None:
+        """The account the bot runs as: ``bot_user`` when the referee is root, else None."""
+        if os.geteuid() != 0 or self.spec.limits.bot_user == "root":
+            return None
+        try:
+            return pwd.getpwnam(self.spec.limits.bot_user)
+        except KeyError as exc:
+            raise BotStartError(
+                f"bot {self.spec.name!r}: limits.bot_user {self.spec.limits.bot_user!r} is not a user of this system"
+            ) from exc
+
+    def prepare(self, argv: list[str]) -> Prepared:
+        """Create the private directory (and cgroup) if needed; the guard's argv and setup."""
+        lim = self.spec.limits
+        if self.private is None:
+            self.private = Path(tempfile.mkdtemp(prefix=f"referee-bot-{self.spec.name}-"))
+            for sub in ("home", "tmp"):
+                (self.private / sub).mkdir()
+            if self.user is not None:
+                for p in (self.private, self.private / "home", self.private / "tmp"):
+                    os.chown(p, self.user.pw_uid, self.user.pw_gid)
+        if self.cgroup is None and os.geteuid() == 0:
+            root = _cgroup_root()
+            if root is not None:
+                group = root / f"referee-{os.getpid()}-{self.spec.name}-{secrets.token_hex(4)}"
+                try:
+                    group.mkdir()
+                    (group / "pids.max").write_text(str(lim.max_processes))
+                    self.cgroup = group
+                except OSError:
+                    self.cgroup = None
+        home = HOME_IN_CAGE if self.bwrap else str(self.private / "home")
+        tmp = "/tmp" if self.bwrap else str(self.private / "tmp")
+        env = {"PATH": _BASE_PATH, "LANG": os.environ.get("LANG", "C.UTF-8"), "HOME": home, "TMPDIR": tmp}
+        env.update(self.spec.env)
+        env[TOKEN_ENV] = self.token.reveal()
+        # without a cgroup: RLIMIT_NPROC, counted per user (inside bwrap's user namespace:
+        # per bot); never for the organiser's own account, where it would count all its processes
+        nproc = lim.max_processes if self.cgroup is None and (self.bwrap or self.user is not None) else None
+        inner: list[str] = []
+        if self.user is not None and self.bwrap:
+            # bwrap runs as root (no user namespace needed): the bot drops to its user inside
+            uid, gid = self.user.pw_uid, self.user.pw_gid
+            inner = [f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all"]
+            inner = ["setpriv", *inner, "--bounding-set=-all", "--no-new-privs", "--"]
+        if self.bwrap and nproc is not None:
+            inner += ["prlimit", f"--nproc={nproc}", "--"]
+            nproc = None
+        rlimits = {"DATA": lim.memory_mb << 20, "FSIZE": lim.max_file_mb << 20, "NOFILE": lim.max_open_files, "CORE": 0}
+        if nproc is not None:
+            rlimits["NPROC"] = nproc
+        setup: dict[str, Any] = {
+            "cwd": None if self.bwrap else str(self.private / "home"),
+            "rlimits": rlimits,
+            "cgroup": str(self.cgroup) if self.cgroup else None,
+            "user": [self.user.pw_uid, self.user.pw_gid] if self.user is not None and not self.bwrap else None,
+            "log_max": lim.log_mb << 20,
+            "private": str(self.private),  # the guard removes it if the referee dies
+        }
+        run = self._bwrap_argv(argv) + inner + argv if self.bwrap else argv
+        return Prepared(run, env, setup)
+
+    def _bwrap_argv(self, argv: list[str]) -> list[str]:
+        """bwrap and its options for this bot (see the module doc)."""
+        assert self.private is not None
+        out = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc"]
+        out += ["--unshare-uts", "--unshare-cgroup-try"]
+        if os.geteuid() != 0:
+            out.append("--unshare-user")
+        for d in _SYSTEM_RO:
+            out += ["--ro-bind-try", d, d]
+        for link in _SYSTEM_LINKS:
+            if os.path.islink(link):
+                out += ["--symlink", os.readlink(link), link]
+            elif os.path.isdir(link):
+                out += ["--ro-bind", link, link]
+        out += ["--proc", "/proc", "--dev", "/dev"]
+        visible = sorted(self.visible(argv))
+        parents = sorted({str(a) for p in visible for a in Path(p).parents if str(a) not in ("/", "/tmp")})
+        out += ["--bind", str(self.private / "home"), HOME_IN_CAGE, "--bind", str(self.private / "tmp"), "/tmp"]
+        for d in parents:  # bwrap running as root would make them 0700: the bot could not pass
+            out += ["--perms", "0755", "--dir", d]
+        for path in visible:
+            out += ["--ro-bind", path, path]
+        out += ["--chdir", HOME_IN_CAGE, "--"]
+        return out
+
+    def visible(self, argv: list[str]) -> set[str]:
+        """Host paths the bot sees read-only besides the system (see the module doc)."""
+        paths: set[str] = set()
+        if self.spec.workdir is not None:
+            paths.add(str(self.spec.workdir.resolve()))
+        program = shutil.which(argv[0]) if argv else None
+        if program is not None and not program.startswith("/usr/"):
+            paths.add(str(Path(program).resolve().parent))
+        python = argv and argv[0] == sys.executable
+        for i, arg in enumerate(argv[1:], start=1):
+            if os.path.isabs(arg) and os.path.exists(arg):
+                p = Path(arg).resolve()
+                paths.add(str(p))
+                if i == 1 and p.is_file():
+                    paths.add(str(p.parent))  # the program's folder: its own modules
+            elif python and argv[i - 1] == "-m":
+                paths.update(_package_dirs(arg.split(".")[0]))
+        if python:
+            paths.update({sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)})
+            for package in _OWN_PACKAGES:
+                paths.update(_package_dirs(package))
+        return {p for p in paths if not _under_system(p)}
+
+    def cleanup(self) -> None:
+        """Remove the private directory and the cgroup (the bot is gone)."""
+        if self.private is not None:
+            shutil.rmtree(self.private, ignore_errors=True)
+            self.private = None
+        if self.cgroup is not None:
+            kill_cgroup(self.cgroup)
+            with contextlib.suppress(OSError):
+                self.cgroup.rmdir()
+            self.cgroup = None
+
+
+def kill_cgroup(group: Path) -> None:
+    """SIGKILL every process left in ``group`` (a daemon that left the process group)."""
+    for _ in range(5):
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+
+
+def _package_dirs(package: str) -> set[str]:
+    """The folders of an importable top-level package (none when it is not found)."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return set()
+    if spec is None:
+        return set()
+    return {str(Path(p).resolve()) for p in (spec.submodule_search_locations or [])}
+
+
+def _under_system(path: str) -> bool:
+    """Already visible through the read-only system folders."""
+    return any(path == d or path.startswith(d + "/") for d in _SYSTEM_RO)

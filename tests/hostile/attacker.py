@@ -1,0 +1,251 @@
+"""A cheating contestant: plays the twin's moves (``twin.py``) and tries one attack for real.
+
+    python tests/hostile/attacker.py --attack ATTACK --seeds FILE --mark MARK --search DIR --port PORT
+
+The attack starts at the first ``act`` (every bot of the run is up by then), in a thread,
+so the bot keeps answering. What it got goes to stdout (its log), one ``ATTACK ...`` line
+each; ``tests/test_cage.py`` reads them. To stay harmless on a shared machine without the
+cage, its victims are only processes whose environment holds ``REFEREE_TEST_MARK=MARK``
+(the test gives it to every bot of the run) and files under ``--search``:
+
+- ``secrets``: the environment it was given; every ``REFEREE_BOT_TOKEN`` and
+  ``ORGANISER_SECRET`` in ``/proc/*/environ`` (rivals', its guard's, the referee's);
+- ``journal``: opens for writing every ``matches.jsonl`` under ``--search`` and every one
+  open in an ancestor process (``/proc/<pid>/fd``), and appends a forged line;
+- ``kill``: SIGKILLs every marked rival it can see and listens on its port;
+- ``stop``: SIGSTOPs every marked rival it can see;
+- ``daemon``: a ``setsid`` child and a double-forked grandchild that sleep for minutes
+  (their command line holds MARK);
+- ``flood``: writes 3 MB to stdout;
+- ``fork``: forks up to 1,000 sleeping children;
+- ``memory``: allocates 4 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from twin import fallback_action, load_seeds
+
+from sample_bots._server import serve
+
+SLEEP = "import time, sys; time.sleep(120)"
+
+
+def say(line: str) -> None:
+    """One result line in the bot's log."""
+    print(f"ATTACK {line}", flush=True)
+
+
+def marked_pids(mark: str) -> list[int]:
+    """Processes it can see whose environment holds the run's mark (itself excepted)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if f"REFEREE_TEST_MARK={mark}".encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def secrets_attack(mark: str) -> None:
+    say("ENV " + ",".join(sorted(os.environ)))
+    own = os.environ.get("REFEREE_BOT_TOKEN", "")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for var in environ:
+            name, _, value = var.decode(errors="replace").partition("=")
+            if name == "REFEREE_BOT_TOKEN" and value != own:
+                say(f"GOT token of pid {entry.name}")
+            if name == "ORGANISER_SECRET":
+                say(f"GOT organiser secret from pid {entry.name}")
+    say("secrets done")
+
+
+def ancestors() -> list[int]:
+    pids, pid = [], os.getppid()
+    while pid > 1:
+        pids.append(pid)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+        except OSError:
+            break
+        pid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+    return pids
+
+
+def journal_attack(search: str) -> None:
+    targets: set[str] = set()
+    for root, _dirs, files in os.walk(search):
+        targets.update(os.path.join(root, f) for f in files if f == "matches.jsonl")
+    for pid in ancestors():
+        try:
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(fd).endswith("matches.jsonl"):
+                    targets.add(str(fd))
+            except OSError:
+                continue
+    say(f"journal candidates {len(targets)}")
+    for target in sorted(targets):
+        try:
+            with open(target, "a") as fh:
+                fh.write('{"forged": true}\n')
+            say(f"WROTE {target}")
+        except OSError as exc:
+            say(f"cannot write {target}: {exc.strerror}")
+    say("journal done")
+
+
+def rival_ports(pid: int) -> list[int]:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return []
+    return [int(argv[i + 1]) for i, a in enumerate(argv[:-1]) if a == "--port" and argv[i + 1].isdigit()]
+
+
+def rivals(mark: str) -> list[tuple[int, int]]:
+    """(pid, port) of the rival bots it can see: marked, with a port, not itself and not a
+    guard (a guard, unreachable with the cage, would be an easy kill without it)."""
+    found = []
+    for pid in marked_pids(mark):
+        ports = rival_ports(pid)
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+        except OSError:
+            continue
+        if ports and not any(word in cmdline for word in ("attacker.py", "guard.py", "bwrap", "setpriv")):
+            found.append((pid, ports[0]))
+    return found
+
+
+def kill_attack(mark: str) -> None:
+    squats = []
+    for pid, port in rivals(mark):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            say(f"KILLED pid {pid}")
+        except OSError as exc:
+            say(f"cannot kill {pid}: {exc.strerror}")
+            continue
+        for _ in range(100):
+            try:
+                s = socket.create_server(("127.0.0.1", port))
+                squats.append(s)
+                say(f"SQUAT port {port}")
+                break
+            except OSError:
+                time.sleep(0.01)
+    say(f"kill done ({len(squats)} squatted)")
+    time.sleep(60)  # keep the ports
+
+
+def stop_attack(mark: str) -> None:
+    for pid, _port in rivals(mark):
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            say(f"STOPPED pid {pid}")
+        except OSError as exc:
+            say(f"cannot stop {pid}: {exc.strerror}")
+    say("stop done")
+
+
+def daemon_attack(mark: str) -> None:
+    child = subprocess.Popen([sys.executable, "-c", SLEEP, f"daemon-{mark}"], start_new_session=True)
+    say(f"setsid child {child.pid}")
+    if os.fork() == 0:  # the classic double fork
+        os.setsid()
+        if os.fork() == 0:
+            os.execv(sys.executable, [sys.executable, "-c", SLEEP, f"daemon-{mark}"])
+        os._exit(0)
+    say("daemon done")
+
+
+def flood_attack() -> None:
+    chunk = b"x" * 65535 + b"\n"
+    for _ in range(48):  # 3 MB
+        try:
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.flush()
+        except OSError:
+            break
+    say("flood done")
+
+
+def fork_attack() -> None:
+    forked = 0
+    for _ in range(1000):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(120)
+            os._exit(0)
+        forked += 1
+    say(f"FORKED {forked}")
+
+
+def memory_attack() -> None:
+    try:
+        block = bytearray(4 << 30)
+        block[-1] = 1
+        say("ALLOCATED 4 GB")
+    except MemoryError:
+        say("allocation refused: MemoryError")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--attack", required=True)
+    parser.add_argument("--seeds", required=True)
+    parser.add_argument("--mark", required=True)
+    parser.add_argument("--search", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args()
+    seeds = load_seeds(args.seeds)
+    attacks: dict[str, Any] = {
+        "secrets": lambda: secrets_attack(args.mark),
+        "journal": lambda: journal_attack(args.search),
+        "kill": lambda: kill_attack(args.mark),
+        "stop": lambda: stop_attack(args.mark),
+        "daemon": lambda: daemon_attack(args.mark),
+        "flood": flood_attack,
+        "fork": fork_attack,
+        "memory": memory_attack,
+    }
+    attack = attacks[args.attack]
+    started = threading.Event()
+
+    def act(message: dict[str, Any]) -> dict[str, Any]:
+        if not started.is_set():
+            started.set()
+            threading.Thread(target=attack, daemon=True).start()
+        return {"action": fallback_action(seeds, message)}
+
+    serve(act, args.port)
+
+
+if __name__ == "__main__":
+    main()

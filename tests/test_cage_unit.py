@@ -1,0 +1,166 @@
+"""The cage's smaller promises, each with a real bot or a real config (issue 19):
+the token in every request (and a forged request refused by a bot that checks it), the
+bot's user, folder, environment table and read-only own files, relative command paths
+against the tournament file's folder, sandbox modes and their errors, URLs with
+credentials refused, a log tail with escape sequences printed escaped."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from referee.bots import protocol, sandbox
+from referee.bots.process import ManagedBot, printable, start_managed, wait_ready
+from referee.bots.sandbox import BotSpec, CageLimits, bwrap_works, resolve_command
+from referee.config import load_config
+from referee.errors import BotStartError, ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN_BOT = ROOT / "tests" / "bots" / "token_bot.py"
+HELLO = protocol.hello("t", "nimmt_plus", {}, "bot")
+needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed or cannot run here")
+
+
+def write_config(folder: Path, bot: str, limits: str = "") -> Path:
+    """A tournament file in ``folder`` with two sample bots and the ``[[bot]]`` text ``bot``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "t.toml"
+    path.write_text(
+        f'[tournament]\ngame = "nimmt_plus"\noutput = "{folder / "out"}"\n[limits]\n{limits}\n'
+        '[[bot]]\nname = "greedy"\ncommand = ["python", "-m", "sample_bots.nimmt", "greedy", "--port", "{port}"]\n'
+        f"[[bot]]\n{bot}\n"
+    )
+    return path
+
+
+@needs_bwrap
+def test_every_request_carries_the_token_and_a_forged_one_is_refused(tmp_path: Path) -> None:
+    spec = BotSpec("tok", ("python", str(TOKEN_BOT), "--port", "{port}"), env={"GREETING": "hi"})
+
+    async def scenario() -> tuple[int, int]:
+        bot = await start_managed(spec, tmp_path / "logs", HELLO)  # hello passed: the token matched
+        try:
+            async with httpx.AsyncClient() as client:
+                forged = await client.post(bot.url, content=HELLO)
+                stolen = await client.post(bot.url, content=HELLO, headers={"Authorization": "Bearer guess"})
+            return forged.status_code, stolen.status_code
+        finally:
+            bot.stop()
+
+    assert asyncio.run(scenario()) == (401, 401)
+    log = (tmp_path / "logs" / "tok.log").read_text()
+    assert "cwd=/home/bot greeting=hi own-files=read-only" in log
+    if os.geteuid() == 0:
+        assert "uid=65534" in log  # nobody
+    assert not (TOKEN_BOT.parent / "written-by-bot").exists()
+
+
+def test_relative_paths_in_command_resolve_against_the_tournament_file(tmp_path: Path) -> None:
+    folder = tmp_path / "league"
+    (folder / "bots").mkdir(parents=True)
+    shutil.copy(TOKEN_BOT, folder / "bots" / "mybot.py")
+    config = write_config(
+        folder,
+        'name = "mine"\ncommand = ["python", "bots/mybot.py", "--port", "{port}"]\n'
+        'env = { GREETING = "${MY_GREETING}" }',
+    )
+    assert resolve_command(["python", "bots/mybot.py", "--port", "{port}"], folder) == [
+        "python",
+        str((folder / "bots" / "mybot.py").resolve()),
+        "--port",
+        "{port}",
+    ]
+    env = {**os.environ, "MY_GREETING": "from-env"}
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "check", str(config)], cwd="/", env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "greeting=from-env" in (folder / "out" / "logs" / "mine.log").read_text()
+
+
+def test_referee_check_reports_a_missing_program_in_one_line(tmp_path: Path) -> None:
+    config = write_config(tmp_path, 'name = "ghost"\ncommand = ["no-such-program-here", "--port", "{port}"]')
+    done = subprocess.run([sys.executable, "-m", "referee", "check", str(config)], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "FAIL ghost" in done.stdout and "'no-such-program-here': no such executable" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_sandbox_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    bot = 'name = "b"\ncommand = ["python", "-m", "sample_bots.nimmt", "random", "--port", "{port}"]'
+    assert load_config(write_config(tmp_path, bot)).settings()["sandbox"] == "auto"
+    with pytest.raises(ConfigError, match=r"limits.sandbox: unknown sandbox 'bwarp' \(did you mean 'bwrap'\?\)"):
+        load_config(write_config(tmp_path, bot, 'sandbox = "bwarp"'))
+    with pytest.raises(ConfigError, match=r"limits.memory_mb: must be at least 16"):
+        load_config(write_config(tmp_path, bot, "memory_mb = 1"))
+    monkeypatch.setattr(sandbox, "bwrap_works", lambda: False)
+    monkeypatch.setattr(sandbox, "_warned", False)
+    with pytest.raises(BotStartError, match="sandbox = 'bwrap' but bubblewrap is not installed"):
+        sandbox.use_bwrap("bwrap")
+    required = ManagedBot(BotSpec("b", ("python", "-c", "", "{port}"), limits=CageLimits(sandbox="bwrap")), tmp_path)
+    assert "Bearer" in required.endpoint().headers["Authorization"]  # no cage needed for its endpoint
+    with pytest.raises(BotStartError, match="sandbox = 'bwrap' but bubblewrap is not installed"):
+        required.start()  # refused: nothing started
+    assert required.proc is None
+    with caplog.at_level(logging.WARNING, logger="referee"):
+        assert not sandbox.use_bwrap("auto") and not sandbox.use_bwrap("auto")
+    assert [r.getMessage() for r in caplog.records] == [sandbox.NO_CAGE_WARNING]  # one line, once
+    assert "apt-get install bubblewrap" in sandbox.NO_CAGE_WARNING
+
+
+def test_urls_with_credentials_and_bad_env_tables_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="must not contain a user name or password") as err:
+        load_config(write_config(tmp_path, 'name = "r"\nurl = "http://admin:s3cr3t@127.0.0.1:8001/"'))
+    assert "s3cr3t" not in str(err.value)
+    with pytest.raises(ConfigError, match=r"env.REFEREE_BOT_TOKEN: must be a variable name"):
+        load_config(
+            write_config(
+                tmp_path,
+                'name = "e"\ncommand = ["python", "x.py", "--port", "{port}"]\nenv = { REFEREE_BOT_TOKEN = "mine" }',
+            )
+        )
+    with pytest.raises(ConfigError, match=r"bot\[1\] \(r\).env: only for a bot with a command"):
+        load_config(write_config(tmp_path, 'name = "r"\nurl = "http://127.0.0.1:8001/"\nenv = { A = "b" }'))
+    with pytest.raises(ConfigError, match=r"workdir: .* is not a folder"):
+        load_config(
+            write_config(
+                tmp_path, 'name = "w"\ncommand = ["python", "x.py", "--port", "{port}"]\nworkdir = "no/such/dir"'
+            )
+        )
+
+
+def test_a_log_tail_with_escape_sequences_is_printed_escaped(tmp_path: Path) -> None:
+    evil = "print('\\x1b]0;pwned\\x07\\x1b[2J\\u202eevil', flush=True); raise SystemExit(3)"
+    spec = BotSpec(
+        "evil", ("python", "-c", evil, "--port", "{port}"), limits=CageLimits(sandbox="none", bot_user="root")
+    )
+    bot = ManagedBot(spec, tmp_path / "logs")
+
+    async def scenario() -> str:
+        bot.start()
+        try:
+            await wait_ready(bot, bot.endpoint(), HELLO, 10000, 1000, 65536)
+        except BotStartError as exc:
+            return str(exc)
+        finally:
+            bot.stop()
+        return ""
+
+    message = asyncio.run(scenario())
+    assert "\\x1b]0;pwned\\x07\\x1b[2J\\u202eevil" in message
+    assert "\x1b" not in message and "\x07" not in message and "\u202e" not in message
+    assert printable("tab\tok \x9b") == "tab\tok \\x9b"
+
+
+def test_the_bots_layer_does_not_load_the_config_or_the_games() -> None:
+    code = "import sys, referee.bots.process; print(sorted(m for m in sys.modules if m in ('referee.config', 'referee.games')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
