@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import random
 import shutil
@@ -468,3 +469,28 @@ def test_cooperative_columns_say_each_thing_once_and_notice_faults_show() -> Non
     assert rows["hasty"]["notice_faults"] == 4 and rows["careful"]["notice_faults"] == 0
     page = render_page(board.game, board.document)
     assert 'data-col="notice-faults">4<' in page and 'class="ciaxis"' in page
+
+
+def test_few_deals_warn_and_neighbours_get_a_difference_interval(tmp_path: Path) -> None:
+    out = synthetic_output(tmp_path)
+    assert leaderboard(str(out)).exit_code == 0
+    doc = json.loads((out / "standings.json").read_text())
+    m = doc["method"]
+    assert m["few_deals"] and m["deals"] < 30 and m["precision"]["deals_needed"] > 0
+    readme = (out / "README.md").read_text()
+    assert "intervals are approximate" in readme and f"{m['precision']['deals_needed']} deals are needed" in readme
+    assert "Overlapping intervals of two bots in the standings are not a test" in readme
+    order = [r["name"] for r in doc["standings"]]
+    assert [(d["bot"], d["next"]) for d in doc["differences"]] == list(itertools.pairwise(order))
+    for d in doc["differences"]:
+        lo, hi = d["mean_rank_diff_ci"]
+        assert lo <= d["mean_rank_diff"] <= hi and d["separated"] == (lo > 0 or hi < 0)
+        assert 0 <= d["p_above"] <= 1
+    p = doc["above"]["p"]
+    assert doc["above"]["bots"] == order and all(p[i][i] is None for i in range(len(order)))
+    assert all(abs(p[i][j] + p[j][i] - 1) < 1e-3 for i in range(len(order)) for j in range(len(order)) if i != j)
+    for r in doc["standings"]:
+        lo, hi = r["rank_set"]
+        assert lo <= r["rank"] <= hi  # the set holds the bot's own place
+    page = (out / "index.html").read_text()
+    assert 'id="few-deals"' in page and 'id="differences"' in page and 'id="p-above"' in page
