@@ -9,7 +9,10 @@ table, so the hand's luck is shared) or without; at 20 and 200 matches. The trut
 expected mean score and mean rank of each bot under the schedule) comes from one
 400,000-match tournament. In-process, numpy, seeded: the same figures every run.
 
-``python tests/test_calibration.py [tournaments] [resamples]`` prints the figures.
+``python tests/test_calibration.py [tournaments] [resamples]`` prints the figures. With the
+defaults (300 tournaments, 400 resamples): coverage of the mean score 0.933-0.974, mean
+rank 0.927-0.985, neighbour differences 0.942-0.978; simultaneous rank sets hold for all
+bots at once in 0.983-1.000 of tournaments; two equal bots separated in 0.017-0.060.
 """
 
 from __future__ import annotations
@@ -129,7 +132,7 @@ def test_intervals_rank_sets_and_differences_hold_their_level(kind: str, dup: bo
     floor = 0.92 if matches == 20 else 0.93 if (kind, dup) == ("heavy", True) else 0.94
     assert f.score >= floor and f.rank >= floor and f.difference >= floor, f
     assert f.joint_rank_sets >= 0.94, f
-    assert f.equal_separated <= 0.06 + 0.02, f  # 5 % expected; 300 tournaments: +-1.3 % Monte Carlo error
+    assert f.equal_separated <= 0.06, f  # 5 % expected (measured 1.7-6.0 % over the 12 settings)
 
 
 def test_duplicate_deals_tighten_the_difference_not_the_marginal_interval() -> None:
