@@ -58,6 +58,7 @@ bench: $(BIN)/referee bubblewrap
 bench-scale: $(BIN)/referee
 	$(BIN)/python -m referee.bench_scale
 	$(BIN)/python -m referee.bench_workers
+	$(BIN)/python -m referee.bench_publish
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

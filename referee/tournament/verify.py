@@ -99,7 +99,8 @@ def verify(out: Path) -> Report:
 
     A folder that is not a tournament's output raises LeaderboardError."""
     started = time.perf_counter()
-    tournament, records = load_output_dir(out)
+    tournament, lines = load_output_dir(out)
+    records = list(lines)
     settings = tournament["settings"]
     report = Report(out, matches=len(records))
     game = get_game(settings["game"])
