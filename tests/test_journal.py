@@ -266,3 +266,87 @@ def test_response_times_leave_the_journal_for_a_summary_within_one_percent(tmp_p
     assert "latency_ms" not in json.loads(line) and len(line) < len(LINES[0])
     (tmp_path / jn.TIMINGS_STATE).write_text("{garbage")
     assert jn.Timings.load(tmp_path) is None  # a damaged summary never stops a run
+
+
+def reference_parse(raw: str) -> Any:
+    """The plain reading: stdlib json, constants refused, then the detailed checks."""
+    try:
+        doc = json.loads(raw, parse_constant=jn._no_constant)
+    except RecursionError as exc:
+        raise JournalError("x: nested too deeply") from exc
+    except ValueError as exc:
+        raise JournalError(f"x: not JSON ({exc})") from exc
+    return jn.validate_line(doc, "x")
+
+
+def outcome(fn: Any, raw: str) -> tuple[str, Any]:
+    try:
+        return "ok", fn(raw)
+    except JournalError as exc:
+        return "error", str(exc)
+
+
+# what orjson reads differently from the stdlib, and what the quick path must not wave through
+edge_values = st.sampled_from(
+    [
+        str(2**64),
+        str(2**64 - 1),
+        str(-(2**63) - 1),
+        str(2**200),
+        str(2**300),
+        "1e400",
+        "NaN",
+        "-Infinity",
+        "0.12345678901234567890123",
+        '"\\ud800"',
+        '"a\\"[[[["',
+        '"]]]}}"',
+        "[" * 31 + "]" * 31,
+        "[" * 32 + "1" + "]" * 32,
+        "[" * 33 + "]" * 33,
+        "{" + '"a":{' * 40 + "}" * 41,
+        "true",
+        "null",
+        "[]",
+    ]
+)
+
+
+def _without_latency(line: str) -> str:
+    doc = json.loads(line)
+    doc.pop("latency_ms", None)
+    return json.dumps(doc)
+
+
+FAST_LINES = [_without_latency(x) for x in LINES]  # today's lines: response times left the journal
+
+
+def test_the_sample_lines_take_the_quick_path() -> None:
+    for line in FAST_LINES:
+        doc = json.loads(line)
+        assert jn._common_shape(doc) and jn._shallow(line.encode())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    where=st.integers(0, len(LINES) - 1),
+    path=st.sampled_from(
+        [p for p in LINE_PATHS if p[0] != "latency_ms"]
+        + [["details", "deep"], ["latency_ms"], ["restarts"], ["stats", 0, "x"]]
+    ),
+    value=st.one_of(st.none(), json_values.map(json.dumps), raw_values, edge_values),
+)
+def test_the_fast_reader_accepts_and_refuses_exactly_as_the_plain_reader(
+    where: int, path: list[str | int], value: str | None
+) -> None:
+    try:
+        line = mutate(FAST_LINES[where], path, value)
+    except KeyError:  # deleting a field this line does not have: the line as it is
+        line = FAST_LINES[where]
+    fast, plain = (
+        outcome(lambda r: jn.parse_line(r.encode("utf-8", "surrogatepass"), "x"), line),
+        outcome(reference_parse, line),
+    )
+    assert fast == plain
+    if fast[0] == "ok":  # the same values and the same types (an integer stays an integer)
+        assert json.dumps(fast[1]) == json.dumps(plain[1])

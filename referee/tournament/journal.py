@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NoReturn, Protocol
 
+import orjson
+
 from ..errors import JournalError
 from ..record import FAULT_KINDS, MatchRecord
 
@@ -173,14 +175,147 @@ def read_journal(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def parse_line(raw: bytes | str, where: str) -> dict[str, Any]:
-    """One journal line parsed and validated; JournalError naming ``where`` and the field."""
-    try:
-        doc = json.loads(raw, parse_constant=_no_constant)
-    except RecursionError as exc:
-        raise JournalError(f"{where}: nested too deeply") from exc
-    except ValueError as exc:
-        raise JournalError(f"{where}: not JSON ({exc})") from exc
+    """One journal line parsed and validated; JournalError naming ``where`` and the field.
+
+    orjson parses; the stdlib parser runs only where orjson may differ from it (orjson
+    refused the line, or the line holds an integer orjson would turn into a float), so
+    what is accepted and every message are the stdlib's. A line of the common shape is
+    accepted by one quick pass (``_common_shape``); anything else goes through the
+    detailed checks of ``validate_line``, which name the field.
+    """
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    doc: Any = None
+    if not _big_int(data):
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            doc = None
+    if doc is None:  # JSON null is not an object either: the stdlib path says so
+        try:
+            doc = json.loads(raw, parse_constant=_no_constant)
+        except RecursionError as exc:
+            raise JournalError(f"{where}: nested too deeply") from exc
+        except ValueError as exc:
+            raise JournalError(f"{where}: not JSON ({exc})") from exc
+        return validate_line(doc, where)
+    # orjson gives no NaN, infinity or integer beyond 64 bits: only shape and depth to check
+    if _common_shape(doc) and _shallow(data):
+        return doc  # type: ignore[no-any-return]
     return validate_line(doc, where)
+
+
+_DIGITS_AS_ZERO = bytes(ord("0") if chr(b).isdigit() and b < 128 else b for b in range(256))
+_JSON_STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_MARK = bytes(b for b in range(256) if b not in b'[]{}"\\')
+_NUM = (int, float)
+
+
+def _shallow(data: bytes) -> bool:
+    """True if the line's brackets nest at most ``MAX_DEPTH + 1`` deep (``details`` shallow).
+
+    ``details`` sits at bracket depth 2, so at most ``MAX_DEPTH + 1`` levels means no node
+    of ``details`` is deeper than ``MAX_DEPTH``; a deeper line takes the exact check. The
+    work is in C: strings dropped, then innermost pairs peeled (each round peels at most
+    two levels, so a line that empties in ``MAX_DEPTH // 2`` rounds is shallow enough).
+    """
+    marks = data.translate(None, _NOT_MARK)  # quotes, backslashes and brackets only: short
+    if b"\\" in marks:
+        brackets = _JSON_STR.sub(b"", data).translate(None, _NOT_MARK)
+    else:
+        brackets = b"".join(marks.split(b'"')[::2])  # odd parts are inside strings
+    for _ in range(MAX_DEPTH // 2):
+        if not brackets:
+            return True
+        brackets = brackets.replace(b"[]", b"").replace(b"{}", b"")
+    return not brackets
+
+
+def _big_int(data: bytes) -> bool:
+    """True if ``data`` may hold an integer orjson reads differently from the stdlib.
+
+    orjson turns integers from 2**64 up (and below -2**63) into floats: 20 digits in a
+    row, or 19 after a minus sign (conservative: long fractions count too; they are rare).
+    """
+    digits = data.translate(_DIGITS_AS_ZERO)
+    return b"00000000000000000000" in digits or b"-0000000000000000000" in digits
+
+
+def _common_shape(doc: Any) -> bool:
+    """A quick, conservative pass over a line orjson parsed: True only if it is valid.
+
+    False means "not sure": ``validate_line`` then decides and names the field. Numbers
+    from orjson are finite and within 64 bits, so only types and ranges are checked.
+    """
+    if type(doc) is not dict:
+        return False
+    g = doc.get
+    ident, index, seed, bots = g("id"), g("index"), g("seed"), g("bots")
+    if type(ident) is not str or not 0 < len(ident) <= 64:
+        return False
+    if type(index) is not int or index < 0 or type(seed) is not int or seed < 0:
+        return False
+    if type(bots) is not list or not 0 < len(bots) <= MAX_SEATS:
+        return False
+    n = len(bots)
+    for b in bots:
+        if type(b) is not str or not 0 < len(b) <= 64:
+            return False
+    scores, ranks, decisions, stats = g("scores"), g("ranks"), g("decisions"), g("stats")
+    if type(scores) is not list or len(scores) != n or type(ranks) is not list or len(ranks) != n:
+        return False
+    if type(decisions) is not list or len(decisions) != n or type(stats) is not list or len(stats) != n:
+        return False
+    for x in scores:
+        if type(x) not in _NUM:
+            return False
+    for r in ranks:
+        if type(r) is not int or not 1 <= r <= n:
+            return False
+    for d in decisions:
+        if type(d) is not int or d < 0:
+            return False
+    for st in stats:
+        if type(st) is not dict:
+            return False
+        for k, v in st.items():
+            if len(k) > 64 or type(v) not in _NUM:
+                return False
+    if type(g("lower_is_better")) is not bool or type(g("details")) is not dict:
+        return False
+    if type(g("duration_s")) not in _NUM:
+        return False
+    deal_hash = g("deal_hash")
+    if type(deal_hash) is not str or len(deal_hash) > 64:
+        return False
+    forfeited, faults = g("forfeited"), g("faults")
+    if type(forfeited) is not list or type(faults) is not list:
+        return False
+    if forfeited and not _seats_ok(forfeited, n):
+        return False
+    if faults:
+        return False  # rare: the detailed checks
+    if "latency_ms" in doc:
+        return False  # older journals: the detailed checks
+    for key in ("voided", "deal"):
+        v = g(key, 0)
+        if type(v) is not int or v < 0:
+            return False
+    if "disqualified" in doc:
+        dq = doc["disqualified"]
+        if type(dq) is not list or not _seats_ok(dq, n):
+            return False
+    if "restarts" in doc:
+        restarts = doc["restarts"]
+        if type(restarts) is not list or len(restarts) != n:
+            return False
+        for r in restarts:
+            if type(r) is not int or r < 0:
+                return False
+    return True
+
+
+def _seats_ok(seats: list[Any], n: int) -> bool:
+    return len(seats) <= n and all(type(s) is int and 0 <= s < n for s in seats)
 
 
 def _no_constant(name: str) -> Any:
