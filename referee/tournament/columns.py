@@ -171,18 +171,21 @@ def _take(
     index = d["index"]
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise ValueError("index must be a non-negative integer")
-    for name in bots:
-        if not isinstance(name, str) or name not in pos:
-            raise ValueError(f"bot {name!r} is not in tournament.json")
-    for x in scores:
-        if (type(x) is not float and (type(x) is not int)) or not -1e15 < x < 1e15:  # also refuses NaN and inf
-            raise ValueError("scores must be finite numbers")
-    for r in ranks:
-        if type(r) is not int or not 1 <= r <= k:
-            raise ValueError("ranks must be integers from 1 to the number of seats")
-    for x in decisions:
-        if type(x) is not int or x < 0:
-            raise ValueError("decisions must be non-negative integers")
+    # whole-list checks in C (map, min, max, sum): no Python loop per field
+    try:
+        seat_bots = [pos[name] for name in bots]
+    except (KeyError, TypeError):
+        bad = next(name for name in bots if not isinstance(name, str) or name not in pos)
+        raise ValueError(f"bot {bad!r} is not in tournament.json") from None
+    if not _NUMBER_TYPES.issuperset(map(type, scores)) or not -1e15 < min(scores) <= max(scores) < 1e15:
+        raise ValueError("scores must be finite numbers")
+    total = sum(scores)
+    if total - total != 0:  # a NaN (min and max can miss one)
+        raise ValueError("scores must be finite numbers")
+    if not _INT_TYPE.issuperset(map(type, ranks)) or not 1 <= min(ranks) <= max(ranks) <= k:
+        raise ValueError("ranks must be integers from 1 to the number of seats")
+    if not _INT_TYPE.issuperset(map(type, decisions)) or min(decisions) < 0:
+        raise ValueError("decisions must be non-negative integers")
     deal = d.get("deal")
     b.index.append(index)
     if deal is None:
@@ -195,7 +198,7 @@ def _take(
         b.deal_value.append(deal)
     b.width.append(k)
     b.voided.append(int(d.get("voided", 0)))
-    b.bot.extend([pos[x] for x in bots])
+    b.bot.extend(seat_bots)
     b.score.extend(scores)
     b.rank.extend(ranks)
     b.decisions.extend(decisions)
@@ -243,6 +246,8 @@ def _take(
 
 
 _ZEROS = (0,) * 1024
+_NUMBER_TYPES = frozenset((int, float))
+_INT_TYPE = frozenset((int,))
 _NAN = math.nan
 
 
