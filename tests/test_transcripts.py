@@ -155,6 +155,46 @@ def test_a_changed_journal_field_is_named(nimmt_out: Path, tmp_path: Path, field
     assert done.returncode == 1 and f"match {recs[2]['id']}: {field}:" in done.stdout
 
 
+def full_details(out: Path, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The journal as referee wrote it before per-hand details left it: each line's whole
+    ``details``, rebuilt here by playing its transcript through the rules."""
+    game = get_game("nimmt_plus")
+    settings = json.loads((out / "tournament.json").read_text())["settings"]
+    by_id = {tr.id: tr for tr in transcripts.read_all(out)}
+    for rec in recs:
+        n = len(rec["bots"])
+        state = game.setup(n, rec["seed"], game.check_options(n, settings.get("options", {})))
+        for mv in by_id[rec["id"]].moves:
+            state = game.apply(state, mv.seat, mv.action)
+        rec["details"] = game.result(state).details
+    return recs
+
+
+def test_the_journal_keeps_the_details_summary_and_verify_checks_it(nimmt_out: Path, tmp_path: Path) -> None:
+    recs = journal(nimmt_out)
+    assert all(r["details"]["variant"] == "plus" and "hands" not in r["details"] for r in recs)  # rebuilt, not kept
+    lines = (nimmt_out / "matches.jsonl").read_bytes().splitlines(keepends=True)
+    assert all(len(line) <= 700 for line in lines)
+    out = copy(nimmt_out, tmp_path)
+    recs[1]["details"]["zero_heads"] += 1
+    write_journal(out, recs)
+    first = verify(out).problems[0]
+    assert (first.match, first.field) == (recs[1]["id"], "details.zero_heads"), str(first)
+
+
+def test_an_older_journal_with_whole_details_verifies_and_rerenders_the_same(nimmt_out: Path, tmp_path: Path) -> None:
+    out = copy(nimmt_out, tmp_path)
+    recs = full_details(out, journal(out))
+    assert all(len(r["details"]["hands"]) >= 1 for r in recs)
+    write_journal(out, recs)
+    report = verify(out)  # the standings files re-rendered from the older lines, byte for byte
+    assert report.ok and report.replayed == len(recs), [str(p) for p in report.problems]
+    recs[2]["details"]["hands"][0]["heads"][0] += 1
+    write_journal(out, recs)
+    first = verify(out).problems[0]
+    assert first.match == recs[2]["id"] and first.field.startswith("details.hands"), str(first)
+
+
 def test_a_changed_seed_in_the_transcript_is_named(nimmt_out: Path, tmp_path: Path) -> None:
     out = copy(nimmt_out, tmp_path)
     lines = transcript_lines(out)

@@ -307,9 +307,9 @@ def _assemble(
     valid = seat[None, :] < width[keep][:, None]
     flat = (start[keep][:, None] + seat[None, :])[valid]
 
-    def per_seat(buf: Any, dtype: Any, fill: Any, per: int = 1) -> Any:
+    def per_seat(buf: Any, dtype: Any, fill: Any, per: int | None = None) -> Any:
         src = np.frombuffer(buf, dtype) if len(buf) else np.zeros(0, dtype)
-        if per == 1:
+        if per is None:  # one value per seat; ``per`` values per seat give a third axis, even for one
             out = np.full((rows, kmax), fill, dtype)
             out[valid] = src[flat]
             return out

@@ -17,7 +17,9 @@ A line (keys in this order; the bracketed ones only when they happened)::
     ranks [int], lower_is_better bool, forfeited [seat], faults [{seat, bot,
     decision (int|null), phase, kind, detail, latency_ms}], latency_ms [[number]]
     (optional: absent from journals that keep response times elsewhere),
-    decisions [int], stats [{str: number}], details {..}, duration_s number,
+    decisions [int], stats [{str: number}], details {..} (the game's top-level summary:
+    numbers, strings, flags, flat lists; journals written before also hold its nested
+    per-hand/per-round breakdowns, and still read), duration_s number,
     deal_hash str, [restarts [int]], [disqualified [seat]], [voided int],
     [deal int: the deal index where several fixtures share a deal]
 
@@ -58,10 +60,28 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), allow_nan=False)
 
 
+def journal_details(details: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a game's ``details`` the journal keeps: its top-level summary.
+
+    Numbers, strings, flags and flat lists of them stay; nested breakdowns (per hand,
+    per round, per turn) leave the line: the transcript holds every decision, and
+    ``referee verify`` / ``referee replay`` rebuild them through the rules.
+    """
+    return {k: v for k, v in details.items() if _flat(v)}
+
+
+def _flat(v: Any) -> bool:
+    if isinstance(v, list):
+        return all(x is None or isinstance(x, str | int | float) for x in v)
+    return v is None or isinstance(v, str | int | float)
+
+
 def record_line(rec: MatchRecord) -> str:
-    """The journal line of ``rec`` (with its newline)."""
+    """The journal line of ``rec`` (with its newline); ``details`` as ``journal_details``."""
     try:
-        return dumps(rec.to_json()) + "\n"
+        doc = rec.to_json()
+        doc["details"] = journal_details(doc["details"])
+        return dumps(doc) + "\n"
     except ValueError as exc:  # NaN or infinity in a score or a stat: a bug in a game, not a line to write
         raise JournalError(f"match {rec.id}: {exc}; refusing to write non-standard JSON") from exc
 
