@@ -2,7 +2,8 @@
 
 Writes journals of 100,000 and 1,000,000 matches (5 and 50 bots, 4 seats) from the lines
 of a real small run (``leaderboards/nimmt_plus/matches.jsonl``: real 6 nimmt! Plus matches
-of the sample bots, with ``latency_ms`` dropped as the journal is losing it), then times
+of the sample bots, with ``latency_ms`` dropped and ``details`` cut to its summary as
+today's journal writes them), then times
 ``referee leaderboard`` on each in a fresh process: wall seconds and peak RSS, and checks
 that a second run and a run on the journal with its lines shuffled give byte-identical
 outputs (timings.json aside).
@@ -24,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from referee.tournament.journal import journal_details
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "leaderboards" / "nimmt_plus"
 DETERMINISTIC = ("README.md", "index.html", "standings.json", "standings.csv")
 SIZES = ((100_000, 5), (1_000_000, 5), (1_000_000, 50))
@@ -41,6 +44,7 @@ def write_journal(out: Path, matches: int, bots: int, seed: int = 1) -> int:
     tails = []
     for d in lines:
         d.pop("latency_ms", None)
+        d["details"] = journal_details(d["details"])  # today's lines: the summary only
         rest = {k: v for k, v in d.items() if k not in ("id", "index", "seed", "bots")}
         tails.append(json.dumps(rest, separators=(",", ":"))[1:])
     rng = random.Random(seed)
