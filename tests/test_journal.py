@@ -197,6 +197,9 @@ def test_writing_refuses_nan_and_the_line_fits_the_reader(tmp_path: Path) -> Non
     docs = list(jn.read_journal(path))
     old = json.loads(LINES[0])
     old.pop("latency_ms")  # response times leave the journal (timings.json keeps a summary)
+    assert "hands" in old["details"]
+    old["details"] = jn.journal_details(old["details"])  # the per-hand breakdown leaves it too
+    assert "hands" not in old["details"] and old["details"]["variant"] == "plus"
     assert len(docs) == 1 and docs[0] == old
     assert path.read_text() == jn.dumps(old) + "\n", "the line is otherwise written byte for byte as before"
 
