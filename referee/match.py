@@ -249,7 +249,8 @@ async def play_match(
         "forfeited": forfeited,
         "details": result.details,
     }
-    await notify("end", [protocol.end(ctx, s, published) for s in range(n)])
+    # each seat's view of the final position: the last hand/round is shown nowhere else
+    await notify("end", [protocol.end(ctx, s, published, game.view(state, s)) for s in range(n)])
     return MatchRecord(
         id=match_id,
         index=index,

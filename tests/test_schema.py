@@ -73,7 +73,7 @@ def test_every_message_of_a_playout_validates(game: Game, seats: int, options: d
         "details": result.details,
     }
     for s in range(seats):
-        _check(_sent(protocol.end(ctx, s, published)), gid)
+        _check(_sent(protocol.end(ctx, s, published, game.view(state, s))), gid)
 
 
 def test_every_game_has_a_schema_and_every_schema_is_valid() -> None:
@@ -231,5 +231,12 @@ def test_messages_of_real_matches_validate(gid: str) -> None:
     assert kinds == {"start", "act", "end"}
     assert any("time_bank_ms" in m for m in received if m["type"] == "act")
     assert any(m["result"]["forfeited"] == [1] for m in received if m["type"] == "end")
+    ends = [m for m in received if m["type"] == "end"]
+    # every seat's end message shows its own view of the final position
+    assert ends and all(m["state"]["seat"] == m["seat"] if "seat" in m["state"] else m["state"] for m in ends)
+    if gid == "nimmt_plus":  # the last hand complete: every turn of it, the hands empty
+        assert all(m["state"]["history"] and m["state"]["hand"] == [] for m in ends)
+    if gid == "drahtseilakt":  # the last round complete: all 9 tricks
+        assert all(len(m["state"]["tricks"]) == 9 for m in ends)
     for message in received:
         _check(message, gid)
