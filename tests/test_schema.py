@@ -187,8 +187,8 @@ def test_messages_of_real_matches_validate(gid: str) -> None:
     from referee.bots import http
     from referee.bots.http import Endpoint
     from referee.config import Limits
-    from tests.support.localbots import serve
     from referee.match import play_match
+    from tests.support.localbots import serve
     from tests.test_conformance import option_grid
 
     game = GAMES[gid]
