@@ -177,23 +177,25 @@ def test_cli_prints_the_schemas() -> None:
 @pytest.mark.parametrize("gid", sorted(GAMES))
 def test_messages_of_real_matches_validate(gid: str) -> None:
     """Every message ``play_match`` sends (with a time bank, forfeits on) in one match per
-    option combination of each game, received by a bot behind ``httpx.MockTransport`` that
-    answers the first legal action but faults now and then (so ``forfeited`` is filled)."""
+    option combination of each game, received by real local bot servers (the production
+    transport) that answer the first legal action but fault now and then (so
+    ``forfeited`` is filled)."""
     import asyncio
 
     import httpx
 
+    from referee.bots import http
     from referee.bots.http import Endpoint
     from referee.config import Limits
     from referee.match import play_match
+    from tests.support.localbots import serve
     from tests.test_conformance import option_grid
 
     game = GAMES[gid]
     seats = max(game.info.min_seats, min(game.info.max_seats, 4))
     received: list[Any] = []
 
-    async def route(request: httpx.Request) -> httpx.Response:
-        message = json.loads(request.content)
+    async def route(message: dict[str, Any]) -> httpx.Response:
         received.append(message)
         if message["type"] != "act":
             return httpx.Response(200, json={})
@@ -204,8 +206,9 @@ def test_messages_of_real_matches_validate(gid: str) -> None:
     limits = Limits(deadline_ms=5000, time_bank_ms=1000, on_fault="forfeit")
 
     async def one(options: dict[str, Any], index: int) -> None:
-        eps = [Endpoint.make(f"b{i}", f"http://b{i}/", None) for i in range(seats)]
-        async with httpx.AsyncClient(transport=httpx.MockTransport(route)) as client:
+        names = [f"b{i}" for i in range(seats)]
+        async with serve(dict.fromkeys(names, route)) as urls, http.new_client(seats + 2) as client:
+            eps = [Endpoint.make(n, urls[n], None) for n in names]
             await play_match(
                 game,
                 options,

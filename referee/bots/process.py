@@ -255,22 +255,23 @@ class ManagedBot:
 
     def log_tail(self, lines: int = 8) -> str:
         """The last lines of the bot's log, for error messages, control characters escaped."""
+        text = self._log_end(4096)
+        return "\n".join("    " + printable(line) for line in text[-lines:])
+
+    def _log_end(self, size: int) -> list[str]:
+        """The lines of the last ``size`` bytes of the bot's log (a capped log is still 10 MB)."""
         try:
             with open(self.log_path, "rb") as fh:
-                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4096))  # a capped log is still 10 MB
-                text = fh.read().decode(errors="replace").splitlines()
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - size))
+                return fh.read().decode(errors="replace").splitlines()
         except OSError:
-            return ""
-        return "\n".join("    " + printable(line) for line in text[-lines:])
+            return []
 
     def log_excerpt(self, lines: int = 12) -> str:
         """What a failed start needs shown: the first error the bot logged since it was
         last started (see ``first_error``), control characters escaped."""
-        try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 262144))  # a capped log is still 10 MB
-                text = fh.read().decode(errors="replace").splitlines()
-        except OSError:
+        text = self._log_end(262144)
+        if not text:
             return ""
         starts = [i for i, line in enumerate(text) if line.startswith("--- ") and "start" in line]
         since = text[starts[-1] + 1 :] if starts else text

@@ -235,19 +235,20 @@ class _Conn(asyncio.Protocol):
         else:
             self._drop()
 
-    def _finish(self) -> None:
+    def _stop_timer(self) -> None:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+
+    def _finish(self) -> None:
+        self._stop_timer()
         self.waiter = None
         self.slow = None
         self.buf.clear()
         self.body_parts = []
 
     def _drop(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+        self._stop_timer()
         self.reusable = False
         self.closed = True
         self.waiter = None

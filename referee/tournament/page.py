@@ -29,8 +29,10 @@ from .table import (
     H2H_CAP,
     H2H_NOTE,
     MINUS_3_SIGMA,
+    NO_DIFFERENCES,
     NO_SEAT_BIAS,
     SEAT_NOTE,
+    difference_rows,
     fmt,
     fmt_ci,
     fmt_pair,
@@ -307,25 +309,14 @@ def _differences(game: Game, doc: Mapping[str, Any]) -> str:
     e = html.escape
     diffs = doc.get("differences") or []
     if not diffs:
-        return '<p class="note" id="differences">Fewer than two bots in play: no difference to show.</p>'
-    coop = game.info.cooperative
-    head = ["Bot", "Next", *([] if coop else ["Mean rank difference [95% CI]"]), "Mean score difference [95% CI]"]
-    head += ["P(above)", "Separated"]
-    body = []
-    for d in diffs:
-        cells = [e(d["bot"]), e(d["next"])]
-        if not coop:
-            cells.append(_value_ci(d["mean_rank_diff"], d["mean_rank_diff_ci"]))
-        cells += [
-            _value_ci(d["mean_score_diff"], d["mean_score_diff_ci"]),
-            fmt(d["p_above"]),
-            "yes" if d["separated"] else "no",
-        ]
-        body.append(
-            f'<tr data-bot="{e(d["bot"])}" data-next="{e(d["next"])}" data-separated="{_attr(d["separated"])}">'
-            + "".join(f"<td>{c}</td>" for c in cells)
-            + "</tr>"
-        )
+        return f'<p class="note" id="differences">{NO_DIFFERENCES}</p>'
+    head, cells = difference_rows(game, diffs, _value_ci, e)
+    body = [
+        f'<tr data-bot="{e(d["bot"])}" data-next="{e(d["next"])}" data-separated="{_attr(d["separated"])}">'
+        + "".join(f"<td>{c}</td>" for c in row)
+        + "</tr>"
+        for d, row in zip(diffs, cells)
+    ]
     return (
         '<div class="scroll"><table id="differences" class="narrow"><thead><tr>'
         + "".join(f"<th>{h}</th>" for h in head)

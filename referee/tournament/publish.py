@@ -67,8 +67,10 @@ from .standings import standings_from_columns, timings_from_columns
 from .table import (
     H2H_CAP,
     H2H_NOTE,
+    NO_DIFFERENCES,
     NO_SEAT_BIAS,
     SEAT_NOTE,
+    difference_rows,
     fmt,
     fmt_ci,
     fmt_pair,
@@ -425,20 +427,8 @@ def _h2h_cell(pair: Mapping[str, Any]) -> str:
 def _diff_table(game: Game, doc: Mapping[str, Any]) -> str:
     diffs = doc.get("differences") or []
     if not diffs:
-        return "Fewer than two bots in play: no difference to show."
-    coop = game.info.cooperative
-    headers = ["Bot", "Next", *([] if coop else ["Mean rank difference [95% CI]"]), "Mean score difference [95% CI]"]
-    headers += ["P(above)", "Separated"]
-    body = []
-    for d in diffs:
-        line = [md(d["bot"]), md(d["next"])]
-        line += [] if coop else [fmt_ci(d["mean_rank_diff"], d["mean_rank_diff_ci"])]
-        line += [
-            fmt_ci(d["mean_score_diff"], d["mean_score_diff_ci"]),
-            fmt(d["p_above"]),
-            "yes" if d["separated"] else "no",
-        ]
-        body.append(line)
+        return NO_DIFFERENCES
+    headers, body = difference_rows(game, diffs, fmt_ci, md)
     return _tab(body, headers=headers, tablefmt="github", disable_numparse=True)
 
 

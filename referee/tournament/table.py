@@ -113,23 +113,9 @@ def standings_columns(game: Game, rows: Sequence[Mapping[str, Any]], stats: bool
         Column("wins", "Wins (share)", fmt_wins),
     ]
     if not coop:
-        cols.append(
-            Column(
-                "mean-rank",
-                "Mean rank [95% CI]",
-                lambda r: fmt_ci(r["mean_rank"], r["mean_rank_ci"]),
-                lambda r: r["mean_rank"],
-                lambda r: r["mean_rank_ci"],
-            )
-        )
+        cols.append(_ci_column("mean-rank", "Mean rank [95% CI]", "mean_rank"))
     cols += [
-        Column(
-            "mean-score",
-            "Mean score [95% CI]",
-            lambda r: fmt_ci(r["mean_score"], r["mean_score_ci"]),
-            lambda r: r["mean_score"],
-            lambda r: r["mean_score_ci"],
-        ),
+        _ci_column("mean-score", "Mean score [95% CI]", "mean_score"),
         Column("rank-range", "Rank range", lambda r: fmt_range(r["rank_interval"])),
         Column("rank-set", "Rank set (all at once)", lambda r: fmt_range(r.get("rank_set"))),
         Column("rating", f"Rating {MINUS_3_SIGMA}", lambda r: fmt(r["rating"]["ordinal"])),
@@ -147,6 +133,17 @@ def standings_columns(game: Game, rows: Sequence[Mapping[str, Any]], stats: bool
     return cols
 
 
+def _ci_column(key: str, title: str, field: str) -> Column:
+    """A column of a value with its 95 % interval (``field`` and ``field + "_ci"``)."""
+    return Column(
+        key,
+        title,
+        lambda r: fmt_ci(r[field], r[field + "_ci"]),
+        lambda r: r[field],
+        lambda r: r[field + "_ci"],
+    )
+
+
 def _stat_text(key: str) -> Callable[[Mapping[str, Any]], str]:
     """The text of a game's stat column."""
     return lambda r: fmt(r[key])
@@ -162,3 +159,28 @@ def _repeats(rows: Sequence[Mapping[str, Any]], key: str) -> bool:
         all(r.get(key) is not None and r[other] is not None and abs(r[key] - r[other]) < 1e-9 for r in played)
         for other in ("mean_score", "win_rate")
     )
+
+
+NO_DIFFERENCES = "Fewer than two bots in play: no difference to show."
+
+
+def difference_rows(
+    game: Game, diffs: Sequence[Mapping[str, Any]], ci: Callable[[Any, Any], str], name: Callable[[Any], str]
+) -> tuple[list[str], list[list[str]]]:
+    """The neighbours table (adjacent rows of the standings: difference with its interval,
+    P(above), separated) as headers and cells, for Markdown and the page alike; ``ci``
+    formats a value with its interval and ``name`` a bot's name in the target format."""
+    coop = game.info.cooperative
+    headers = ["Bot", "Next", *([] if coop else ["Mean rank difference [95% CI]"]), "Mean score difference [95% CI]"]
+    headers += ["P(above)", "Separated"]
+    body = []
+    for d in diffs:
+        cells = [name(d["bot"]), name(d["next"])]
+        cells += [] if coop else [ci(d["mean_rank_diff"], d["mean_rank_diff_ci"])]
+        cells += [
+            ci(d["mean_score_diff"], d["mean_score_diff_ci"]),
+            fmt(d["p_above"]),
+            "yes" if d["separated"] else "no",
+        ]
+        body.append(cells)
+    return headers, body
