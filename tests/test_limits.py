@@ -28,7 +28,7 @@ from referee.bots import http
 from referee.config import Limits, load_config
 from referee.games import get_game
 from referee.match import play_match
-from referee.tournament import dq
+from referee.tournament import dq, transcripts
 from referee.tournament.publish import build_leaderboard, render_markdown, tournament_document
 from referee.tournament.runner import run_tournament
 
@@ -245,7 +245,9 @@ def test_time_bank_pays_for_slow_answers_until_it_runs_out(tmp_path: Path, stead
     assert len(faults) == 2 or recs2[0].get("voided", 0) > 0, (faults, recs2[0].get("voided"))
     assert faults[0]["decision"] == 1 and faults[0]["bot"] == "slow"
     # decision 1 may take the deadline plus what decision 0 left in the bank: never less
-    first = recs2[0]["latency_ms"][recs2[0]["bots"].index("slow")][0]
+    # the first answer's response time: per decision, it lives in the transcript
+    moves = next(transcripts.read_all(tmp_path / "2" / "out")).moves
+    first = next(m.ms for m in moves if m.seat == recs2[0]["bots"].index("slow") and m.ms is not None)
     left = max(0.0, 100 - (first - 150))
     assert 150 + left - 1 <= faults[0]["latency_ms"] <= 150 + left + 100, (first, faults[0])
 
