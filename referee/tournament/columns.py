@@ -308,8 +308,9 @@ def _assemble(
     flat = (start[keep][:, None] + seat[None, :])[valid]
 
     def per_seat(buf: Any, dtype: Any, fill: Any, per: int | None = None) -> Any:
+        """A (rows, seats) column, or (rows, seats, per) with ``per`` values a seat."""
         src = np.frombuffer(buf, dtype) if len(buf) else np.zeros(0, dtype)
-        if per is None:  # one value per seat; ``per`` values per seat give a third axis, even for one
+        if per is None:
             out = np.full((rows, kmax), fill, dtype)
             out[valid] = src[flat]
             return out
