@@ -5,8 +5,11 @@
   that can think about one position at a time); waiting for a slot is not part of
   the deadline, which runs from sending;
 - restarts: a managed bot whose process died is restarted (with backoff, up to a
-  limit) by ``BotRuntime.restart_if_dead``; a bot that cannot be restarted is ``down`` and is
-  played by the fallback, every decision a fault without a request.
+  limit) by ``BotRuntime.restart_if_dead``; a managed bot that times out
+  ``UNRESPONSIVE_AFTER`` times in a row and then does not answer ``hello`` within its
+  deadline is hung, and is killed and restarted the same way (``after_timeout``); a bot
+  that cannot be restarted is ``down`` and is played by the fallback, every decision a
+  fault without a request.
 
 ``Pacer`` keeps the referee's clock honest. A deadline is measured by a timer on the
 event loop, and a reply's time is taken when its last byte is parsed; when the loop is
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 # A timeout whose timer fired this much later than its deadline was the referee's
 # lateness, not the bot's (a timer on an idle loop fires within about a millisecond).
 REFEREE_LATE_MS = 5.0
+UNRESPONSIVE_AFTER = 3  # act timeouts in a row after which a managed bot is probed (hello) and, if hung, restarted
 
 
 def referee_was_late(ex: Exchange) -> bool:
@@ -69,6 +73,7 @@ class BotRuntime:
     managed: ManagedBot | None = None
     revive_args: ReviveArgs | None = None
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
+    timeouts_in_a_row: int = 0  # across matches: reset by any answer
 
     @property
     def name(self) -> str:
@@ -90,6 +95,16 @@ class BotRuntime:
             self._slots = asyncio.Semaphore(self.max_concurrent)
         async with self._slots:
             yield
+
+    async def after_timeout(self) -> int:
+        """After an ``act`` timeout: past ``UNRESPONSIVE_AFTER`` in a row, probe a managed bot
+        and restart it if it is hung. The restart attempts made (the caller's match is charged)."""
+        self.timeouts_in_a_row += 1
+        if self.managed is None or self.revive_args is None or self.timeouts_in_a_row < UNRESPONSIVE_AFTER:
+            return 0
+        self.timeouts_in_a_row = 0
+        a = self.revive_args
+        return (await self.managed.revive_unresponsive(a.hello_body, a.startup_ms, a.deadline_ms, a.max_bytes)).attempts
 
     async def restart_if_dead(self) -> int:
         """After an ``error`` fault: restart the bot if its process died. The restart

@@ -253,6 +253,25 @@ class ManagedBot:
                 return Revival(True, False)
             return await self._restart(hello_body, startup_ms, deadline_ms, max_bytes)
 
+    async def revive_unresponsive(
+        self, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
+    ) -> Revival:
+        """After several timeouts in a row: a bot whose process runs but that does not
+        answer ``hello`` within its deadline is hung (an endless loop, a deadlock); it is
+        killed, with everything it started, and restarted like a crashed one. A bot that
+        answers is left alone (it was only slow), and so is one already restarted."""
+        async with self._restart_lock:
+            if self.down or self._stopped:
+                return Revival(False, False)
+            if await self._still_up():
+                try:
+                    await wait_ready(self, self.endpoint(), hello_body, deadline_ms, deadline_ms, max_bytes)
+                    return Revival(True, False)
+                except BotStartError:
+                    self._log_line(f"unresponsive: no answer to hello within {deadline_ms} ms; killed")
+                    self._reap()
+            return await self._restart(hello_body, startup_ms, deadline_ms, max_bytes)
+
     def log_tail(self, lines: int = 8) -> str:
         """The last lines of the bot's log, for error messages, control characters escaped."""
         text = self._log_end(4096)
