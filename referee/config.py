@@ -24,7 +24,7 @@ from .games import GAMES, get_game
 from .games.base import OptionError
 from .secret import Secret
 
-FORMATS = ("round_robin", "random", "team")
+FORMATS = ("round_robin", "random", "team", "gauntlet")
 # The most matches one tournament may schedule: its fixtures are lazy, but resume keeps
 # one bit per match and ids, seeds and the journal are sized for it. Counted before
 # anything is allocated, so ``rounds = 10**9`` is a config error, not a MemoryError.
@@ -97,11 +97,30 @@ class TournamentConfig:
     # no seed in the file: the referee draws a 128-bit secret seed when the run starts
     # (``seed`` is 0 until then) and reveals it when the run is complete
     seed_secret: bool = False
+    # gauntlet: the bots under test (every table holds one), the rest of the bots are the field
+    challengers: tuple[str, ...] = ()
+    challengers_meet: bool = False  # gauntlet: a challenger's opponents include the other challengers
+    gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
 
     @property
     def match_count(self) -> int:
         """How many matches the schedule holds, counted without building it."""
-        return match_count(self.format, len(self.bots), self.players, self.rounds, self.matches, self.duplicate)
+        return match_count(
+            self.format,
+            len(self.bots),
+            self.players,
+            self.rounds,
+            self.matches,
+            self.duplicate,
+            gauntlet=self.gauntlet_shape,
+        )
+
+    @property
+    def gauntlet_shape(self) -> tuple[int, int, bool]:
+        """(challengers, opponents each challenger meets, random tables) of a gauntlet."""
+        n_chal = len(self.challengers)
+        opponents = len(self.bots) - 1 if self.challengers_meet else len(self.bots) - n_chal
+        return n_chal, opponents, self.gauntlet_random
 
     def with_overrides(
         self,
@@ -137,17 +156,26 @@ class TournamentConfig:
             **secret,
             "players": self.players,
             "format": self.format,
-            "rounds": self.rounds if self.format == "round_robin" else None,
-            "matches": self.matches if self.format in ("random", "team") else None,
+            "rounds": self.rounds if self.format == "round_robin" or self._gauntlet_rounds() else None,
+            "matches": self.matches if self.format in ("random", "team") or self.gauntlet_random else None,
             "deadline_ms": self.limits.deadline_ms,
             "on_fault": self.limits.on_fault,
             "max_faults": self.limits.max_faults,
             "duplicate": self.duplicate,
+            **self._gauntlet_settings(),
             "time_bank_ms": self.limits.time_bank_ms,
             "max_fault_rate": self.limits.max_fault_rate,
             "sandbox": self.limits.sandbox,
             "bots": [b.name for b in self.bots],
         }
+
+    def _gauntlet_rounds(self) -> bool:
+        return self.format == "gauntlet" and not self.gauntlet_random
+
+    def _gauntlet_settings(self) -> dict[str, Any]:
+        if self.format != "gauntlet":
+            return {}
+        return {"challengers": list(self.challengers), "challengers_meet": self.challengers_meet}
 
 
 # Schema: key -> (type, default). A default of _REQUIRED means the key must be given.
@@ -163,6 +191,8 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "concurrency": (int, 8),
     "output": (str, None),
     "duplicate": (bool, False),
+    "challengers": (list, None),
+    "challengers_meet": (bool, False),
 }
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "deadline_ms": (int, 1000),
@@ -331,9 +361,22 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "team already plays every deal with every bot; duplicate is for round_robin and random",
         )
 
-    count = match_count(fmt, len(bots), players, tv["rounds"], tv["matches"], tv["duplicate"])
+    challengers = _challengers(err, fmt, tv, t, bots, players, game.info.cooperative)
+    n_opp = len(bots) - 1 if tv["challengers_meet"] else len(bots) - len(challengers)
+    gauntlet_random = fmt == "gauntlet" and "matches" in t and "rounds" not in t
+    count = match_count(
+        fmt,
+        len(bots),
+        players,
+        tv["rounds"],
+        tv["matches"],
+        tv["duplicate"],
+        gauntlet=(len(challengers), n_opp, gauntlet_random),
+    )
     if count > MAX_MATCHES:
-        key = "tournament.rounds" if fmt == "round_robin" else "tournament.matches"
+        key = (
+            "tournament.rounds" if fmt in ("round_robin", "gauntlet") and not gauntlet_random else "tournament.matches"
+        )
         err.fail(
             key,
             f"the tournament would schedule {count:,} matches, more than the limit of {MAX_MATCHES:,}; "
@@ -366,12 +409,70 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         options=options,
         limits=Limits(**lv),
         bots=bots,
+        challengers=challengers,
+        challengers_meet=tv["challengers_meet"],
+        gauntlet_random=gauntlet_random,
     )
 
 
-def match_count(fmt: str, n_bots: int, players: int, rounds: int, matches: int, duplicate: bool) -> int:
-    """The number of matches a schedule of these settings holds (arithmetic only)."""
-    if fmt == "round_robin":
+def _challengers(
+    err: _Errors,
+    fmt: str,
+    tv: Mapping[str, Any],
+    table: Mapping[str, Any],
+    bots: tuple[BotConfig, ...],
+    players: int,
+    cooperative: bool,
+) -> tuple[str, ...]:
+    """The gauntlet's challengers, checked (names of bots, and a field big enough)."""
+    if fmt != "gauntlet":
+        for key in ("challengers", "challengers_meet"):
+            if key in table:
+                err.fail(f"tournament.{key}", "is for format = 'gauntlet'")
+        return ()
+    if cooperative:
+        err.fail("tournament.format", "gauntlet is for competitive games (cooperative games: use team)")
+    raw = tv["challengers"]
+    if not raw:
+        err.fail("tournament.challengers", 'a gauntlet needs challengers = ["bot name", ...]')
+    names = {b.name for b in bots}
+    out: list[str] = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, str) or c not in names:
+            err.fail(
+                f"tournament.challengers[{i}]",
+                f"{c!r} is not the name of a [[bot]]" + (_hint(c, names) if isinstance(c, str) else ""),
+            )
+        if c in out:
+            err.fail(f"tournament.challengers[{i}]", f"{c!r} is named twice")
+        out.append(c)
+    if players < 2:
+        err.fail("tournament.players", "a gauntlet needs at least 2 seats per table")
+    opponents = len(bots) - 1 if tv["challengers_meet"] else len(bots) - len(out)
+    if opponents < players - 1:
+        err.fail(
+            "tournament.challengers",
+            f"each table needs {players - 1} bots besides its challenger but the field has {opponents}: "
+            "add bots, lower players or set challengers_meet = true",
+        )
+    return tuple(out)
+
+
+def match_count(
+    fmt: str,
+    n_bots: int,
+    players: int,
+    rounds: int,
+    matches: int,
+    duplicate: bool,
+    gauntlet: tuple[int, int, bool] = (0, 0, False),
+) -> int:
+    """The number of matches a schedule of these settings holds (arithmetic only); a
+    gauntlet's ``(challengers, opponents each meets, random tables)`` in ``gauntlet``."""
+    if fmt == "gauntlet":
+        n_chal, n_opp, rnd = gauntlet
+        tables = matches if rnd else n_chal * math.comb(n_opp, players - 1) * rounds
+    elif fmt == "round_robin":
         tables = math.comb(n_bots, players) * rounds
     elif fmt == "team":
         tables = matches * n_bots

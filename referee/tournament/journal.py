@@ -419,7 +419,7 @@ def repair(path: Path, good_end: int) -> None:
 
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # as config.py accepts names
-_SETTINGS_FORMATS = ("round_robin", "random", "team")
+_SETTINGS_FORMATS = ("round_robin", "random", "team", "gauntlet")
 
 
 def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
@@ -464,7 +464,11 @@ def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
     for key in ("rounds", "matches"):
         if s.get(key) is not None:
             c.integer(s, key, 1)
-    for key in ("duplicate", "seed_secret"):
+    if "challengers" in s:
+        chal = c.lst(s, "challengers", 1, len(bots))
+        if any(x not in bots for x in chal):
+            c.fail("challengers", "names a bot that is not in bots")
+    for key in ("duplicate", "seed_secret", "challengers_meet"):
         if key in s and not isinstance(s[key], bool):
             c.fail(key, "not true/false")
     if "time_bank_ms" in s:

@@ -79,12 +79,24 @@ def fmt_pair(pair: Mapping[str, Any]) -> str:
     return f"{pair['share']:.0%} ({counts})"
 
 
+def role_mark(row: Mapping[str, Any]) -> str:
+    """The mark after a bot's name in a gauntlet's tables: challengers are ranked, the field is for reference."""
+    return {"challenger": " (challenger)", "field": " (field)"}.get(row.get("role", ""), "")
+
+
 def format_text(settings: Mapping[str, Any]) -> str:
     """The tournament format in words."""
     if settings["format"] == "round_robin":
         text = f"round robin, {settings['rounds']} round(s), {settings['players']} players per match"
     elif settings["format"] == "team":
         text = f"team (duplicate): {settings['matches']} deals, each played by every bot as a team of {settings['players']}"
+    elif settings["format"] == "gauntlet":
+        size = f"{settings['rounds']} round(s)" if settings.get("rounds") else f"{settings['matches']} random tables"
+        text = (
+            f"gauntlet of {', '.join(settings['challengers'])} against the field, {size}, "
+            f"{settings['players']} players per match"
+            + ("; challengers meet" if settings.get("challengers_meet") else "; challengers never meet")
+        )
     else:
         text = f"random tables, {settings['matches']} matches, {settings['players']} players per match"
     if settings.get("duplicate"):
@@ -228,7 +240,10 @@ def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, s
         }
         cells = [
             ("rank", str(r["rank"])),
-            ("bot", f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{e(r["name"])}'),
+            (
+                "bot",
+                f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{e(r["name"] + role_mark(r))}',
+            ),
             ("matches", str(r["matches"])),
             ("wins", e(fmt_wins(r))),
         ]

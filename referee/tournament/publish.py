@@ -74,6 +74,7 @@ from .page import (
     fmt_wins,
     ranking_text,
     render_page,
+    role_mark,
     settings_lines,
 )
 from .standings import compute_standings, compute_timings
@@ -180,6 +181,10 @@ def build_leaderboard(
     rows = compute_standings(game, names, recs)
     verdicts = analyse(game, names, recs, settings["seed"], resamples)
     order = {r["name"]: i for i, r in enumerate(rows)}
+    standings = [_row(r, verdicts.bots[r["name"]]) for r in rows]
+    if settings.get("challengers"):  # a gauntlet: the challengers are ranked, the field shown for reference
+        for row in standings:
+            row["role"] = "challenger" if row["name"] in settings["challengers"] else "field"
     doc = {
         "tournament": settings["name"],
         "game": settings["game"],
@@ -188,7 +193,7 @@ def build_leaderboard(
         "lower_score_wins": recs[0].lower_is_better if recs else False,
         "settings": dict(settings),
         "method": verdicts.method,
-        "standings": [_row(r, verdicts.bots[r["name"]]) for r in rows],
+        "standings": standings,
         "head_to_head": sorted(verdicts.head_to_head, key=lambda p: (order[p["bot"]], order[p["opponent"]])),
         "seat_bias": verdicts.seat_bias,
         "rating_history": {
@@ -250,7 +255,7 @@ def table_rows(game: Game, doc: Mapping[str, Any], stats: bool = True) -> tuple[
     headers += ["Faults t/e/m/i"] + (["Restarts"] if restarts else [])
     out = []
     for r in rows:
-        line = [str(r["rank"]), r["name"], str(r["matches"]), fmt_wins(r)]
+        line = [str(r["rank"]), r["name"] + role_mark(r), str(r["matches"]), fmt_wins(r)]
         line += [] if coop else [fmt_ci(r["mean_rank"], r["mean_rank_ci"])]
         line += [
             fmt_ci(r["mean_score"], r["mean_score_ci"]),

@@ -10,7 +10,14 @@ a run stopped half-way has played whole rounds.
 ``team`` (cooperative games): ``matches`` deals, and every bot plays every deal as a
 homogeneous team (all seats the same bot), so bots are compared on identical cards.
 
-``duplicate = true`` (round_robin and random): every table above is a deal, played
+``gauntlet``: every table holds one challenger and ``players - 1`` of its opponents (the
+field, and the other challengers too with ``challengers_meet``): per round, challenger
+by challenger (in the order of ``challengers``), every combination of its opponents,
+the challenger first, the table rotated by the round as in round robin; or, with
+``matches`` and no ``rounds``, ``matches`` tables, challengers in turn, opponents drawn
+from the table's own seed, the table rotated by its turn.
+
+``duplicate = true`` (round_robin, random and gauntlet): every table above is a deal, played
 once per seat rotation of the table, one after another, all with the deal's seed, so
 every bot of the table holds every hand of the deal (results are then compared per
 deal, which removes most of the luck of the cards).
@@ -102,6 +109,17 @@ class Schedule(Sequence[Fixture]):
             tables = config.matches * self.n_bots
         elif config.format == "random":
             tables = config.matches
+        elif config.format == "gauntlet":
+            index = {b.name: i for i, b in enumerate(config.bots)}
+            self.challengers = [index[c] for c in config.challengers]
+            chal = set(self.challengers)
+            self.opponents = [
+                [b for b in range(self.n_bots) if b != c and (config.challengers_meet or b not in chal)]
+                for c in self.challengers
+            ]
+            self.gauntlet_random = config.gauntlet_random
+            self.combos = math.comb(len(self.opponents[0]), self.k - 1)
+            tables = config.matches if self.gauntlet_random else len(self.challengers) * self.combos * config.rounds
         else:  # config.py refuses other formats before this point
             raise ValueError(f"unknown format {config.format!r}")
         self.tables = tables
@@ -158,7 +176,23 @@ class Schedule(Sequence[Fixture]):
             return combo[shift:] + combo[:shift]
         if self.format == "team":
             return (t % self.n_bots,) * self.k
+        if self.format == "gauntlet":
+            return self._gauntlet_table(t)
         return self._random_table(t)
+
+    def _gauntlet_table(self, t: int) -> tuple[int, ...]:
+        n_chal = len(self.challengers)
+        if self.gauntlet_random:
+            turn, c = divmod(t, n_chal)
+            rng = random.Random(derive_seed(self.seed, -2 - t, self.secret))  # the table's own draw: random access
+            others = tuple(rng.sample(self.opponents[c], self.k - 1))
+        else:
+            turn, rest = divmod(t, n_chal * self.combos)
+            c, rank = divmod(rest, self.combos)
+            others = tuple(self.opponents[c][i] for i in unrank_combination(rank, len(self.opponents[c]), self.k - 1))
+        table = (self.challengers[c], *others)
+        shift = turn % self.k
+        return table[shift:] + table[:shift]
 
     def _random_table(self, t: int) -> tuple[int, ...]:
         if t in self._recent:
