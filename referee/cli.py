@@ -7,8 +7,10 @@ journal that does not fit), 2 bad usage or a bad tournament file.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,8 @@ from .tournament.publish import (
 from .tournament.runner import BotPool, BotStatus, Progress, read_journal, run_tournament
 from .tournament.schedule import Schedule, schedule, seat_balance
 from .tournament.seeding import published_settings, resolve_seed
+from .tournament.settle import deals_needed
+from .tournament.stopping import DealValues
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -99,7 +103,10 @@ def run(
         click.echo(f"error: {exc}", err=True)
         code = EXIT_FAILED
     display.finish()
-    board = _publish(cfg, fixtures)
+    stopped = lag.pop("stopped", None)
+    if stopped is not None:
+        click.echo(f"stopped: {stopped['reason']}", err=True)
+    board = _publish(cfg, fixtures, stopped)
     if board is None:
         code = EXIT_FAILED
     elif code == EXIT_OK:
@@ -150,6 +157,47 @@ def check(config: Path) -> None:
         click.echo(f"{len(bad)} of {len(statuses)} bots are not ready", err=True)
         sys.exit(EXIT_FAILED)
     click.echo(f"all {len(statuses)} bots ready")
+
+
+@main.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--deals", type=int, default=30, show_default=True, help="Deals the pilot plays.")
+@click.option("--seed", type=int, default=None, help="Override [tournament] seed for the pilot.")
+def plan(config: Path, deals: int, seed: int | None) -> None:
+    """Play a small pilot of CONFIG (in a temporary folder) and estimate how many matches
+    a settled top K needs at the configured confidence."""
+    if deals < 2:
+        click.echo("error: --deals: the pilot needs at least 2 deals", err=True)
+        sys.exit(EXIT_USAGE)
+    cfg = _load(config, seed, None, None)
+    with tempfile.TemporaryDirectory(prefix="referee-plan-") as tmp:
+        pilot = cfg.with_overrides(output=Path(tmp))
+        if pilot.seed_secret:  # the pilot's cards need not be secret: a fresh seed, used once
+            pilot = pilot.with_overrides(seed=secrets.randbits(63))
+        click.echo(f"referee plan: a pilot of {deals} deals of {cfg.name} ({cfg.game}), {len(cfg.bots)} bots", err=True)
+        try:
+            asyncio.run(run_tournament(pilot, pilot_deals=deals))
+        except RefereeError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_FAILED)
+        values = DealValues(pilot)
+        values.add_lines(jn.read_journal(pilot.output / JOURNAL))
+    played = min(deals, values.deals)
+    what = f"top {cfg.top}" if cfg.top else "whole ranking"
+    need = deals_needed(values.values(played), values.bound, confidence=cfg.confidence, top=cfg.top)
+    click.echo(f"pilot: {played} deals, {played * values.deal_size} matches")
+    if need is None:
+        click.echo(
+            f"a settled {what} at confidence {cfg.confidence}: not in sight (a pair of the pilot looks equal); "
+            f"budget {cfg.match_count} matches"
+        )
+        return
+    matches = need * values.deal_size
+    fits = "within" if matches <= cfg.match_count else "MORE than"
+    click.echo(
+        f"a settled {what} at confidence {cfg.confidence}: about {need} deals, {matches} matches "
+        f"({fits} the budget of {cfg.match_count} matches)"
+    )
 
 
 @main.command()
@@ -218,17 +266,19 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _Progr
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _publish(cfg: TournamentConfig, fixtures: Schedule) -> Leaderboard | None:
+def _publish(cfg: TournamentConfig, fixtures: Schedule, stopped: dict[str, Any] | None = None) -> Leaderboard | None:
     """Write the leaderboard files from the journal; return what they were rendered from.
-    A complete run with a secret seed reveals it in ``tournament.json`` first."""
+    A complete run with a secret seed reveals it in ``tournament.json`` first; a run that
+    stopped settled (``stopped``) is complete and says why there."""
     names = [b.name for b in cfg.bots]
     journal = cfg.output / JOURNAL
     try:
         state = read_journal(journal, fixtures, names, repair=False)
-        settings = published_settings(cfg, complete=state.count == fixtures.total)
-        if cfg.seed_secret and state.count == fixtures.total:
-            write_tournament_file(cfg.output, settings, len(fixtures))
-        board = build_leaderboard(tournament_document(settings, len(fixtures)), jn.read_journal(journal))
+        complete = state.count == fixtures.total or stopped is not None
+        settings = published_settings(cfg, complete=complete)
+        if (cfg.seed_secret and complete) or stopped is not None:
+            write_tournament_file(cfg.output, settings, len(fixtures), stopped)
+        board = build_leaderboard(tournament_document(settings, len(fixtures), stopped), jn.read_journal(journal))
         _timings_from_run(board, cfg.output, names)
         write_leaderboard(cfg.output, board)
     except RefereeError as exc:

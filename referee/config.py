@@ -101,6 +101,10 @@ class TournamentConfig:
     challengers: tuple[str, ...] = ()
     challengers_meet: bool = False  # gauntlet: a challenger's opponents include the other challengers
     gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
+    stop: str = "all"  # all: play every match; settled: stop once the top ``top`` is settled (stopping.py)
+    confidence: float = 0.95  # stop = "settled": the confidence of every claimed order, together
+    top: int = 0  # stop = "settled": the places that must be settled (0: the whole ranking)
+    batch: int = 10  # stop = "settled": deals played between two looks
 
     @property
     def match_count(self) -> int:
@@ -163,6 +167,11 @@ class TournamentConfig:
             "max_faults": self.limits.max_faults,
             "duplicate": self.duplicate,
             **self._gauntlet_settings(),
+            **(
+                {"stop": self.stop, "confidence": self.confidence, "top": self.top, "batch": self.batch}
+                if self.stop != "all"
+                else {}
+            ),
             "time_bank_ms": self.limits.time_bank_ms,
             "max_fault_rate": self.limits.max_fault_rate,
             "sandbox": self.limits.sandbox,
@@ -193,7 +202,12 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "duplicate": (bool, False),
     "challengers": (list, None),
     "challengers_meet": (bool, False),
+    "stop": (str, "all"),
+    "confidence": (float, 0.95),
+    "top": (int, 0),
+    "batch": (int, 10),
 }
+STOP_RULES = ("all", "settled")
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "deadline_ms": (int, 1000),
     "on_fault": (str, "fallback"),
@@ -387,6 +401,18 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             ),
         )
 
+    if tv["stop"] not in STOP_RULES:
+        err.fail(
+            "tournament.stop",
+            f"unknown rule {tv['stop']!r}" + _hint(tv["stop"], STOP_RULES) + " (all: every match; settled: "
+            "stop once the ranking is settled at the confidence)",
+        )
+    if not 0.5 <= tv["confidence"] < 1.0:
+        err.fail("tournament.confidence", f"must be at least 0.5 and below 1, got {tv['confidence']}")
+    if tv["top"] < 0:
+        err.fail("tournament.top", f"must be at least 0 (0: the whole ranking), got {tv['top']}")
+    if tv["batch"] < 1:
+        err.fail("tournament.batch", f"must be at least 1 deal, got {tv['batch']}")
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -412,6 +438,10 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         challengers=challengers,
         challengers_meet=tv["challengers_meet"],
         gauntlet_random=gauntlet_random,
+        stop=tv["stop"],
+        confidence=tv["confidence"],
+        top=tv["top"],
+        batch=tv["batch"],
     )
 
 

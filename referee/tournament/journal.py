@@ -429,6 +429,11 @@ def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
         raise JournalError(f"{where}: not a JSON object")
     c = _Check(where)
     c.integer(doc, "scheduled", 0)
+    if "stopped" in doc:
+        st = doc["stopped"]
+        if not isinstance(st, dict) or not isinstance(st.get("reason"), str) or len(st["reason"]) > MAX_STR:
+            c.fail("stopped", "not an object with a reason")
+        c.depth(st, "stopped", MAX_DEPTH - 2)
     s = doc.get("settings")
     if not isinstance(s, dict):
         c.fail("settings", "missing or not an object")
@@ -471,6 +476,13 @@ def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
     for key in ("duplicate", "seed_secret", "challengers_meet"):
         if key in s and not isinstance(s[key], bool):
             c.fail(key, "not true/false")
+    if "stop" in s and s["stop"] not in ("all", "settled"):
+        c.fail("stop", "must be all or settled")
+    for key in ("top", "batch"):
+        if key in s:
+            c.integer(s, key, 0)
+    if "confidence" in s:
+        c.number(s, "confidence")
     if "time_bank_ms" in s:
         c.integer(s, "time_bank_ms", 0)
     if "max_fault_rate" in s:

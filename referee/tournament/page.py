@@ -109,13 +109,16 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
     s = doc["settings"]
     opts = ", ".join(f"{k} = {v!r}" for k, v in sorted(s["options"].items())) or "defaults"
     deals = doc["method"]["deals"]
-    return [
+    lines = [
         ("Game", f"{game.info.title} ({s['game']}), options: {opts}"),
         ("Format", f"{format_text(s)}; seed {s['seed']}"),
         ("Matches played", f"{doc['matches']} of {doc['scheduled']} ({deals} deal{'s' if deals != 1 else ''})"),
         ("Limits", _limits_text(s)),
         ("Bots", ", ".join(s["bots"])),
     ]
+    if doc.get("stopped"):  # stop = "settled": why the run ended
+        lines.insert(3, ("Stopped", str(doc["stopped"]["reason"])))
+    return lines
 
 
 def _limits_text(s: Mapping[str, Any]) -> str:

@@ -114,17 +114,26 @@ class Leaderboard:
     timings: dict[str, Any]  # timings.json
 
 
-def tournament_document(settings: Mapping[str, Any], scheduled: int) -> dict[str, Any]:
-    """The content of ``tournament.json``, JSON-normalised so that reading it back gives it again."""
-    doc: dict[str, Any] = json.loads(json.dumps({"settings": dict(settings), "scheduled": scheduled}, allow_nan=False))
+def tournament_document(
+    settings: Mapping[str, Any], scheduled: int, stopped: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The content of ``tournament.json``, JSON-normalised so that reading it back gives it
+    again; ``stopped``: why a ``stop = "settled"`` run ended."""
+    body: dict[str, Any] = {"settings": dict(settings), "scheduled": scheduled}
+    if stopped is not None:
+        body["stopped"] = dict(stopped)
+    doc: dict[str, Any] = json.loads(json.dumps(body, allow_nan=False))
     return doc
 
 
-def write_tournament_file(out: Path, settings: Mapping[str, Any], scheduled: int) -> Path:
+def write_tournament_file(
+    out: Path, settings: Mapping[str, Any], scheduled: int, stopped: Mapping[str, Any] | None = None
+) -> Path:
     """Write ``tournament.json`` into ``out`` (created if needed); return its path."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / TOURNAMENT_FILE
-    _atomic_write(path, json.dumps(tournament_document(settings, scheduled), indent=2, allow_nan=False) + "\n")
+    doc = tournament_document(settings, scheduled, stopped)
+    _atomic_write(path, json.dumps(doc, indent=2, allow_nan=False) + "\n")
     return path
 
 
@@ -201,6 +210,8 @@ def build_leaderboard(
             "mu": {r["name"]: verdicts.rating_history["mu"][r["name"]] for r in rows},
         },
     }
+    if "stopped" in tournament:  # stop = "settled": why the run ended before (or at) its budget
+        doc["stopped"] = tournament["stopped"]
     return Leaderboard(game, doc, {"tournament": settings["name"], **compute_timings(names, recs)})
 
 

@@ -51,6 +51,7 @@ from . import journal as jn
 from .journal import JOURNAL as JOURNAL  # re-exported: callers may import it from here
 from .journal import JournalState
 from .schedule import Fixture, Schedule, schedule
+from .stopping import DealValues, batches, look, make_stop
 
 TIMINGS_EVERY_S = 2.0  # a kill loses at most this much of the response-time summary
 
@@ -201,6 +202,13 @@ def read_journal(path: Path, fixtures: Schedule, bot_names: list[str], repair: b
     return state
 
 
+def pending_range(fixtures: Schedule, state: JournalState, lo: int, hi: int) -> Iterator[Fixture]:
+    """The source of one batch: fixtures ``lo`` to ``hi`` (excluded) not yet in the journal."""
+    for i in range(lo, hi):
+        if not state.is_done(i):
+            yield fixtures[i]
+
+
 def pending(fixtures: Schedule, state: JournalState) -> Iterator[Fixture]:
     """The source: fixtures not yet in the journal, lazily, in fixture order."""
     done = state.done
@@ -314,9 +322,12 @@ async def run_tournament(
     on_progress: Callable[[Progress], None] | None = None,
     on_ready: Callable[[list[BotStatus]], None] | None = None,
     before_write: list[Callable[[Fixture, MatchRecord], None]] | None = None,
+    pilot_deals: int | None = None,
 ) -> dict[str, Any]:
     """Play every fixture not yet in the journal, appending each to it as it ends.
-    Returns the referee's own lag figures (``Pacer.report``)."""
+    Returns the referee's own lag figures (``Pacer.report``), and with ``stop =
+    "settled"`` why the run stopped (``stopped``). ``pilot_deals``: play only the
+    first that many deals (``referee plan``)."""
     game = get_game(config.game)
     fixtures = schedule(config)
     names = [b.name for b in config.bots]
@@ -348,12 +359,47 @@ async def run_tournament(
             with jn.JournalWriter(journal) as writer:
                 sink = Sink(writer, state, progress, started, on_progress, list(before_write or ()), timings, out)
                 sink._saved = time.monotonic()
+                executor = LocalExecutor(config, game, pool.runtimes, pacer)
+                stopped: dict[str, Any] | None = None
                 try:
-                    await LocalExecutor(config, game, pool.runtimes, pacer).play(pending(fixtures, state), sink)
+                    if config.stop == "settled" or pilot_deals is not None:
+                        stopped = await play_until_settled(config, fixtures, state, sink, executor, pilot_deals)
+                    else:
+                        await executor.play(pending(fixtures, state), sink)
                 finally:
                     with contextlib.suppress(JournalError):  # a full disk: the journal's error is the one to report
                         sink.save_timings()
-        return pacer.report()
+        report = pacer.report()
+        if stopped is not None:
+            report["stopped"] = stopped
+        return report
+
+
+async def play_until_settled(
+    config: TournamentConfig,
+    fixtures: Schedule,
+    state: JournalState,
+    sink: Sink,
+    executor: Executor,
+    pilot_deals: int | None = None,
+) -> dict[str, Any] | None:
+    """Play batch after batch of deals, looking after each whole batch (stopping.py);
+    return the ``stopped`` document (None for a pilot)."""
+    values = DealValues(config)
+    if state.count:  # a resumed run: its finished matches count, and the looks are replayed
+        values.add_lines(jn.read_journal(config.output / JOURNAL))
+    sink.before_write.append(lambda f, rec: values.add(f.index, rec.bots, rec.ranks, rec.scores, rec.lower_is_better))
+    deals = values.deals if pilot_deals is None else min(values.deals, pilot_deals)
+    verdict, upto = None, 0
+    for lo, hi, upto in batches(deals, values.deal_size, config.batch):
+        await executor.play(pending_range(fixtures, state, lo, hi), sink)
+        if pilot_deals is None:
+            verdict = look(values, upto, config)
+            if verdict.settled:
+                break
+    if pilot_deals is not None:
+        return None
+    return make_stop(config, values, verdict, upto).document()
 
 
 def _restore_tallies(runtimes: list[BotRuntime], state: JournalState) -> None:
