@@ -7,6 +7,7 @@ journal that does not fit), 2 bad usage or a bad tournament file.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import secrets
 import signal
 import sys
@@ -261,7 +262,13 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _Progr
     if task is not None:
         loop.add_signal_handler(signal.SIGTERM, task.cancel)
     try:
-        return await run_tournament(cfg, resume=resume, on_progress=display.update, on_ready=display.ready)
+        return await run_tournament(
+            cfg,
+            resume=resume,
+            on_progress=display.update,
+            on_ready=display.ready,
+            publish=lambda: _publish_live(cfg, len(schedule(cfg))),
+        )
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
 
@@ -288,6 +295,28 @@ def _publish(cfg: TournamentConfig, fixtures: Schedule, stopped: dict[str, Any] 
         click.echo(f"error: cannot write the leaderboard: {exc.filename or cfg.output}: {exc.strerror}", err=True)
         return None
     return board
+
+
+def publish_live(cfg: TournamentConfig, scheduled: int, now: datetime.datetime | None = None) -> Leaderboard:
+    """Render the outputs from the journal as it stands, marked as in progress (``live``:
+    the matches it covers and when); every file replaced whole (temporary file + rename)."""
+    journal = cfg.output / JOURNAL
+    board = build_leaderboard(
+        tournament_document(published_settings(cfg, complete=False), scheduled), jn.read_journal(journal)
+    )
+    at = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%d %H:%M:%S UTC")
+    board.document["live"] = {"matches": board.document["matches"], "scheduled": scheduled, "at": at}
+    _timings_from_run(board, cfg.output, [b.name for b in cfg.bots])
+    write_leaderboard(cfg.output, board)
+    return board
+
+
+def _publish_live(cfg: TournamentConfig, scheduled: int) -> None:
+    """``publish_live`` from the run's worker thread: a failure is a warning, never the run's end."""
+    try:
+        publish_live(cfg, scheduled)
+    except (RefereeError, OSError) as exc:
+        click.echo(f"\nwarning: live publish failed (the run goes on): {exc}", err=True)
 
 
 def _timings_from_run(board: Leaderboard, out: Path, names: list[str]) -> None:

@@ -105,6 +105,9 @@ class TournamentConfig:
     confidence: float = 0.95  # stop = "settled": the confidence of every claimed order, together
     top: int = 0  # stop = "settled": the places that must be settled (0: the whole ranking)
     batch: int = 10  # stop = "settled": deals played between two looks
+    publish_every_s: float = (
+        0.0  # re-render the outputs from the journal this often during the run (0: only at the end)
+    )
 
     @property
     def match_count(self) -> int:
@@ -206,6 +209,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "confidence": (float, 0.95),
     "top": (int, 0),
     "batch": (int, 10),
+    "publish_every_s": (float, 0.0),
 }
 STOP_RULES = ("all", "settled")
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
@@ -413,6 +417,11 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         err.fail("tournament.top", f"must be at least 0 (0: the whole ranking), got {tv['top']}")
     if tv["batch"] < 1:
         err.fail("tournament.batch", f"must be at least 1 deal, got {tv['batch']}")
+    if not 0.0 <= tv["publish_every_s"] <= 86400.0:
+        err.fail(
+            "tournament.publish_every_s",
+            f"must be a number of seconds from 0 (only at the end) to 86400, got {tv['publish_every_s']}",
+        )
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -442,6 +451,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         confidence=tv["confidence"],
         top=tv["top"],
         batch=tv["batch"],
+        publish_every_s=tv["publish_every_s"],
     )
 
 

@@ -118,6 +118,9 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
     if doc.get("stopped"):  # stop = "settled": why the run ended
         lines.insert(3, ("Stopped", str(doc["stopped"]["reason"])))
+    if doc.get("live"):  # publish_every_s: a page rendered while the run goes on
+        live = doc["live"]
+        lines.insert(0, ("In progress", f"covers {live['matches']} of {live['scheduled']} matches, as of {live['at']}"))
     return lines
 
 

@@ -323,11 +323,13 @@ async def run_tournament(
     on_ready: Callable[[list[BotStatus]], None] | None = None,
     before_write: list[Callable[[Fixture, MatchRecord], None]] | None = None,
     pilot_deals: int | None = None,
+    publish: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Play every fixture not yet in the journal, appending each to it as it ends.
     Returns the referee's own lag figures (``Pacer.report``), and with ``stop =
     "settled"`` why the run stopped (``stopped``). ``pilot_deals``: play only the
-    first that many deals (``referee plan``)."""
+    first that many deals (``referee plan``). ``publish``: called in a worker thread
+    every ``publish_every_s`` seconds while matches are played (``LivePublisher``)."""
     game = get_game(config.game)
     fixtures = schedule(config)
     names = [b.name for b in config.bots]
@@ -361,18 +363,44 @@ async def run_tournament(
                 sink._saved = time.monotonic()
                 executor = LocalExecutor(config, game, pool.runtimes, pacer)
                 stopped: dict[str, Any] | None = None
+                live = LivePublisher(config.publish_every_s, publish) if publish and config.publish_every_s else None
                 try:
                     if config.stop == "settled" or pilot_deals is not None:
                         stopped = await play_until_settled(config, fixtures, state, sink, executor, pilot_deals)
                     else:
                         await executor.play(pending(fixtures, state), sink)
                 finally:
+                    if live is not None:
+                        await live.stop()
                     with contextlib.suppress(JournalError):  # a full disk: the journal's error is the one to report
                         sink.save_timings()
         report = pacer.report()
         if stopped is not None:
             report["stopped"] = stopped
         return report
+
+
+class LivePublisher:
+    """Calls ``publish`` every ``every_s`` seconds in a worker thread while the run goes on
+    (rendering reads the journal and takes CPU: the event loop keeps serving the bots).
+    ``stop`` waits for a publish in progress, so the final publish never races with it."""
+
+    def __init__(self, every_s: float, publish: Callable[[], None]) -> None:
+        self.every_s, self.publish = every_s, publish
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._loop())
+
+    async def _loop(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self.every_s)
+            if not self._stop.is_set():
+                await asyncio.to_thread(self.publish)
+
+    async def stop(self) -> None:
+        """Stop publishing, after the publish in progress (if any) has finished."""
+        self._stop.set()
+        await asyncio.shield(self._task)
 
 
 async def play_until_settled(
