@@ -81,10 +81,18 @@ def run(
     )
     if resume:  # a journal of another tournament: refuse before touching the folder
         try:
-            read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
+            state = read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
         except RefereeError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_FAILED)
+        for bot, n in sorted(state.left_out.items()):
+            click.echo(
+                f"note: bot {bot!r} is no longer in {config}: its {n} match(es) stay in the journal "
+                "and are left out of the standings",
+                err=True,
+            )
+        if cfg.grow and state.count:
+            click.echo(f"grow: {state.count} finished matches kept, {len(fixtures) - state.count} to play", err=True)
     try:
         write_tournament_file(cfg.output, published_settings(cfg, complete=False), len(fixtures))
     except OSError as exc:

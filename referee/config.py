@@ -105,6 +105,7 @@ class TournamentConfig:
     confidence: float = 0.95  # stop = "settled": the confidence of every claimed order, together
     top: int = 0  # stop = "settled": the places that must be settled (0: the whole ranking)
     batch: int = 10  # stop = "settled": deals played between two looks
+    grow: bool = False  # fixtures keyed by bot names: bots may be added (or removed) and the run resumed
     publish_every_s: float = (
         0.0  # re-render the outputs from the journal this often during the run (0: only at the end)
     )
@@ -170,6 +171,7 @@ class TournamentConfig:
             "max_faults": self.limits.max_faults,
             "duplicate": self.duplicate,
             **self._gauntlet_settings(),
+            **({"grow": True} if self.grow else {}),
             **(
                 {"stop": self.stop, "confidence": self.confidence, "top": self.top, "batch": self.batch}
                 if self.stop != "all"
@@ -210,6 +212,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "top": (int, 0),
     "batch": (int, 10),
     "publish_every_s": (float, 0.0),
+    "grow": (bool, False),
 }
 STOP_RULES = ("all", "settled")
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
@@ -417,6 +420,13 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         err.fail("tournament.top", f"must be at least 0 (0: the whole ranking), got {tv['top']}")
     if tv["batch"] < 1:
         err.fail("tournament.batch", f"must be at least 1 deal, got {tv['batch']}")
+    if tv["grow"] and (fmt == "random" or gauntlet_random):
+        err.fail(
+            "tournament.grow",
+            "is for round_robin, gauntlet (with rounds) and team: random tables depend on the bot list",
+        )
+    if tv["grow"] and tv["stop"] == "settled":
+        err.fail("tournament.grow", "a tournament that grows cannot also stop when settled (choose one)")
     if not 0.0 <= tv["publish_every_s"] <= 86400.0:
         err.fail(
             "tournament.publish_every_s",
@@ -452,6 +462,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         top=tv["top"],
         batch=tv["batch"],
         publish_every_s=tv["publish_every_s"],
+        grow=tv["grow"],
     )
 
 

@@ -344,6 +344,7 @@ class JournalState:
     faults: int = 0
     bots: dict[str, BotTally] = field(default_factory=dict)
     good_end: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)  # grow: matches of bots no longer in the file, per bot
 
     def is_done(self, index: int) -> bool:
         """True when fixture ``index`` is in the journal."""
@@ -384,6 +385,11 @@ class FixtureLookup(Protocol):
         """(id, seed, seats) of fixture ``index``."""
         ...
 
+    def position(self, doc: Mapping[str, Any]) -> int | None:
+        """The fixture a line is of (its ``index``, or in a tournament that grows the
+        position its names give); None for a line of a bot no longer in the file."""
+        ...
+
 
 def scan(path: Path, schedule: FixtureLookup, bot_names: Sequence[str]) -> JournalState:
     """Read the journal at ``path`` once into a ``JournalState``, checking that every line
@@ -392,9 +398,14 @@ def scan(path: Path, schedule: FixtureLookup, bot_names: Sequence[str]) -> Journ
     if not path.exists():
         return state
     reader = JournalReader(path)
+    known = set(bot_names)
     for doc in reader:
-        i = doc["index"]
-        fits = i < schedule.total
+        i = schedule.position(doc)
+        if i is None:  # grow: a bot removed from the file; its matches stay here, out of the standings
+            for b in set(doc["bots"]) - known:
+                state.left_out[b] = state.left_out.get(b, 0) + 1
+            continue
+        fits = 0 <= i < schedule.total
         if fits:
             fid, seed, seats = schedule.expected(i)
             fits = doc["id"] == fid and doc["seed"] == seed and doc["bots"] == [bot_names[b] for b in seats]
@@ -473,7 +484,7 @@ def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
         chal = c.lst(s, "challengers", 1, len(bots))
         if any(x not in bots for x in chal):
             c.fail("challengers", "names a bot that is not in bots")
-    for key in ("duplicate", "seed_secret", "challengers_meet"):
+    for key in ("duplicate", "seed_secret", "challengers_meet", "grow"):
         if key in s and not isinstance(s[key], bool):
             c.fail(key, "not true/false")
     if "stop" in s and s["stop"] not in ("all", "settled"):

@@ -186,7 +186,7 @@ def build_leaderboard(
     except KeyError as exc:
         raise LeaderboardError(f"unknown game {settings['game']!r} in {TOURNAMENT_FILE}") from exc
     names = list(settings["bots"])
-    recs = _records(records, names)
+    recs = _records(records, names, skip_unknown=bool(settings.get("grow")))
     rows = compute_standings(game, names, recs)
     verdicts = analyse(game, names, recs, settings["seed"], resamples)
     order = {r["name"]: i for i, r in enumerate(rows)}
@@ -366,12 +366,18 @@ def render_csv(board: Leaderboard) -> str:
     return buf.getvalue()
 
 
-def _records(records: Iterable[Mapping[str, Any]], names: Sequence[str]) -> list[MatchRecord]:
-    """Journal lines as records in fixture order (the last line of an index wins), checked against ``names``."""
+def _records(
+    records: Iterable[Mapping[str, Any]], names: Sequence[str], skip_unknown: bool = False
+) -> list[MatchRecord]:
+    """Journal lines as records in fixture order (the last line of an index wins), checked
+    against ``names``; with ``skip_unknown`` (a tournament that grows) the lines of a bot
+    removed from the file are left out instead."""
     by_index: dict[int, Mapping[str, Any]] = {}
     known = set(names)
     for d in records:
         unknown = set(d.get("bots", [])) - known
+        if unknown and skip_unknown:
+            continue
         if unknown:
             raise LeaderboardError(
                 f"match {d.get('id')!r} has bots {sorted(unknown)} that are not in {TOURNAMENT_FILE}"

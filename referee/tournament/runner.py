@@ -305,7 +305,7 @@ class LocalExecutor:
                 config.options,
                 tournament=config.name,
                 match_id=f.id,
-                index=f.index,
+                index=f.index if f.order is None else f.order,
                 seed=f.seed,
                 seats=[runtimes[b].endpoint for b in f.seats],
                 client=client,
