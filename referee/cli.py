@@ -254,6 +254,54 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
         sys.exit(EXIT_USAGE)
     for path in write_leaderboard(output_dir, board, formats):
         click.echo(str(path))
+    if "html" in formats:
+        _write_replays(output_dir)
+
+
+@main.command()
+@click.argument("output_dir", type=click.Path(path_type=Path))
+def verify(output_dir: Path) -> None:
+    """Rebuild every match of OUTPUT_DIR from its seed and transcript through the rules, and
+    check the journal and the standings files against them."""
+    from .tournament.transcripts import TranscriptError
+    from .tournament.verify import verify as run_verify
+
+    try:
+        report = run_verify(output_dir)
+    except (LeaderboardError, TranscriptError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(report.verdict())
+    for p in report.problems[1:]:
+        click.echo(f"  also: {p}", err=True)
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+@main.command()
+@click.argument("output_dir", type=click.Path(path_type=Path))
+@click.argument("match")
+@click.option("--seat", type=int, default=None, help="Only this seat's decisions, with the view it was sent.")
+@click.option("--html", "html_out", is_flag=True, help="Write the match's replay page into OUTPUT_DIR/replays.")
+def replay(output_dir: Path, match: str, seat: int | None, html_out: bool) -> None:
+    """Play MATCH of OUTPUT_DIR again from its transcript: every decision, who chose it,
+    faults, bot logs, the result."""
+    from .tournament.replay import ReplayError, load_match, render_text
+    from .tournament.transcripts import TranscriptError
+
+    try:
+        m = load_match(output_dir, match)
+        if seat is not None and not 0 <= seat < len(m.record["bots"]):
+            raise ReplayError(f"--seat {seat}: the match has seats 0-{len(m.record['bots']) - 1}")
+        if html_out:
+            from .tournament.viewer import write_replay_page
+
+            click.echo(str(write_replay_page(output_dir, m)))
+            return
+        for line in render_text(m, seat):
+            click.echo(line)
+    except (LeaderboardError, TranscriptError, RefereeError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
 
 
 def _load(config: Path, seed: int | None, concurrency: int | None, output: Path | None) -> TournamentConfig:
@@ -316,6 +364,7 @@ def publish_live(cfg: TournamentConfig, scheduled: int, now: datetime.datetime |
     board.document["live"] = {"matches": board.document["matches"], "scheduled": scheduled, "at": at}
     _timings_from_run(board, cfg.output, [b.name for b in cfg.bots])
     write_leaderboard(cfg.output, board)
+    _write_replays(cfg.output)
     return board
 
 
@@ -333,6 +382,17 @@ def _timings_from_run(board: Leaderboard, out: Path, names: list[str]) -> None:
     saved = jn.Timings.load(out)
     if saved is not None:
         board.timings = {"tournament": board.timings["tournament"], **saved.document(names)}
+
+
+def _write_replays(out: Path) -> None:
+    """The match list and replay pages (a bad transcript costs the pages, not the run)."""
+    from .tournament.transcripts import TranscriptError
+    from .tournament.viewer import write_replays
+
+    try:
+        write_replays(out)
+    except (RefereeError, TranscriptError) as exc:
+        click.echo(f"warning: replay pages not written: {exc}", err=True)
 
 
 class _ProgressDisplay:

@@ -25,11 +25,13 @@ from .games.base import OptionError
 from .secret import Secret
 
 FORMATS = ("round_robin", "random", "team", "gauntlet")
+TRANSCRIPTS = ("all", "none")
 # The most matches one tournament may schedule: its fixtures are lazy, but resume keeps
 # one bit per match and ids, seeds and the journal are sized for it. Counted before
 # anything is allocated, so ``rounds = 10**9`` is a config error, not a MemoryError.
 MAX_MATCHES = 100_000_000
 ON_FAULT = ("fallback", "forfeit")
+TRANSCRIPTS = ("all", "none")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -130,6 +132,8 @@ class TournamentConfig:
         opponents = len(self.bots) - 1 if self.challengers_meet else len(self.bots) - n_chal
         return n_chal, opponents, self.gauntlet_random
 
+    transcripts: str = "all"  # "all": every decision kept in OUT/transcripts; "none": none
+
     def with_overrides(
         self,
         seed: int | None = None,
@@ -181,6 +185,7 @@ class TournamentConfig:
             "max_fault_rate": self.limits.max_fault_rate,
             "sandbox": self.limits.sandbox,
             "bots": [b.name for b in self.bots],
+            "transcripts": self.transcripts,
         }
 
     def _gauntlet_rounds(self) -> bool:
@@ -213,6 +218,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "batch": (int, 10),
     "publish_every_s": (float, 0.0),
     "grow": (bool, False),
+    "transcripts": (str, "all"),
 }
 STOP_RULES = ("all", "settled")
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
@@ -432,6 +438,13 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "tournament.publish_every_s",
             f"must be a number of seconds from 0 (only at the end) to 86400, got {tv['publish_every_s']}",
         )
+    if tv["transcripts"] not in TRANSCRIPTS:
+        err.fail(
+            "tournament.transcripts",
+            f"unknown value {tv['transcripts']!r}"
+            + _hint(tv["transcripts"], TRANSCRIPTS)
+            + ' (choose "all" or "none")',
+        )
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -451,6 +464,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         concurrency=tv["concurrency"],
         output=output,
         duplicate=tv["duplicate"],
+        transcripts=tv["transcripts"],
         options=options,
         limits=Limits(**lv),
         bots=bots,

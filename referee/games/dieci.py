@@ -1,7 +1,7 @@
 """Dieci (Dave De Vega), 4-12 players: pass the low card along; the last survivor wins.
 
-Rules (RULES.md section 4)
---------------------------
+Rules (docs/games/dieci.md; RULES.md section 4)
+-----------------------------------------------
 Ranks, high to low (the rank key used everywhere on the wire, then its value):
 ``"10"`` Gufo 10, ``"9"`` Lupo 9, ``"8"`` Puzzola 8, ``"7"`` Saltaconiglio 7,
 ``"6"`` Gallohotel 6, ``"5"`` .. ``"1"`` 5..1, ``"0"`` Sasso 0, ``"00"`` Orco -1,
@@ -53,7 +53,9 @@ Score = finishing position (1 = the winner or every survivor of a ``max_manches`
 the others by elimination, later is better; seats eliminated at the same moment share
 the position); lower is better, and the ranks equal the scores.
 
-Decisions taken where RULES.md is silent: the dealer's discarded card is face up; a
+Decisions where RULES.md is silent
+----------------------------------
+The dealer's discarded card is face up; a
 mid-manche eliminated seat's card is discarded face up; a wrap-around skip into a member
 of the asker's chain voids the swap (as reaching the asker does); a revealed card
 reached again acts by itself; a seat's last elimination counts for the finishing order
@@ -70,7 +72,8 @@ Seat view (JSON)
      "card": "2",                                    # own card now (null when out)
      "dealt": "0", "passed": ["0"], "received": ["2"],  # own cards this manche
      "revealed": [null, null, null, null, "9", null],   # face-up blockers this manche
-     "turn": 2,                  # whose turn it is in the play order (null: over)
+     "turn": 2,                  # seat whose turn it is in the play order (null: over)
+     "your_turn": false,         # whether THIS seat decides now (decision is not null)
      "decision": "turn",         # what THIS seat decides now: "turn" (keep/swap),
                                  # "respond" (accept/block), "dealer" (keep/draw) or null
      "asker": null,              # "respond": who asked this seat
@@ -147,7 +150,7 @@ Event = tuple[dict[str, Any], dict[int, dict[str, Any]] | None]  # public part, 
 class DieciState:
     """A match of Dieci: tokens, the current manche, the record, the generator."""
 
-    n: int
+    seats: int
     rng: random.Random
     reshuffle: bool
     max_manches: int
@@ -236,7 +239,7 @@ class Dieci(Game):
         opts = self.check_options(seats, options)
         rank = [RANK_INDEX[name] for name in RANKS for _ in range(opts["deck"][name])]
         state = DieciState(
-            n=seats,
+            seats=seats,
             rng=random.Random(seed),
             reshuffle=opts["reshuffle"],
             max_manches=opts["max_manches"],
@@ -281,13 +284,13 @@ class Dieci(Game):
         card = state.hand[seat]
         return {
             "seat": seat,
-            "players": state.n,
+            "players": state.seats,
             "manche": state.manche,
             "max_manches": state.max_manches,
             "dealer": state.dealer,
             "order": list(state.order),
             "tokens": list(state.tokens),
-            "out": [s for s in range(state.n) if state.tokens[s] == 0],
+            "out": [s for s in range(state.seats) if state.tokens[s] == 0],
             "deck_size": len(state.deck),
             "discard_pile": [RANKS[r] for r in sorted(rank[c] for c in state.used)],
             "card": None if card == NONE else RANKS[rank[card]],
@@ -296,9 +299,10 @@ class Dieci(Game):
             "received": list(state.received[seat]),
             "revealed": [
                 RANKS[rank[state.hand[s]]] if state.revealed[s] and state.hand[s] != NONE else None
-                for s in range(state.n)
+                for s in range(state.seats)
             ],
             "turn": turn,
+            "your_turn": decision is not None,
             "decision": decision,
             "asker": asker,
             "target": target,
@@ -362,7 +366,7 @@ class Dieci(Game):
 
     def result(self, state: DieciState) -> Result:
         """Finishing positions as scores (lower is better) and the match's tabulation."""
-        n = state.n
+        n = state.seats
         inf = state.seq + 1
         key = [inf if state.tokens[s] > 0 else state.elim_seq[s] for s in range(n)]
         scores = [1 + sum(1 for o in range(n) if key[o] > key[s]) for s in range(n)]
@@ -393,14 +397,11 @@ class Dieci(Game):
         """Manches this seat finished still in the game."""
         return {"manches_survived": float(result.details["manches_survived"][seat])}
 
-    def copy(self, state: DieciState) -> DieciState:
-        """An independent deep copy."""
-        return _copy.deepcopy(state)
-
     def redeal_hidden(self, state: DieciState, seat: int, rng: random.Random) -> DieciState:
         """A copy where the cards ``seat`` has not seen (others' hidden cards, the deck)
         trade ranks at random and the deck is reshuffled."""
-        new = self.copy(state)
+        new: DieciState = self.copy(state)
+        new.rng = random.Random(rng.getrandbits(64))
         seen = new.seen[seat] if new.phase != OVER else 0
         fixed = set()
         if new.phase == RESPOND and new.target != seat:
@@ -420,7 +421,7 @@ class Dieci(Game):
     def invariants(self, state: DieciState) -> list[str]:
         """Every card in one place, one card per seat still in, tokens, phases, chain."""
         bad: list[str] = []
-        n = state.n
+        n = state.seats
         total = len(state.rank)
         held = [c for c in state.hand if c != NONE]
         places = held + state.deck + state.used
@@ -499,7 +500,7 @@ def _name(state: DieciState, card: int) -> str:
 
 def _start_manche(state: DieciState) -> None:
     """Deal the next manche: new dealer, order, cards; the first seat's turn."""
-    n = state.n
+    n = state.seats
     state.manche += 1
     if state.manche > 1:
         d = state.dealer
@@ -712,7 +713,7 @@ def _showdown(state: DieciState) -> None:
     """Reveal every card still in play; the lowest lose a token (Jollygatto aside)."""
     players = [s for s in state.order if state.tokens[s] > 0]
     rank = state.rank
-    cards: list[str | None] = [None] * state.n
+    cards: list[str | None] = [None] * state.seats
     for s in players:
         cards[s] = RANKS[rank[state.hand[s]]]
     low = min(VALUES[rank[state.hand[s]]] for s in players)
@@ -736,7 +737,7 @@ def _showdown(state: DieciState) -> None:
         _lose_tokens(state, [(s, "showdown") for s in losers], mid_manche=False)
     reentered = []
     if safe:
-        for s in range(state.n):
+        for s in range(state.seats):
             if state.tokens[s] == 0 and state.elim_manche[s] < state.manche:
                 state.tokens[s] = 1
                 state.reentries[s] += 1
@@ -748,7 +749,7 @@ def _showdown(state: DieciState) -> None:
 def _end_manche(state: DieciState, cards: list[str | None] | None, reentered: list[int] | None = None) -> None:
     """Record the manche, set the cards aside, then deal the next one or end the match."""
     reentered = reentered or []
-    for s in range(state.n):
+    for s in range(state.seats):
         c = state.hand[s]
         if c != NONE:
             state.used.append(c)

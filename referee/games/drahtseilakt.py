@@ -1,7 +1,7 @@
-"""Drahtseilakt (Reiner Knizia), 3-5 players, lowest total wins (RULES.md §2).
+"""Drahtseilakt (Reiner Knizia), 3-5 players: play a card to each trick; lowest total wins.
 
-Rules summary
--------------
+Rules (docs/games/drahtseilakt.md; RULES.md section 2)
+------------------------------------------------------
 Number cards 1..50 (option ``tactical``: 1..9*N, all dealt). Eleven score cards: "1".."9",
 "red0" and "blue0". A match is N rounds for N players; round r (0-based) is dealt by seat
 r and seat r+1 leads its first trick. Each round the score cards and the number cards are
@@ -19,8 +19,19 @@ is its number of sticks; a seat with no sticks cancels (sets to 0) its highest e
 round score (the earliest one if tied; nothing if that score is 0 or in round 0). Lowest
 total after N rounds wins; ties share the rank.
 
-Seat view (``view``), JSON
---------------------------
+Decisions where RULES.md is silent
+----------------------------------
+Seat 0 deals round 0. Sticks are unlimited (the 25 + 25 of the box are a physical
+limit). In chaotic mode the trick's score cards are revealed before the simultaneous
+choice, and the trick's cards are listed in play order from the leader. A seat with no
+sticks cancels its highest earlier round, the earliest one on a tie, automatically (it
+can never hurt). The complete record of the finished round is shown in
+``previous_round`` during the first trick of the next round (every seat is asked once
+in it), so no seat misses the last trick (the next round is dealt inside the same
+``apply``; in chaotic mode nobody would see the 9th trick otherwise).
+
+Seat view (JSON)
+----------------
 ::
 
     {
@@ -31,6 +42,7 @@ Seat view (``view``), JSON
       "trick": 2, "tricks_per_round": 9,   # 0-based trick in this round
       "leader": 3,                         # seat that leads this trick
       "turn": 1,                           # seat to play now; null when chaotic or over
+      "your_turn": true,                   # whether this seat must choose a card now
       "hand": [4, 17, 23, 31, 40, 48, 50], # own cards, ascending
       "hand_sizes": [7, 7, 6, 6],          # cards still to play in this round, per seat
       "chosen": null,                      # chaotic only: own card chosen this trick
@@ -48,11 +60,15 @@ Seat view (``view``), JSON
       "sticks": [{"red": 0, "blue": 3}, ...],             # held now, per seat
       "round_scores": [[5, 0], ...],       # per seat, sticks of each finished round
       "cancelled": [[], [0], ...],         # per seat, finished rounds it cancelled
-      "totals": [5, 0, ...]                # per seat, total after cancelling
+      "totals": [5, 0, ...],               # per seat, total after cancelling
+      "previous_round": null               # during trick 0 of rounds 1.., the round before:
+                                           # {"round": 0, "dealer": 0, "tricks": [..]}
     }
 
-Action: one number card from ``hand`` as a JSON integer (``legal`` is the hand in
-ascending order for a seat in ``to_act``, else empty).
+Actions
+-------
+One number card from ``hand`` as a JSON integer (``legal`` is the hand in ascending
+order for a seat in ``to_act``, else empty).
 """
 
 from __future__ import annotations
@@ -84,9 +100,9 @@ SCORE_CARDS: tuple[str, ...] = tuple(str(v) for v in range(1, 10)) + (RED_ZERO, 
 _SCORE_ORDER = {c: i for i, c in enumerate(SCORE_CARDS)}
 
 
-@dataclass
+@dataclass(slots=True)
 class DrahtState:
-    """A Drahtseilakt match in progress (mutated in place by ``apply``)."""
+    """A match of Drahtseilakt: the round and trick in play, sticks and scores, the generator."""
 
     seats: int
     tactical: bool
@@ -116,6 +132,7 @@ class DrahtState:
     raw_scores: list[list[int]] = field(default_factory=list)  # per seat, per round
     cancelled: list[list[int]] = field(default_factory=list)  # per seat: rounds
     rounds_log: list[dict[str, Any]] = field(default_factory=list)
+    previous: dict[str, Any] | None = None  # the finished round before this one (public)
     over: bool = False
 
 
@@ -182,6 +199,7 @@ class Drahtseilakt(Game):
             "tricks_per_round": TRICKS_PER_ROUND,
             "leader": st.leader,
             "turn": None if st.chaotic else st.turn,
+            "your_turn": not st.over and (st.pending[seat] is None if st.chaotic else st.turn == seat),
             "hand": list(st.hands[seat]),
             "hand_sizes": sizes,
             "chosen": st.pending[seat] if st.chaotic else None,
@@ -193,6 +211,8 @@ class Drahtseilakt(Game):
             "round_scores": [list(r) for r in st.raw_scores],
             "cancelled": [list(c) for c in st.cancelled],
             "totals": _totals(st),
+            # built once per round, never changed; shown while every seat plays to trick 0
+            "previous_round": st.previous if st.trick == 0 and not st.over else None,
         }
 
     def legal(self, state: DrahtState, seat: int) -> list[Action]:
@@ -269,30 +289,30 @@ class Drahtseilakt(Game):
     def redeal_hidden(self, state: DrahtState, seat: int, rng: random.Random) -> DrahtState:
         """Other hands, their pending choices, the unused cards and the future score-card
         order and deals re-randomised; ``seat``'s view stays the same."""
-        c = _copy.deepcopy(state)
-        others = [s for s in range(c.seats) if s != seat]
+        new: DrahtState = self.copy(state)
+        new.rng = random.Random(rng.getrandbits(64))
+        others = [s for s in range(new.seats) if s != seat]
         sizes = {}
-        pool = list(c.unused)
+        pool = list(new.unused)
         for s in others:
-            had_pending = c.chaotic and c.pending[s] is not None
-            sizes[s] = len(c.hands[s]) + had_pending
-            pool.extend(c.hands[s])
-            if had_pending:
-                pool.append(c.pending[s])  # type: ignore[arg-type]
+            pend = new.pending[s] if new.chaotic else None
+            sizes[s] = len(new.hands[s]) + (pend is not None)
+            pool.extend(new.hands[s])
+            if pend is not None:
+                pool.append(pend)
         rng.shuffle(pool)
         i = 0
         for s in others:
             hand = sorted(pool[i : i + sizes[s]])
             i += sizes[s]
-            if c.chaotic and c.pending[s] is not None:
+            if new.chaotic and new.pending[s] is not None:
                 pick = rng.choice(hand)
                 hand.remove(pick)
-                c.pending[s] = pick
-            c.hands[s] = hand
-        c.unused = sorted(pool[i:])
-        rng.shuffle(c.score_deck)
-        c.rng = random.Random(rng.getrandbits(64))
-        return c
+                new.pending[s] = pick
+            new.hands[s] = hand
+        new.unused = sorted(pool[i:])
+        rng.shuffle(new.score_deck)
+        return new
 
     def invariants(self, state: DrahtState) -> list[str]:
         """Cards, score cards and sticks all consistent."""
@@ -471,6 +491,7 @@ def _finish_round(st: DrahtState) -> None:
     )
     st.round += 1
     if st.round < n:
+        st.previous = {"round": st.round - 1, "dealer": st.dealer, "tricks": [_copy_trick(t) for t in st.history]}
         _start_round(st)
     else:
         st.over = True

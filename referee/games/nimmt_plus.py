@@ -1,7 +1,7 @@
 """6 nimmt! Plus (Wolfgang Kramer), 2-7 players, with its three rulebook variants.
 
-Rules (RULES.md section 3)
---------------------------
+Rules (docs/games/nimmt_plus.md; RULES.md section 3)
+----------------------------------------------------
 Cards 1..104 carry bull heads: 7 if n == 55; 5 if n % 11 == 0; 3 if n % 10 == 0;
 2 if n % 5 == 0; else 1. There are also seven 0 cards (all alike).
 
@@ -31,11 +31,15 @@ different times; a seat with no cards is not asked). A match is as many hands as
 are players, each reshuffled and redealt from the state's generator; totals are summed
 and ties share the rank.
 
-Decisions taken where RULES.md is silent: ``zero_heads`` only counts in the positive
-variants (plus, plus_dealt_zeros); in zeros_negative and simple a 0 never scores (rule
-11). In ``simple`` the zeros are shuffled into the deck with the other 100 cards (the
-rulebook) and a played 0 is put on the player's points pile, where it scores nothing.
-"Clockwise" is increasing seat number.
+Decisions where RULES.md is silent
+----------------------------------
+``zero_heads`` only counts in the positive variants (plus, plus_dealt_zeros); in
+zeros_negative and simple a 0 never scores (rule 11). In ``simple`` the zeros are
+shuffled into the deck with the other 100 cards (the rulebook) and a played 0 is put on
+the player's points pile, where it scores nothing. "Clockwise" is increasing seat
+number. The complete record of the finished hand is shown in ``previous_hand`` until
+every seat has been asked once in the new hand, so no seat misses the turns played
+after its last decision (and act messages stay small afterwards).
 
 Seat view (JSON)
 ----------------
@@ -55,6 +59,8 @@ Seat view (JSON)
          "placements": [{"seat": 2, "card": 49, "row": 1, "took": []},
                         {"seat": 3, "card": 53, "row": 1, "took": [21, 30, 33, 41, 49]},
                         ...]}],
+     "previous_hand": null,                   # in a hand's first turn, the hand before:
+                                              # {"hand": 1, "history": [..], "rows": [..]}
      "to_act": [0, 1, 2, 3], "your_turn": true, "turn": null}
 
 ``plays`` lists who played what in seat order, ``placements`` the numbered cards in
@@ -63,7 +69,12 @@ the order they were placed (0 cards are in ``plays`` only), ``row`` the row inde
 seat holding cards this turn (it never tells who has already chosen) and ``turn`` is
 null; in ``simple``, ``to_act == [turn]`` and ``turn`` is the seat to play.
 ``points[s].heads`` is what the pile scores under the variant (penalty in the negative
-ones).
+ones). ``previous_hand`` holds the whole history of the hand finished last and its rows
+at the end, during the first turn of a hand (``simple``: its first ``seats`` turns, so
+every seat is asked once while it is shown); null otherwise and in hand 1. Every turn of
+every finished hand is thus seen by every seat (the next hand is dealt inside the same
+``apply``). ``your_turn`` is
+``seat in to_act(state)``.
 
 Actions
 -------
@@ -118,7 +129,7 @@ def heads(card: int) -> int:
 HEADS = [0] + [heads(n) for n in range(1, TOP + 1)]  # HEADS[0] is never used for scoring
 
 
-@dataclass
+@dataclass(slots=True)
 class NimmtState:
     """A match of 6 nimmt! Plus: the current hand, the scores so far, the generator."""
 
@@ -136,6 +147,7 @@ class NimmtState:
     rows_taken: list[int] = field(default_factory=list)  # this hand
     pending: list[list[int] | None] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
+    previous: dict[str, Any] | None = None  # the finished hand before this one (public)
     turn: int = 0  # simple: seat to play
     starter: int = 0  # simple: seat that started this hand
     totals: list[int] = field(default_factory=list)
@@ -156,7 +168,7 @@ class NimmtPlus(Game):
             OptionSpec(
                 "variant",
                 "plus",
-                "plus | plus_dealt_zeros | zeros_negative | simple (RULES.md section 3)",
+                "plus | plus_dealt_zeros | zeros_negative | simple (docs/games/nimmt_plus.md)",
                 choices=VARIANTS,
             ),
             OptionSpec(
@@ -219,6 +231,8 @@ class NimmtPlus(Game):
             "totals": list(state.totals),
             "hand_scores": [list(h["scores"]) for h in state.hand_log],
             "history": list(state.history),  # entries are never changed once recorded
+            # built once per hand, never changed; shown until every seat was asked once
+            "previous_hand": state.previous if len(state.history) < (state.seats if simple else 1) else None,
             "to_act": asked,
             "your_turn": seat in self.to_act(state),
             "turn": state.turn if simple and not state.over else None,
@@ -303,10 +317,6 @@ class NimmtPlus(Game):
             "rows_per_hand": sum(h["rows_taken"][seat] for h in hands) / len(hands),
         }
 
-    def copy(self, state: NimmtState) -> NimmtState:
-        """An independent deep copy (the generator included)."""
-        return _copy.deepcopy(state)
-
     def redeal_hidden(self, state: NimmtState, seat: int, rng: random.Random) -> NimmtState:
         """Other hands and the undealt cards re-dealt, others' pending choices re-picked,
         the generator of later hands re-seeded; ``seat``'s view is unchanged.
@@ -314,7 +324,7 @@ class NimmtPlus(Game):
         In plus_dealt_zeros a seat is known to hold the dealt zeros it has not played
         yet; those stay in its hand.
         """
-        new = self.copy(state)
+        new: NimmtState = self.copy(state)
         new.rng = random.Random(rng.getrandbits(64))
         if state.over:
             return new
@@ -552,6 +562,7 @@ def _end_hand(state: NimmtState) -> None:
         state.over = True
         state.pending = [None] * n
         return
+    state.previous = {"hand": state.hand_number, "history": state.history, "rows": [list(r) for r in state.rows]}
     _deal(state)
 
 

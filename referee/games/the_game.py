@@ -1,7 +1,7 @@
-"""The Game (Steffen Benndorf): cooperative, 1-5 players (RULES.md §1).
+"""The Game (Steffen Benndorf), 1-5 players, cooperative: place all 98 cards together.
 
-Rules summary
--------------
+Rules (docs/games/the_game.md; RULES.md section 1)
+--------------------------------------------------
 98 cards 2..99. Piles 0 and 1 ascend from 1, piles 2 and 3 descend from 100. Hands: 8 solo,
 7 for two, 6 for 3-5 players (one fewer with ``reduced_hand``); the rest is the draw pile.
 Seat 0 starts, play goes s -> s+1. On an ascending pile a card must be higher than the top,
@@ -23,24 +23,29 @@ the seat asks the others to leave alone; it replaces the seat's earlier claims a
 seat sees every seat's claims. With ``communication = "none"`` only an absent, ``null`` or
 empty claims field is accepted.
 
-Where RULES.md is silent (decisions of this module): a game that ends because the active
+Decisions where RULES.md is silent
+----------------------------------
+A game that ends because the active
 seat cannot place the minimum ends as "stuck" even if a fire card was due that turn (its
 deadline, the end of that turn, is never reached); ``lost_by_fire`` is only set when a
 turn ends with an expired fire card. Claims are kept sorted; ``turns`` in the result counts
-turns in which a seat was asked (a turn that could not start is not counted).
+turns in which a seat was asked (a turn that could not start is not counted). Each
+placement is one decision. The turn ends by the action ``"end"`` (legal once the minimum
+is placed) or by itself when the minimum is placed and no placement is left (for
+instance an empty hand). A seat that is not active has nothing to decide.
 
-Decisions: each placement is one decision. The turn ends by the action ``"end"`` (legal
-once the minimum is placed) or by itself when the minimum is placed and no placement is
-left (for instance an empty hand). A seat that is not active has nothing to decide.
-
-Seat view (JSON)::
+Seat view (JSON)
+----------------
+::
 
     {
       "seat": 1,                    # this seat
       "players": 3,
-      "turn": 5,                    # number of the current turn, 1-based (turns taken)
+      "turn": 5,                    # number of the current turn, 1-based (turns taken):
+                                    # unlike the other games, not a seat (see "active")
+      "turn_number": 5,             # the same number, under the name 6 nimmt! uses
       "active": 1,                  # seat whose turn it is (the last one once over)
-      "your_turn": true,
+      "your_turn": true,            # whether this seat must decide now
       "hand": [14, 38, 61, 70, 88, 95],          # own hand, ascending
       "hand_sizes": [6, 6, 6],
       "draw_pile": 71,              # size only, never the order
@@ -61,18 +66,20 @@ Seat view (JSON)::
       "over": false
     }
 
-Actions: ``{"card": 38, "pile": 0}`` places card 38 on pile 0; ``"end"`` ends the turn.
+Actions
+-------
+``{"card": 38, "pile": 0}`` places card 38 on pile 0; ``"end"`` ends the turn.
 ``legal`` lists every legal placement ordered by card then pile, then ``"end"`` if allowed.
 """
 
 from __future__ import annotations
 
-import copy as _copy
 import random
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from referee.games.base import (
+from .base import (
     Action,
     Game,
     GameInfo,
@@ -96,60 +103,31 @@ HAND_SIZE = {1: 8, 2: 7, 3: 6, 4: 6, 5: 6}
 END = "end"
 
 
+@dataclass(slots=True)
 class TheGameState:
-    """Everything about one match of The Game; ``view`` decides what a seat sees."""
+    """A match of The Game: hands, draw pile, piles, the turn, claims, fire, the generator."""
 
-    __slots__ = (
-        "active",
-        "base_minimum",
-        "claims",
-        "deck",
-        "end_reason",
-        "fire",
-        "hand_size",
-        "hands",
-        "minimum",
-        "options",
-        "over",
-        "piles",
-        "placed",
-        "placed_by",
-        "placed_total",
-        "rng",
-        "seats",
-        "tops",
-        "turn",
-        "turn_log",
-    )
-
-    def __init__(self, seats: int, seed: int, options: Mapping[str, Any]) -> None:
-        self.seats = seats
-        self.options = dict(options)
-        self.rng = random.Random(seed)
-        self.hand_size = HAND_SIZE[seats] - (1 if options["reduced_hand"] else 0)
-        self.base_minimum = 3 if options["pro"] else 2
-        deck = list(CARDS)
-        self.rng.shuffle(deck)
-        self.hands: list[list[int]] = []
-        for _ in range(seats):
-            hand = deck[-self.hand_size :]
-            del deck[-self.hand_size :]
-            self.hands.append(sorted(hand))
-        self.deck: list[int] = deck  # the next card drawn is deck[-1]
-        self.piles: list[list[int]] = [[] for _ in range(PILES)]
-        self.tops: list[int] = list(START_TOPS)
-        self.active = 0
-        self.turn = 1
-        self.placed = 0
-        self.minimum = self.base_minimum
-        self.placed_total = 0
-        self.placed_by = [0] * seats
-        self.claims: list[list[int]] = [[] for _ in range(seats)]
-        # Uncovered fire cards: {"card", "pile", "placed_turn", "deadline_turn"}.
-        self.fire: list[dict[str, int]] = []
-        self.over = False
-        self.end_reason: str | None = None  # "won" | "stuck" | "fire"
-        self.turn_log: list[dict[str, int]] = []  # {"seat", "placed"} per turn taken
+    seats: int
+    options: dict[str, Any]
+    rng: random.Random
+    hand_size: int
+    base_minimum: int
+    hands: list[list[int]] = field(default_factory=list)  # each ascending
+    deck: list[int] = field(default_factory=list)  # the draw pile (hidden); next card is deck[-1]
+    piles: list[list[int]] = field(default_factory=list)
+    tops: list[int] = field(default_factory=lambda: list(START_TOPS))
+    active: int = 0
+    turn: int = 1  # turns taken, 1-based
+    placed: int = 0  # this turn
+    minimum: int = 0  # this turn
+    placed_total: int = 0
+    placed_by: list[int] = field(default_factory=list)
+    claims: list[list[int]] = field(default_factory=list)
+    # Uncovered fire cards: {"card", "pile", "placed_turn", "deadline_turn"}.
+    fire: list[dict[str, int]] = field(default_factory=list)
+    over: bool = False
+    end_reason: str | None = None  # "won" | "stuck" | "fire"
+    turn_log: list[dict[str, int]] = field(default_factory=list)  # {"seat", "placed"} per turn taken
 
 
 class TheGame(Game):
@@ -184,7 +162,16 @@ class TheGame(Game):
     def setup(self, seats: int, seed: int, options: Mapping[str, Any]) -> TheGameState:
         """Shuffle and deal; seat 0 starts the first turn."""
         opts = self.check_options(seats, options)
-        state = TheGameState(seats, seed, opts)
+        state = TheGameState(
+            seats=seats,
+            options=opts,
+            rng=random.Random(seed),
+            hand_size=HAND_SIZE[seats] - (1 if opts["reduced_hand"] else 0),
+            base_minimum=3 if opts["pro"] else 2,
+            placed_by=[0] * seats,
+            claims=[[] for _ in range(seats)],
+        )
+        _deal(state)
         _start_turn(state)
         return state
 
@@ -198,6 +185,7 @@ class TheGame(Game):
             "seat": seat,
             "players": state.seats,
             "turn": state.turn,
+            "turn_number": state.turn,
             "active": state.active,
             "your_turn": not state.over and seat == state.active,
             "hand": list(state.hands[seat]),
@@ -337,10 +325,6 @@ class TheGame(Game):
             "lost_by_fire": 1.0 if d["lost_by_fire"] else 0.0,
         }
 
-    def copy(self, state: TheGameState) -> TheGameState:
-        """An independent deep copy."""
-        return _copy.deepcopy(state)
-
     def redeal_hidden(self, state: TheGameState, seat: int, rng: random.Random) -> TheGameState:
         """Other hands and the draw pile reshuffled together, hand sizes kept.
 
@@ -348,7 +332,8 @@ class TheGame(Game):
         on as it did (a legal sequence of the minimum at the turn's start, else a legal
         placement); up to 100 deals are tried, then the hidden cards are left as they were.
         """
-        new = _copy.deepcopy(state)
+        new: TheGameState = self.copy(state)
+        new.rng = random.Random(rng.getrandbits(64))
         others = [s for s in range(state.seats) if s != seat]
         pool = list(new.deck)
         for s in others:
@@ -367,7 +352,6 @@ class TheGame(Game):
                 new.hands[s] = hands[s]
             new.deck = pool[i:]
             break
-        new.rng = random.Random(rng.random())
         return new
 
     def invariants(self, state: TheGameState) -> list[str]:
@@ -418,6 +402,19 @@ class TheGame(Game):
 
 
 # Private helpers ---------------------------------------------------------------------
+
+
+def _deal(state: TheGameState) -> None:
+    """Shuffle the 98 cards, deal every hand from the top, leave the rest as the draw pile."""
+    deck = list(CARDS)
+    state.rng.shuffle(deck)
+    k = state.hand_size
+    for _ in range(state.seats):
+        hand = deck[-k:]
+        del deck[-k:]
+        state.hands.append(sorted(hand))
+    state.deck = deck
+    state.piles = [[] for _ in range(PILES)]
 
 
 def _fits(card: int, top: int, up: bool) -> bool:

@@ -198,6 +198,7 @@ def render_page(game: Game, doc: Mapping[str, Any]) -> str:
         "<section><h2>Seat bias</h2>",
         _seat_bias(doc),
         "</section>",
+        _replays_link(doc),
         f"<footer>Made by referee {e(__version__)} from <code>matches.jsonl</code>; the same journal always "
         "gives this page byte for byte. Data: <code>standings.json</code>, <code>standings.csv</code>; "
         "response times: <code>timings.json</code>.</footer>",
@@ -205,6 +206,16 @@ def render_page(game: Game, doc: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def _replays_link(doc: Mapping[str, Any]) -> str:
+    """A link to the match list and replays (viewer.py) when the run kept transcripts."""
+    if doc["settings"].get("transcripts", "all") == "none":
+        return ""
+    return (
+        '<section id="replays"><h2>Matches</h2><p><a href="replays/index.html">Match list and replays</a>: '
+        "every decision of the most recent matches and of matches with faults, step by step.</p></section>"
+    )
 
 
 def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:

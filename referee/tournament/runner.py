@@ -48,6 +48,7 @@ from ..games.base import Game
 from ..match import play_match
 from ..record import MatchRecord
 from . import journal as jn
+from . import transcripts
 from .journal import JOURNAL as JOURNAL  # re-exported: callers may import it from here
 from .journal import JournalState
 from .schedule import Fixture, Schedule, schedule
@@ -358,8 +359,15 @@ async def run_tournament(
         pacer = Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players)
         async with pacer:
             timings = (jn.Timings.load(out) if resume else None) or jn.Timings()
-            with jn.JournalWriter(journal) as writer:
-                sink = Sink(writer, state, progress, started, on_progress, list(before_write or ()), timings, out)
+            with (
+                transcripts.Writer(out, config.transcripts == "all", resume) as tw,
+                jn.JournalWriter(journal) as writer,
+            ):
+                hooks = [
+                    lambda f, rec: tw.write(rec),
+                    *(before_write or ()),
+                ]  # a journal line always has its transcript
+                sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
                 sink._saved = time.monotonic()
                 executor = LocalExecutor(config, game, pool.runtimes, pacer)
                 stopped: dict[str, Any] | None = None

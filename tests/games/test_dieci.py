@@ -701,6 +701,7 @@ def test_view_shape():
         "target",
         "events",
         "previous_events",
+        "your_turn",
     }
-    assert v["decision"] == "turn" and v["target"] == 4 and v["deck_size"] == 49
+    assert v["decision"] == "turn" and v["your_turn"] and v["target"] == 4 and v["deck_size"] == 49
     assert GAME.view(state, 4)["decision"] is None

@@ -435,3 +435,81 @@ def test_other_hands_and_unused_cards_never_change_a_view(chaotic):
                 hacked.hands[other] = sorted(hacked.hands[other] + [p])
             assert GAME.view(hacked, seat) == before
             assert not any(key in before for key in ("hands", "unused", "score_deck", "pending", "rng"))
+
+
+# Views show the end of every round (RULES.md §2, "What a seat sees") -------------------
+
+
+@pytest.mark.parametrize("opts", VARIANTS)
+def test_previous_round_shows_the_whole_finished_round_to_every_seat(opts):
+    n = 4
+    st = GAME.setup(n, 17, opts)
+    dealt = [list(h) for h in st.hands]
+    assert all(GAME.view(st, s)["previous_round"] is None for s in range(n))
+    pick = random.Random(17)
+    while st.round == 0:
+        for s in GAME.to_act(st):
+            st = GAME.apply(st, s, pick.choice(GAME.legal(st, s)))
+    views = [GAME.view(st, s) for s in range(n)]
+    prev = views[0]["previous_round"]
+    assert all(v["previous_round"] == prev for v in views)
+    assert prev["round"] == 0 and prev["dealer"] == 0 and views[0]["tricks"] == []
+    tricks = prev["tricks"]
+    assert len(tricks) == D.TRICKS_PER_ROUND and all(len(t["plays"]) == n for t in tricks)
+    for s in range(n):
+        played = sorted(p["card"] for t in tricks for p in t["plays"] if p["seat"] == s)
+        assert played == dealt[s], f"seat {s}'s cards of round 0 are not all shown"
+    last = tricks[-1]
+    hi = max(last["plays"], key=lambda p: p["card"])["seat"]
+    lo = min(last["plays"], key=lambda p: p["card"])["seat"]
+    assert last["blue_to"] in (hi, None) and last["red_to"] in (lo, None)
+    assert prev["tricks"][0]["leader"] == 1
+
+
+def test_chaotic_ninth_trick_is_shown_after_the_round():
+    """In chaotic mode nobody sees the 9th trick while it is played; the next round's
+    view shows it, with the score cards, the cards and who took the sticks."""
+    st = GAME.setup(3, 4, {"chaotic": True})
+    while st.trick < D.TRICKS_PER_ROUND - 1:
+        for s in GAME.to_act(st):
+            st = GAME.apply(st, s, GAME.legal(st, s)[0])
+    last_hands = [list(h) for h in st.hands]
+    score = GAME.view(st, 0)["score"]
+    for s in GAME.to_act(st):
+        st = GAME.apply(st, s, GAME.legal(st, s)[0])
+    assert st.round == 1
+    ninth = GAME.view(st, 2)["previous_round"]["tricks"][-1]
+    assert ninth["plays"] == [
+        {"seat": (ninth["leader"] + i) % 3, "card": last_hands[(ninth["leader"] + i) % 3][0]} for i in range(3)
+    ]
+    assert ninth["score_cards"] == score["cards"] and (ninth["red"], ninth["blue"]) == (score["red"], score["blue"])
+
+
+def test_final_view_keeps_the_last_round_complete():
+    """After the last round nothing is dealt: the final view still lists its 9 tricks."""
+    st = GAME.setup(3, 8, {"chaotic": True})
+    pick = random.Random(8)
+    while not GAME.is_over(st):
+        for s in GAME.to_act(st):
+            st = GAME.apply(st, s, pick.choice(GAME.legal(st, s)))
+    final = GAME.view(st, 1)
+    assert len(final["tricks"]) == D.TRICKS_PER_ROUND and all(len(t["plays"]) == 3 for t in final["tricks"])
+    assert final["previous_round"] is None and not final["your_turn"] and final["hand"] == []
+
+
+@pytest.mark.parametrize("opts", VARIANTS)
+def test_every_seat_is_shown_each_finished_round_once_in_trick_zero(opts):
+    n = 3
+    st = GAME.setup(n, 6, opts)
+    pick = random.Random(6)
+    shown: dict[int, list[int]] = {s: [] for s in range(n)}
+    while not GAME.is_over(st):
+        for s in GAME.to_act(st):
+            view = GAME.view(st, s)
+            prev = view["previous_round"]
+            assert (prev is not None) == (view["trick"] == 0 and view["round"] > 0)
+            if prev is not None:
+                assert prev["round"] == view["round"] - 1 and len(prev["tricks"]) == D.TRICKS_PER_ROUND
+                shown[s].append(prev["round"])
+            st = GAME.apply(st, s, pick.choice(GAME.legal(st, s)))
+    assert all(shown[s] == [0, 1] for s in range(n))

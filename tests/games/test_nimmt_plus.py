@@ -456,10 +456,12 @@ def test_view_shows_no_hidden_information():
         "totals",
         "hand_scores",
         "history",
+        "previous_hand",
         "to_act",
         "your_turn",
         "turn",
     }
+    assert view["previous_hand"] is None
 
 
 def test_redeal_keeps_known_dealt_zeros():
@@ -477,3 +479,71 @@ def test_invariants_catch_a_lost_or_duplicated_card():
     state = GAME.setup(4, 1, {"variant": "plus"})
     state.rows[0].append(state.hands[1][-1])
     assert GAME.invariants(state)
+
+
+# Views show the end of every hand (RULES.md section 3, "What a seat sees") -------------
+
+
+def _replay_rows(start: list[list[int]], history: list[dict[str, Any]]) -> list[list[int]]:
+    """The rows after ``history``'s placements, from the rows ``start``."""
+    rows = [list(r) for r in start]
+    for turn in history:
+        for p in turn["placements"]:
+            if p["took"]:
+                assert rows[p["row"]] == p["took"]
+                rows[p["row"]] = [p["card"]]
+            else:
+                rows[p["row"]].append(p["card"])
+    return rows
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_previous_hand_shows_every_turn_of_the_finished_hand(variant):
+    """Seat 0 plays pairs and runs out early (or, in simple, the last seat plays last):
+    turns it was never asked about are still shown to it in the next hand."""
+    seats = 3
+    state = GAME.setup(seats, 21, {"variant": variant})
+    start_rows = GAME.view(state, 0)["rows"]
+    dealt = [list(h) for h in state.hands]
+    asked_last: dict[int, int] = {}
+    while state.hand_number == 1:
+        for s in GAME.to_act(state):
+            legal = GAME.legal(state, s)
+            asked_last[s] = GAME.view(state, s)["turn_number"]
+            state = GAME.apply(state, s, legal[-1] if s == 0 else legal[0])
+    views = [GAME.view(state, s) for s in range(seats)]
+    prev = views[0]["previous_hand"]
+    assert all(v["previous_hand"] == prev for v in views)
+    assert prev["hand"] == 1 and views[0]["history"] == []
+    history = prev["history"]
+    for s in range(seats):
+        played = sorted(c for t in history for p in t["plays"] if p["seat"] == s for c in p["cards"])
+        assert played == dealt[s], f"seat {s}'s cards of hand 1 are not all shown"
+    assert len(history) > asked_last[0], "seat 0 missed turns after its last decision"
+    assert prev["rows"] == _replay_rows(start_rows, history)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_seat_is_shown_each_finished_hand_once_when_first_asked(variant):
+    seats = 3
+    state = GAME.setup(seats, 5, {"variant": variant})
+    pick = random.Random(5)
+    shown: dict[int, list[int]] = {s: [] for s in range(seats)}
+    first_ask: dict[tuple[int, int], bool] = {}
+    while not GAME.is_over(state):
+        for s in GAME.to_act(state):
+            view = GAME.view(state, s)
+            prev = view["previous_hand"]
+            first = (view["hand_number"], s) not in first_ask
+            first_ask[(view["hand_number"], s)] = True
+            assert (prev is not None) == (first and view["hand_number"] > 1), "shown at a seat's first decision only"
+            if prev is not None:
+                assert prev["hand"] == view["hand_number"] - 1
+                shown[s].append(prev["hand"])
+            legal = GAME.legal(state, s)
+            state = GAME.apply(state, s, legal[pick.randrange(len(legal))])
+    assert all(shown[s] == [1, 2] for s in range(seats))
+    final = GAME.view(state, 0)
+    assert final["previous_hand"] is None
+    size = 12 if variant == "simple" else 15
+    assert sum(len(p["cards"]) for t in final["history"] for p in t["plays"]) == seats * size

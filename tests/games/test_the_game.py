@@ -546,6 +546,7 @@ def test_view_shows_what_the_rules_allow() -> None:
         "seat",
         "players",
         "turn",
+        "turn_number",
         "active",
         "your_turn",
         "hand",

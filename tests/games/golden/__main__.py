@@ -1,0 +1,7 @@
+"""``python -m tests.games.golden [--update]``."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
