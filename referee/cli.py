@@ -344,6 +344,7 @@ def _publish(cfg: TournamentConfig, fixtures: Schedule, stopped: dict[str, Any] 
         board = build_leaderboard(tournament_document(settings, len(fixtures), stopped), jn.read_journal(journal))
         _timings_from_run(board, cfg.output, names)
         write_leaderboard(cfg.output, board)
+        _write_replays(cfg.output)
     except RefereeError as exc:
         click.echo(f"error: {exc}", err=True)
         return None
@@ -364,7 +365,6 @@ def publish_live(cfg: TournamentConfig, scheduled: int, now: datetime.datetime |
     board.document["live"] = {"matches": board.document["matches"], "scheduled": scheduled, "at": at}
     _timings_from_run(board, cfg.output, [b.name for b in cfg.bots])
     write_leaderboard(cfg.output, board)
-    _write_replays(cfg.output)
     return board
 
 

@@ -68,6 +68,16 @@ def test_a_clear_leader_stops_the_run_early_at_a_batch_boundary(tmp_path: Path) 
     assert (out / "matches.jsonl").read_text().splitlines() == lines
     assert json.loads((out / "standings.json").read_text()) == standings
 
+    # killed in the middle of the last batch: resumed, it plays that batch's rest and stops again there
+    (out / "matches.jsonl").write_text("".join(x + "\n" for x in lines[:-4]))
+    again = CliRunner().invoke(main, ["run", str(path), "-q", "--resume"])
+    assert again.exit_code == 0, again.output
+    def played(text: list[str]) -> list[tuple[Any, ...]]:  # what was played, durations aside
+        return sorted((d["id"], d["seed"], d["bots"], d["scores"]) for d in map(json.loads, text))
+
+    assert played((out / "matches.jsonl").read_text().splitlines()) == played(lines)
+    assert json.loads((out / "standings.json").read_text()) == standings
+
     # whatever the concurrency, the same matches count: the outputs are byte-identical
     other = _config(tmp_path, "b", concurrency=1)
     assert CliRunner().invoke(main, ["run", str(other), "-q"]).exit_code == 0
@@ -106,3 +116,12 @@ def test_bad_stop_settings_are_one_line_errors(tmp_path: Path) -> None:
     ):
         result = CliRunner().invoke(main, ["run", str(_config(tmp_path, "e", **change))])
         assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_team_deal_values_rank_the_bots_on_each_deal(tmp_path: Path) -> None:
+    path = _config(tmp_path, "t", game="the_game", format="team", matches=5, players=2, rounds=1)
+    values = DealValues(load_config(path))
+    assert values.deal_size == 4 and values.deals == 5 and values.bound == 3.0
+    for b, (name, _) in enumerate(BOTS):  # deal 0: cards left 10, 3, 3, 40 (lower is better)
+        values.add(b, [name, name], [1, 1], [[10.0, 3.0, 3.0, 40.0][b]] * 2, True)
+    assert values.values(1).tolist() == [[3.0, 1.5, 1.5, 4.0]]

@@ -28,6 +28,7 @@ from ..games.base import Game, IllegalAction, InvalidExtras
 from ..match import _deal_hash, _ranks_with_forfeits, fallback_index
 from ..record import MALFORMED
 from . import transcripts
+from .journal import Timings
 from .publish import build_leaderboard, load_output_dir, write_leaderboard
 
 MAX_SHOWN = 20  # problems kept for the report; the count goes on
@@ -309,6 +310,9 @@ def _check_files(
 ) -> None:
     """Render the standings files from the journal again and compare them byte for byte."""
     board = build_leaderboard(tournament, records)
+    saved = Timings.load(out)  # response times are summarised as matches end: the journal keeps none
+    if saved is not None:
+        board.timings = {"tournament": board.timings["tournament"], **saved.document(tournament["settings"]["bots"])}
     with tempfile.TemporaryDirectory(prefix="referee-verify-") as tmp:
         for path in write_leaderboard(Path(tmp), board):
             mine = out / path.name
