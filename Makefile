@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CONFIG ?= configs/nimmt_plus.toml
 SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
 
-.PHONY: run test lint browser bubblewrap check bench bench-scale games clean
+.PHONY: run samples test lint browser bubblewrap check bench bench-scale games clean schemas
 
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,8 +13,15 @@ $(BIN)/referee: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(BIN)/referee
 
+# `make run` writes to out/<config name>/ (ignored by git), so it never rewrites the committed
+# samples under leaderboards/; `make samples` re-publishes those from every file in configs/.
+RUN_OUTPUT ?= out/$(basename $(notdir $(CONFIG)))
+
 run: $(BIN)/referee bubblewrap
-	$(BIN)/referee run $(CONFIG)
+	$(BIN)/referee run $(CONFIG) --output $(RUN_OUTPUT)
+
+samples: $(BIN)/referee bubblewrap
+	for c in configs/*.toml; do $(BIN)/referee run $$c --quiet || exit 1; done
 
 test: $(BIN)/referee browser bubblewrap
 	$(BIN)/python -m pytest
@@ -38,13 +45,20 @@ check: $(BIN)/referee bubblewrap
 games: $(BIN)/referee
 	$(BIN)/referee games
 
+# docs/schema/ is a copy of the schemas shipped in the package (referee/schemas/); tests/test_schema.py checks it.
+schemas:
+	rm -rf docs/schema && mkdir -p docs/schema && cp -r referee/schemas/. docs/schema/
+
 bench: $(BIN)/referee bubblewrap
 	$(BIN)/python -m referee.bench
 	$(BIN)/python -m referee.bench_cage
 
-# Figures as a tournament grows (memory of a 1,000,000-match run vs a 1,000-match one, ...)
+# Figures as a tournament grows: memory of a 1,000,000-match run vs a 1,000-match one;
+# decisions/s and referee CPU per decision on 1, 2 and 4 Dask worker processes (fast Node bots)
 bench-scale: $(BIN)/referee
 	$(BIN)/python -m referee.bench_scale
+	$(BIN)/python -m referee.bench_workers
+	$(BIN)/python -m referee.bench_publish
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

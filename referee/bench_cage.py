@@ -25,7 +25,8 @@ from .bots import protocol
 from .bots.process import start_managed
 from .bots.sandbox import BotSpec, CageLimits, bwrap_works
 from .config import parse_config
-from .tournament.runner import JOURNAL, run_tournament
+from .tournament.journal import JOURNAL
+from .tournament.runner import run_tournament
 
 NIMMT = ("python", "-m", "sample_bots.nimmt")
 

@@ -62,20 +62,32 @@ def main() -> None:
     help="Override [tournament] output folder.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No live progress display.")
+@click.option("--workers", type=int, default=None, help="Override [tournament] workers (processes on this machine).")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Play on the Dask scheduler at this address.")
 def run(
-    config: Path, resume: bool, seed: int | None, concurrency: int | None, output: Path | None, quiet: bool
+    config: Path,
+    resume: bool,
+    seed: int | None,
+    concurrency: int | None,
+    output: Path | None,
+    quiet: bool,
+    workers: int | None,
+    cluster: str | None,
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
-    cfg = _load(config, seed, concurrency, output)
+    cfg = _load(config, seed, concurrency, output, workers, cluster)
     try:
         cfg = resolve_seed(cfg, resume)
     except (RefereeError, OSError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_FAILED)
     fixtures = schedule(cfg)
+    where = (
+        f", on the cluster at {cfg.cluster}" if cfg.cluster else (f", {cfg.workers} workers" if cfg.workers > 1 else "")
+    )
     click.echo(
         f"referee {__version__}: {cfg.name} ({cfg.game}), {len(fixtures)} matches of {cfg.players} players, "
-        f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}, output {cfg.output}"
+        f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}{where}, output {cfg.output}"
         + (", secret seed" if cfg.seed_secret else ""),
         err=True,
     )
@@ -223,6 +235,144 @@ def games() -> None:
             click.echo(f"    reply fields besides action: {', '.join(info.extra_reply_fields)}")
 
 
+@main.command()
+@click.argument("game", required=False)
+def schema(game: str | None) -> None:
+    """Print the JSON Schema of the wire protocol, or of GAME's messages, state, actions and details."""
+    from .bots import schema as wire_schema
+
+    if game is None:
+        click.echo(wire_schema.schema_text(wire_schema.PROTOCOL), nl=False)
+        return
+    if game not in GAMES:
+        click.echo(f"error: no game {game!r} (known: {', '.join(sorted(GAMES))})", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(wire_schema.schema_text(wire_schema.game_schema_name(game)), nl=False)
+
+
+def _option_value(text: str) -> Any:
+    """A --option value as TOML (``true``, ``3``, ``"x"``), else the bare string."""
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+@main.command("check-bot", context_settings={"ignore_unknown_options": True})
+@click.argument("target", nargs=-1, type=click.UNPROCESSED)
+@click.option("--game", "-g", required=True, help="The game to play (see referee games).")
+@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="A game option; repeat.")
+@click.option("--all-variants", is_flag=True, help="Every combination of the game's choice and yes/no options.")
+@click.option("--matches", type=click.IntRange(1, 1000), default=3, show_default=True, help="Matches per option set.")
+@click.option("--players", type=int, default=None, help="Seats per match (default 4, or the nearest allowed).")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True, help="Matches in flight.")
+@click.option("--deadline-ms", type=click.IntRange(1), default=1000, show_default=True, help="Deadline per message.")
+@click.option("--max-response-bytes", type=click.IntRange(1), default=65536, show_default=True)
+@click.option("--startup-ms", type=click.IntRange(1), default=15000, show_default=True, help="Time to answer hello.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--log-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Keep bot logs here.")
+@click.option(
+    "--max-concurrent",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Requests in flight to the bot at once, as a tournament may promise (0: no limit).",
+)
+@click.option(
+    "--token-env", metavar="NAME", default=None, help="Send the token in environment variable NAME as a bearer token."
+)
+def check_bot_command(
+    target: tuple[str, ...],
+    game: str,
+    options: tuple[str, ...],
+    all_variants: bool,
+    matches: int,
+    players: int | None,
+    concurrency: int,
+    deadline_ms: int,
+    max_response_bytes: int,
+    startup_ms: int,
+    seed: int,
+    log_dir: Path | None,
+    max_concurrent: int,
+    token_env: str | None,
+) -> None:
+    """Play a few matches against one bot and report what to fix; exit 0 only when clean.
+
+    TARGET is the bot's URL, or -- and the command that starts it ({port} is replaced
+    by a free port):  referee check-bot --game nimmt_plus -- node bot.js --port {port}
+    """
+    from .checkbot import CheckSettings, check_bot, default_players, option_sets
+    from .games.base import OptionError
+
+    if not target:
+        click.echo("error: give the bot's URL, or -- and the command that starts it", err=True)
+        sys.exit(EXIT_USAGE)
+    if game not in GAMES:
+        click.echo(f"error: --game: no game {game!r} (known: {', '.join(sorted(GAMES))})", err=True)
+        sys.exit(EXIT_USAGE)
+    chosen: dict[str, Any] = {}
+    for item in options:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            click.echo(f"error: --option {item!r}: expected KEY=VALUE", err=True)
+            sys.exit(EXIT_USAGE)
+        chosen[key.strip()] = _option_value(value.strip())
+    g = GAMES[game]
+    seats = players or default_players(g)
+    if not g.info.min_seats <= seats <= g.info.max_seats:
+        click.echo(f"error: --players: {game} is for {g.info.min_seats}-{g.info.max_seats} players", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        sets = option_sets(g, seats, chosen, all_variants)
+    except OptionError as exc:
+        click.echo(f"error: --option {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    is_url = len(target) == 1 and "://" in target[0]
+    if is_url and not target[0].startswith("http://"):
+        click.echo(f"error: {target[0]}: check-bot reaches bots over http:// only", err=True)
+        sys.exit(EXIT_USAGE)
+    if not is_url and not any("{port}" in a for a in target):
+        click.echo("error: the bot's command must contain {port} (where it listens), or give its URL", err=True)
+        sys.exit(EXIT_USAGE)
+    token = None
+    if token_env is not None:
+        import os
+
+        from .secret import Secret
+
+        if not os.environ.get(token_env):
+            click.echo(f"error: --token-env: environment variable {token_env} is not set", err=True)
+            sys.exit(EXIT_USAGE)
+        token = Secret(os.environ[token_env])
+    settings = CheckSettings(
+        game=game,
+        option_sets=tuple(sets),
+        url=target[0] if is_url else None,
+        command=None if is_url else target,
+        matches=matches,
+        players=seats,
+        concurrency=concurrency,
+        deadline_ms=deadline_ms,
+        max_response_bytes=max_response_bytes,
+        startup_ms=startup_ms,
+        seed=seed,
+        log_dir=log_dir,
+        max_concurrent=max_concurrent,
+        token=token,
+    )
+    reports = asyncio.run(check_bot(settings))
+    for report in reports:
+        for line in report.lines():
+            click.echo(line)
+    clean = all(r.clean for r in reports)
+    if len(reports) > 1:
+        click.echo(f"{sum(r.clean for r in reports)} of {len(reports)} option sets clean")
+    sys.exit(EXIT_OK if clean else EXIT_FAILED)
+
+
 def _formats(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     """--format values, repeated and/or comma-separated; every format when none is given."""
     chosen = [v.strip() for value in values for v in value.split(",") if v.strip()]
@@ -304,9 +454,18 @@ def replay(output_dir: Path, match: str, seat: int | None, html_out: bool) -> No
         sys.exit(EXIT_USAGE)
 
 
-def _load(config: Path, seed: int | None, concurrency: int | None, output: Path | None) -> TournamentConfig:
+def _load(
+    config: Path,
+    seed: int | None,
+    concurrency: int | None,
+    output: Path | None,
+    workers: int | None = None,
+    cluster: str | None = None,
+) -> TournamentConfig:
     try:
-        return load_config(config).with_overrides(seed=seed, concurrency=concurrency, output=output)
+        return load_config(config).with_overrides(
+            seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
+        )
     except ConfigError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -344,13 +503,13 @@ def _publish(cfg: TournamentConfig, fixtures: Schedule, stopped: dict[str, Any] 
         board = build_leaderboard(tournament_document(settings, len(fixtures), stopped), jn.read_journal(journal))
         _timings_from_run(board, cfg.output, names)
         write_leaderboard(cfg.output, board)
-        _write_replays(cfg.output)
     except RefereeError as exc:
         click.echo(f"error: {exc}", err=True)
         return None
     except OSError as exc:
         click.echo(f"error: cannot write the leaderboard: {exc.filename or cfg.output}: {exc.strerror}", err=True)
         return None
+    _write_replays(cfg.output)
     return board
 
 
@@ -393,6 +552,8 @@ def _write_replays(out: Path) -> None:
         write_replays(out)
     except (RefereeError, TranscriptError) as exc:
         click.echo(f"warning: replay pages not written: {exc}", err=True)
+    except OSError as exc:  # a full disk: the pages are lost, the journal and standings are not
+        click.echo(f"warning: replay pages not written: {exc.filename or out}: {exc.strerror}", err=True)
 
 
 class _ProgressDisplay:

@@ -34,6 +34,7 @@ ON_FAULT = ("fallback", "forfeit")
 TRANSCRIPTS = ("all", "none")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_CLUSTER_RE = re.compile(r"^(tcp|tls)://[^\s/]+:[0-9]{1,5}\Z")
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ class TournamentConfig:
     limits: Limits
     bots: tuple[BotConfig, ...]
     duplicate: bool = False  # every deal once per seat rotation of its table
+    workers: int = 1  # worker processes on this machine (1: no Dask, today's single process)
+    cluster: str | None = None  # the address of an existing Dask scheduler (tcp://HOST:PORT)
     # no seed in the file: the referee draws a 128-bit secret seed when the run starts
     # (``seed`` is 0 until then) and reveals it when the run is complete
     seed_secret: bool = False
@@ -139,9 +142,19 @@ class TournamentConfig:
         seed: int | None = None,
         concurrency: int | None = None,
         output: Path | None = None,
+        workers: int | None = None,
+        cluster: str | None = None,
     ) -> TournamentConfig:
         """The same config with the command line's overrides applied."""
         out = self
+        if workers is not None:
+            if workers < 1:
+                raise ConfigError(f"--workers: must be at least 1, got {workers}")
+            out = replace(out, workers=workers)
+        if cluster is not None:
+            if not _CLUSTER_RE.match(cluster):
+                raise ConfigError(f"--cluster: {cluster!r} is not a scheduler address like tcp://HOST:PORT")
+            out = replace(out, cluster=cluster)
         if seed is not None:
             if seed < 0:
                 raise ConfigError(f"--seed: must be at least 0, got {seed}")
@@ -218,6 +231,7 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "batch": (int, 10),
     "publish_every_s": (float, 0.0),
     "grow": (bool, False),
+    "workers": (int, 1),
     "transcripts": (str, "all"),
 }
 STOP_RULES = ("all", "settled")
@@ -251,7 +265,8 @@ _BOT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "workdir": (str, None),
     "env": (dict, None),
 }
-_TOP = ("tournament", "game", "limits", "bot")
+_CLUSTER: dict[str, tuple[type | tuple[type, ...], Any]] = {"address": (str, None)}
+_TOP = ("tournament", "game", "limits", "bot", "cluster")
 
 
 def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> TournamentConfig:
@@ -323,7 +338,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "tournament.players",
             f"{players} seats per match but only {len(bots)} bots: add bots or lower players",
         )
-    for key in ("rounds", "matches", "concurrency", "seed"):
+    for key in ("rounds", "matches", "concurrency", "seed", "workers"):
         minimum = 0 if key == "seed" else 1
         if tv[key] is not None and tv[key] < minimum:
             err.fail(f"tournament.{key}", f"must be at least {minimum}, got {tv[key]}")
@@ -388,6 +403,11 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "team already plays every deal with every bot; duplicate is for round_robin and random",
         )
 
+    cl = _table(err, doc, "cluster")
+    _unknown(err, "cluster.", cl, _CLUSTER)
+    address = _values(err, "cluster", cl, _CLUSTER)["address"]
+    if address is not None and not _CLUSTER_RE.match(address):
+        err.fail("cluster.address", f"{address!r} is not a scheduler address like tcp://HOST:PORT")
     challengers = _challengers(err, fmt, tv, t, bots, players, game.info.cooperative)
     n_opp = len(bots) - 1 if tv["challengers_meet"] else len(bots) - len(challengers)
     gauntlet_random = fmt == "gauntlet" and "matches" in t and "rounds" not in t
@@ -464,6 +484,8 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         concurrency=tv["concurrency"],
         output=output,
         duplicate=tv["duplicate"],
+        workers=tv["workers"],
+        cluster=address,
         transcripts=tv["transcripts"],
         options=options,
         limits=Limits(**lv),

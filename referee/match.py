@@ -6,13 +6,15 @@ random legal action is played for the seat. With ``on_fault = "forfeit"`` a seat
 a fault in play is also ranked last in the match. Past ``max_faults`` faults a seat
 is played by fallback without being called, as is a disqualified bot's seat.
 
-Three things are not charged to bots:
-- a timeout whose timer fired late because the referee itself was busy: the decision
-  is voided and asked again (same decision number), up to ``MAX_REPLAYS`` times;
+The fault policy lives in ``Seats`` (per-seat bookkeeping); ``play_match`` runs the
+decisions. Three things are not charged to bots:
+- a timeout whose deadline timer fired late because the referee itself was busy: the
+  decision is voided and asked again (same decision number), up to ``MAX_REPLAYS``
+  times; lateness noticed while reading the bot's own bytes is the bot's;
 - with ``time_bank_ms``, an answer slower than the deadline spends the seat's bank
   instead (the bank left is sent in ``act`` as ``time_bank_ms``); a timeout is an
   answer slower than the deadline plus the bank left;
-- a managed bot whose process died is restarted (``BotRuntime.revive``); the match
+- a managed bot whose process died is restarted (``BotRuntime.restart_if_dead``); the match
   whose request found it dead records the restart.
 """
 
@@ -26,11 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from .bots import protocol
 from .bots.control import BotRuntime, Pacer, ask, referee_was_late
-from .bots.http import BotClient, Endpoint, Exchange
+from .bots.http import Endpoint, Exchange
+from .bots.transport import Transport
 from .config import Limits
 from .games.base import Game, InvalidExtras, ranks_from_scores
 from .record import BOT, ERROR, FALLBACK, ILLEGAL, MALFORMED, TIMEOUT, MatchRecord, Move
@@ -52,6 +53,96 @@ def fallback_index(seed: int, seat: int, decision: int, n_legal: int) -> int:
     return int.from_bytes(digest[:8], "big") % n_legal
 
 
+class Seats:
+    """The per-seat bookkeeping of one match, and the fault policy of DESIGN.md in one
+    place: what a reply costs a seat (a fault, its time bank, a restart), whether a seat
+    is still asked, and the log it may keep. ``play_match`` only runs the decisions."""
+
+    def __init__(self, endpoints: Sequence[Endpoint], runtimes: Sequence[BotRuntime], limits: Limits) -> None:
+        n = len(endpoints)
+        self.names = [e.name for e in endpoints]
+        self.rts = list(runtimes)
+        self.limits = limits
+        self.faults: list[dict[str, Any]] = []
+        self.fault_count = [0] * n
+        self.latency: list[list[float]] = [[] for _ in range(n)]
+        self.decisions = [0] * n
+        self.bank = [float(limits.time_bank_ms)] * n
+        self.restarts = [0] * n
+        self.disqualified: set[int] = set()
+        self.voided = 0
+        self.log_used = [0] * n  # characters of bot logs kept per seat
+
+    def asked(self, s: int) -> bool:
+        """Whether seat ``s`` is asked for its next decision: not when its bot is
+        disqualified (tournament-wide), nor past ``max_faults`` faults in this match."""
+        if self.rts[s].disqualified:
+            self.disqualified.add(s)
+            return False
+        return self.fault_count[s] <= self.limits.max_faults
+
+    def bank_left(self, s: int) -> int | None:
+        """The time bank ``s`` has left, as sent in ``act`` (None without a time bank)."""
+        return int(self.bank[s]) if self.limits.time_bank_ms else None
+
+    def limit_ms(self, s: int, acting: bool) -> float:
+        """How long seat ``s`` may take: the deadline, plus its bank for an ``act``."""
+        return self.limits.deadline_ms + (self.bank[s] if acting else 0.0)
+
+    def void(self, pacer: Pacer | None) -> None:
+        """A decision was voided because the referee was late (asked again)."""
+        self.voided += 1
+        if pacer is not None:
+            pacer.note_late()
+
+    async def settle(self, s: int, ex: Exchange, acting: bool) -> None:
+        """What an exchange costs seat ``s`` besides a fault: a timeout empties its bank,
+        a late answer spends it; an ``error`` restarts a dead managed bot."""
+        deadline = self.limits.deadline_ms
+        if acting and ex.fault == TIMEOUT:
+            self.bank[s] = 0.0
+        elif acting and ex.fault is None and ex.latency_ms > deadline:
+            self.bank[s] = max(0.0, self.bank[s] - (ex.latency_ms - deadline))
+        elif ex.fault == ERROR:
+            self.restarts[s] += await self.rts[s].restart_if_dead()  # failed attempts included
+
+    def charge(self, s: int, decision: int | None, phase: str, kind: str, detail: str, ms: float) -> None:
+        """Record a fault of seat ``s``; faults in play count towards ``max_faults``."""
+        if decision is not None:
+            self.fault_count[s] += 1
+        self.faults.append(
+            {
+                "seat": s,
+                "bot": self.names[s],
+                "decision": decision,
+                "phase": phase,
+                "kind": kind,
+                "detail": detail[:300],
+                "latency_ms": round(ms, 1),
+            }
+        )
+
+    def answered(self, s: int, ex: Exchange, faulted: bool) -> None:
+        """Count one decision the bot of ``s`` was asked, for this match and the tournament."""
+        self.decisions[s] += 1
+        self.latency[s].append(round(ex.latency_ms, 2))
+        self.rts[s].tally(faulted)
+
+    def keep_log(self, s: int, log: str | None) -> str | None:
+        """The part of a bot's ``log`` kept: 1 KB a decision, 64 KB a seat."""
+        if log is None:
+            return None
+        kept = log[: min(LOG_CAP_DECISION, max(0, LOG_CAP_SEAT - self.log_used[s]))]
+        self.log_used[s] += len(kept)
+        return kept
+
+    def forfeited(self) -> list[int]:
+        """Seats ranked last for a fault in play (``on_fault = "forfeit"``)."""
+        if self.limits.on_fault != "forfeit":
+            return []
+        return [s for s in range(len(self.names)) if self.fault_count[s] > 0]
+
+
 async def play_match(
     game: Game,
     options: Mapping[str, Any],
@@ -61,7 +152,7 @@ async def play_match(
     index: int,
     seed: int,
     seats: Sequence[Endpoint],
-    client: BotClient | httpx.AsyncClient,
+    client: Transport,
     limits: Limits,
     runtimes: Sequence[BotRuntime] | None = None,
     pacer: Pacer | None = None,
@@ -76,49 +167,18 @@ async def play_match(
     ctx = protocol.MatchContext(tournament, match_id, game.info.id, options, [e.name for e in seats])
     deadline, cap = limits.deadline_ms, limits.max_response_bytes
     extra_fields = game.info.extra_reply_fields
-    faults: list[dict[str, Any]] = []
-    fault_count = [0] * n
-    latency: list[list[float]] = [[] for _ in range(n)]
-    decisions = [0] * n
-    rts = list(runtimes) if runtimes is not None else [BotRuntime(e) for e in seats]
-    bank = [float(limits.time_bank_ms)] * n
-    restarts = [0] * n
-    disqualified: set[int] = set()
-    voided = 0
+    book = Seats(seats, runtimes if runtimes is not None else [BotRuntime(e) for e in seats], limits)
+    rts = book.rts
     moves: list[Move] = []
-    log_used = [0] * n  # characters of bot logs kept per seat
-
-    def record(seat: int, decision: int | None, phase: str, kind: str, detail: str, ms: float) -> None:
-        faults.append(
-            {
-                "seat": seat,
-                "bot": seats[seat].name,
-                "decision": decision,
-                "phase": phase,
-                "kind": kind,
-                "detail": detail[:300],
-                "latency_ms": round(ms, 1),
-            }
-        )
 
     async def exchange(s: int, body: bytes, acting: bool = True) -> Exchange:
-        """Ask seat ``s``; replay when the referee was late; spend the time bank (acts
-        only); restart a dead managed bot."""
-        nonlocal voided
+        """Ask seat ``s``, again while the referee was late (up to ``MAX_REPLAYS``)."""
         for attempt in range(MAX_REPLAYS + 1):
-            limit_ms = deadline + (bank[s] if acting else 0.0)
-            ex = await ask(rts[s], pacer, client, body, limit_ms, cap)
-            if not referee_was_late(ex, limit_ms) or attempt == MAX_REPLAYS:
+            ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
+            if not referee_was_late(ex) or attempt == MAX_REPLAYS:
                 break
-            voided += 1
-            if pacer is not None:
-                pacer.note_late()
-        if acting and ex.fault == TIMEOUT:
-            bank[s] = 0.0
-        elif acting and ex.fault is None and ex.latency_ms > deadline:
-            bank[s] = max(0.0, bank[s] - (ex.latency_ms - deadline))
-        elif ex.fault == ERROR:
-            restarts[s] += await rts[s].revive()
+            book.void(pacer)
+        await book.settle(s, ex, acting)
         return ex
 
     async def notify(phase: str, bodies: list[bytes]) -> None:
@@ -126,7 +186,7 @@ async def play_match(
         done = await asyncio.gather(*(exchange(s, bodies[s], acting=False) for s in to))
         for s, ex in zip(to, done):
             if ex.fault is not None:
-                record(s, None, phase, ex.fault, ex.detail, ex.latency_ms)
+                book.charge(s, None, phase, ex.fault, ex.detail, ex.latency_ms)
 
     await notify("start", [protocol.start(ctx, s) for s in range(n)])
 
@@ -136,34 +196,26 @@ async def play_match(
     # decisions others were asked in between, which can reveal hidden cards.
     asked = [0] * n
     while not game.is_over(state):
-        to_act = game.to_act(state)
         asks: list[tuple[int, int, list[Any], bytes | None]] = []
-        for s in to_act:
+        for s in game.to_act(state):
             legal = game.legal(state, s)
             body = None
-            if rts[s].disqualified:
-                disqualified.add(s)
-            elif fault_count[s] <= limits.max_faults:
-                left = int(bank[s]) if limits.time_bank_ms else None
-                body = protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal, time_bank_ms=left)
+            if book.asked(s):
+                body = protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal, book.bank_left(s))
             asks.append((s, asked[s], legal, body))
             asked[s] += 1
-        sent = [a for a in asks if a[3] is not None]
+        sent = [(s, body) for s, _, _, body in asks if body is not None]
         if len(sent) == 1:
-            replies = [await exchange(sent[0][0], sent[0][3])]  # type: ignore[arg-type]
+            replies = [await exchange(*sent[0])]
         else:
-            replies = list(await asyncio.gather(*(exchange(s, b) for s, _, _, b in sent)))  # type: ignore[arg-type]
-        by_seat = {a[0]: ex for a, ex in zip(sent, replies)}
+            replies = list(await asyncio.gather(*(exchange(s, body) for s, body in sent)))
+        by_seat = {s: ex for (s, _), ex in zip(sent, replies)}
         for s, dec, legal, _ in asks:
             ex = by_seat.get(s)
             verdict = _judge(ex, legal, extra_fields) if ex is not None else _NOT_ASKED
             action, extras, kind = verdict.action, verdict.extras, verdict.fault
-            if ex is not None:
-                decisions[s] += 1
-                latency[s].append(round(ex.latency_ms, 2))
-                if kind is not None:
-                    fault_count[s] += 1
-                    record(s, dec, "act", kind, verdict.detail, ex.latency_ms)
+            if ex is not None and kind is not None:
+                book.charge(s, dec, "act", kind, verdict.detail, ex.latency_ms)
             by = BOT if action is not None else FALLBACK
             if action is None:
                 action = legal[fallback_index(seed, s, dec, len(legal))]
@@ -172,20 +224,15 @@ async def play_match(
                 try:
                     state = game.apply_extras(state, s, extras)
                 except InvalidExtras as exc:
-                    fault_count[s] += 1
                     kind = MALFORMED
-                    record(s, dec, "act", MALFORMED, f"reply fields refused: {exc}", ex.latency_ms if ex else 0.0)
-            log = None
-            if verdict.log is not None:
-                log = verdict.log[: min(LOG_CAP_DECISION, max(0, LOG_CAP_SEAT - log_used[s]))]
-                log_used[s] += len(log)
+                    book.charge(s, dec, "act", MALFORMED, f"reply fields refused: {exc}", ex.latency_ms if ex else 0.0)
             ms = round(ex.latency_ms, 2) if ex is not None else None
-            moves.append(Move(s, dec, action, by, kind, ms, extras, log))
+            moves.append(Move(s, dec, action, by, kind, ms, extras, book.keep_log(s, verdict.log)))
             if ex is not None:
-                rts[s].tally(kind is not None)
+                book.answered(s, ex, kind is not None)
 
     result = game.result(state)
-    forfeited = [s for s in range(n) if fault_count[s] > 0] if limits.on_fault == "forfeit" else []
+    forfeited = book.forfeited()
     ranks = _ranks_with_forfeits(result.scores, result.ranks, result.lower_is_better, forfeited)
     published = {
         "scores": result.scores,
@@ -204,16 +251,16 @@ async def play_match(
         ranks=ranks,
         lower_is_better=result.lower_is_better,
         forfeited=forfeited,
-        faults=faults,
-        latency_ms=latency,
-        decisions=decisions,
+        faults=book.faults,
+        latency_ms=book.latency,
+        decisions=book.decisions,
         stats=[game.seat_stats(result, s) for s in range(n)],
         details=result.details,
         duration_s=round(time.perf_counter() - started, 4),
         deal_hash=deal_hash,
-        restarts=restarts,
-        disqualified=sorted(disqualified),
-        voided=voided,
+        restarts=book.restarts,
+        disqualified=sorted(book.disqualified),
+        voided=book.voided,
         moves=moves,
     )
 

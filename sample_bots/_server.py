@@ -65,10 +65,17 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # one line per request would drown the log
 
 
+class _Server(ThreadingHTTPServer):
+    # The listen backlog: the referee opens a connection per request in flight, many at
+    # once when matches start together; with socketserver's default of 5 the kernel drops
+    # the rest and the client retries a second later, past a typical deadline.
+    request_queue_size = 128
+
+
 def serve(act: Act, port: int, host: str = "127.0.0.1") -> None:
     """Answer the referee with ``act`` on ``host:port`` until SIGTERM or Ctrl-C."""
     handler = type("Handler", (_Handler,), {"act": staticmethod(act)})
-    server = ThreadingHTTPServer((host, port), handler)
+    server = _Server((host, port), handler)
     server.daemon_threads = True
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"listening on http://{host}:{server.server_address[1]}/", flush=True)

@@ -1,4 +1,5 @@
-"""Matches against bots behind ``httpx.MockTransport``: every fault kind is classified
+"""Matches against bots served on 127.0.0.1 (``localbots``), through the lean pool
+production uses: every fault kind is classified
 and lands on the right seat, the fault policy holds, simultaneous seats are asked
 concurrently. (End-to-end tests with real bot processes are in test_e2e.py.)"""
 
@@ -11,7 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
+from support.localbots import Seen, serve
 
+from referee.bots import http
 from referee.bots.http import Endpoint
 from referee.config import Limits, Secret
 from referee.games import get_game
@@ -72,30 +75,21 @@ async def refused(msg: dict[str, Any]) -> httpx.Response:
     raise httpx.ConnectError("connection refused")
 
 
-def client_for(handlers: dict[str, Handler], seen: list[httpx.Request] | None = None) -> httpx.AsyncClient:
-    async def route(request: httpx.Request) -> httpx.Response:
-        if seen is not None:
-            seen.append(request)
-        return await handlers[request.url.host](json.loads(request.content))
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(route))
-
-
 def run(
     handlers: dict[str, Handler],
     limits: Limits,
     seed: int = 5,
     seats: int = 2,
     options: dict[str, Any] | None = None,
-    seen: list[httpx.Request] | None = None,
+    seen: list[Seen] | None = None,
     tokens: dict[str, str] | None = None,
 ) -> MatchRecord:
     names = list(handlers)[:seats]
     tokens = tokens or {}
-    eps = [Endpoint.make(n, f"http://{n}/", Secret(tokens[n]) if n in tokens else None) for n in names]
 
     async def go() -> MatchRecord:
-        async with client_for(handlers, seen) as client:
+        async with serve(handlers, seen) as urls, http.new_client(seats + 2) as client:
+            eps = [Endpoint.make(n, urls[n], Secret(tokens[n]) if n in tokens else None) for n in names]
             return await play_match(
                 GAME,
                 GAME.check_options(seats, options or {}),
@@ -200,7 +194,7 @@ def test_simultaneous_seats_are_asked_concurrently() -> None:
 
 
 def test_messages_follow_the_wire_protocol_and_carry_the_token() -> None:
-    seen: list[httpx.Request] = []
+    seen: list[Seen] = []
     run({"a": good, "b": good}, Limits(), seen=seen, tokens={"a": "s3cret"})
     bodies = [json.loads(r.content) for r in seen]
     assert [b["type"] for b in bodies[:2]] == ["start", "start"]
@@ -226,7 +220,7 @@ def test_messages_follow_the_wire_protocol_and_carry_the_token() -> None:
     assert set(end["result"]) >= {"scores", "ranks"}
     for r in seen:
         assert r.headers["content-type"] == "application/json"
-        if r.url.host == "a":
+        if r.bot == "a":
             assert r.headers["authorization"] == "Bearer s3cret"
         else:
             assert "authorization" not in r.headers
@@ -248,11 +242,11 @@ def test_reply_fields_the_game_refuses_are_a_malformed_fault_and_the_action_stan
             return httpx.Response(200, json={})
         return httpx.Response(200, json={"action": msg["legal"][0], "claims": [2]})
 
-    seen: list[httpx.Request] = []
+    seen: list[Seen] = []
 
     async def go() -> MatchRecord:
-        eps = [Endpoint.make(n, f"http://{n}/", None) for n in ("bad", "good")]
-        async with client_for({"bad": bad_claims, "good": good_claims}, seen) as client:
+        async with serve({"bad": bad_claims, "good": good_claims}, seen) as urls, http.new_client(4) as client:
+            eps = [Endpoint.make(n, urls[n], None) for n in ("bad", "good")]
             return await play_match(
                 game,
                 game.check_options(2, {}),

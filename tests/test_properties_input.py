@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from referee import config, record
-from referee.bots import http
+from referee.bots import http, transport
 from referee.config import TournamentConfig, load_config
 from referee.errors import ConfigError
 from referee.games import GAMES
@@ -1026,3 +1026,19 @@ def test_any_raw_http_reply_is_an_exchange(scripted_bot: ScriptedBot, first: Pla
     for ex, plan in checked:
         if plan.expect is not None:
             assert (ex.fault, ex.body) == plan.expect, (ex, plan)
+
+
+@settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(first=plans(), second=plans())
+def test_the_fast_path_reads_every_reply_as_h11_does(scripted_bot: ScriptedBot, first: Plan, second: Plan) -> None:
+    """The same raw replies through the lean reader's fast path and with every reply
+    forced through its h11 fallback: the same fault kind, status and body."""
+    fast = asyncio.run(post_plans(scripted_bot, first, second))
+    original = transport._Conn._read_head
+    transport._Conn._read_head = lambda self, head: False  # type: ignore[method-assign]
+    try:
+        slow = asyncio.run(post_plans(scripted_bot, first, second))
+    finally:
+        transport._Conn._read_head = original  # type: ignore[method-assign]
+    for (a, _), (b, _) in zip(fast, slow):
+        assert (a.fault, a.status, a.body) == (b.fault, b.status, b.body), (a, b)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import random
 import shutil
@@ -25,6 +26,7 @@ from referee.record import MatchRecord
 from referee.tournament.page import render_page
 from referee.tournament.publish import TOURNAMENT_FILE, build_leaderboard, render_markdown, write_tournament_file
 from referee.tournament.schedule import schedule
+from referee.tournament.table import md
 
 ROOT = Path(__file__).resolve().parent.parent
 DETERMINISTIC = ("README.md", "standings.json", "standings.csv", "index.html")
@@ -162,7 +164,8 @@ def test_markdown_csv_and_json_agree(tmp_path: Path) -> None:
         assert f"| {r['rank']} " in readme and f"{r['rating']['ordinal']:.2f}" in readme
     assert "## Head-to-head" in readme and "## Seat bias" in readme
     pair = doc["head_to_head"][0]
-    assert f"{pair['share']:.0%} ({pair['above']}\u2013{pair['below']}" in readme
+    lo, hi = pair["share_ci"]
+    assert f"{pair['share']:.0%} [{lo * 100:.0f}\u2013{hi * 100:.0f}] ({pair['above']}\u2013{pair['below']}" in readme
     table = list(csv.DictReader(io.StringIO((out / "standings.csv").read_text())))
     assert [t["name"] for t in table] == [r["name"] for r in rows]
     for t, r in zip(table, rows):
@@ -311,6 +314,7 @@ def test_a_cooperative_leaderboard_has_no_rank_columns_and_no_seat_bias() -> Non
         "below": 0,
         "ties": 0,
         "share": 1.0,
+        "share_ci": [0.5101, 1.0],  # Wilson 95 % over 4 meetings
     }
     readme = render_markdown(board)
     assert "Mean rank" not in readme and "Not applicable: in a cooperative game" in readme
@@ -318,3 +322,175 @@ def test_a_cooperative_leaderboard_has_no_rank_columns_and_no_seat_bias() -> Non
     page = render_page(board.game, board.document)
     assert 'data-col="mean-rank"' not in page and '<p class="note" id="seat-bias">Not applicable' in page
     assert "Rating over deals" in page
+
+
+def edit_tournament(out: Path, **settings: Any) -> None:
+    doc = json.loads((out / TOURNAMENT_FILE).read_text())
+    doc["settings"].update(settings)
+    (out / TOURNAMENT_FILE).write_text(json.dumps(doc))
+
+
+def test_a_re_render_refuses_bad_names_and_escapes_what_it_prints(tmp_path: Path) -> None:
+    out = synthetic_output(tmp_path)
+    edit_tournament(out, bots=["alpha", "beta", "<img src=x>", "delta"])
+    result = leaderboard(str(out))
+    assert result.exit_code == 2 and "bots" in result.output and "Traceback" not in result.output
+    edit_tournament(out, bots=BOTS, name="[win](http://evil.example) <b>|x|")
+    result = leaderboard(str(out))
+    assert result.exit_code == 2 and "name" in result.output and "Traceback" not in result.output
+    # what does get printed from a file is escaped all the same
+    assert md("[win](http://evil.example) <b>|x|") == "\\[win\\](http://evil.example) \\<b\\>\\|x\\|"
+    assert md("a\nb\x1b[31m") == "a b \\[31m" and md("nimmt_plus") == "nimmt_plus"
+    edit_tournament(out, name="pub", sandbox="bwrap", seed_secret=True)
+    assert leaderboard(str(out)).exit_code == 0
+    readme = (out / "README.md").read_text()
+    assert 'sandbox = "bwrap"' in readme and "seed_secret = true" in readme  # further settings, as TOML
+    assert "sandbox" in (out / "index.html").read_text()
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(tmp_path: Path) -> None:
+    from referee.tournament.publish import _cell
+
+    for text in ('=HYPERLINK("http://x")', "+1+2", "-2+3", "@SUM(A1)", "\tx"):
+        assert _cell(text) == "'" + text  # a text cell never starts a formula
+    assert _cell(-2.5) == "-2.5" and _cell(3) == "3" and _cell(None) == "" and _cell(True) == "true"
+    out = synthetic_output(tmp_path, disqualify="beta")
+    assert leaderboard(str(out)).exit_code == 0
+    table = list(csv.reader(io.StringIO((out / "standings.csv").read_text())))
+    assert any(cell.startswith("-") for row in table[1:] for cell in row)  # negative numbers stay numbers
+
+
+def test_a_nan_or_infinite_score_in_the_journal_is_a_clear_error(tmp_path: Path) -> None:
+    out = synthetic_output(tmp_path)
+    journal = out / "matches.jsonl"
+    lines = journal.read_text().splitlines()
+    first = json.loads(lines[0])
+    for bad in ("NaN", "1e999"):
+        text = json.dumps(first).replace(f"{first['scores'][0]}", bad, 1)
+        journal.write_text("\n".join([text, *lines[1:]]) + "\n")
+        result = leaderboard(str(out))
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert "line 1" in result.output or "finite" in result.output
+
+
+def test_two_hundred_bots_stay_readable(tmp_path: Path) -> None:
+    names = [f"bot{i:03d}" for i in range(200)]
+    settings = {
+        "name": "big",
+        "game": "nimmt_plus",
+        "options": {"variant": "plus", "zero_heads": 0},
+        "seed": 3,
+        "players": 4,
+        "format": "random",
+        "rounds": None,
+        "matches": 2000,
+        "deadline_ms": 1000,
+        "on_fault": "fallback",
+        "max_faults": 10,
+        "bots": names,
+    }
+    rng = random.Random(4)
+    lines = []
+    for i in range(2000):
+        bots = rng.sample(names, 4)
+        scores = [float(rng.randint(0, 60) + names.index(b) // 20) for b in bots]
+        rec = MatchRecord(
+            id=f"m{i:06d}",
+            index=i,
+            seed=i,
+            bots=bots,
+            scores=scores,
+            ranks=ranks_from_scores(scores, False),
+            lower_is_better=False,
+            forfeited=[],
+            faults=[],
+            latency_ms=[[1.0] for _ in bots],
+            decisions=[1] * 4,
+            stats=[{} for _ in bots],
+            details={},
+            duration_s=0.0,
+        )
+        lines.append(rec.to_json())
+    board = build_leaderboard({"settings": settings, "scheduled": 2000}, lines, resamples=300)
+    doc = board.document
+    assert len(doc["standings"]) == 200 and len(doc["head_to_head"]) == 200 * 199
+    assert len(doc["above"]["p"]) == 200 and len(doc["differences"]) == 199
+    readme = render_markdown(board)
+    h2h = readme.split("## Head-to-head")[1].split("## Seat bias")[0]
+    assert h2h.count("\n| bot") == 30 and "The first 30 bots" in h2h
+    page = render_page(board.game, doc)
+    assert page.count('class="h2h"') == 30 * 29 and page.count("<tr data-bot=") >= 200
+    assert len(page.encode()) < 3_000_000
+
+
+def test_cooperative_columns_say_each_thing_once_and_notice_faults_show() -> None:
+    settings = {
+        "name": "coop",
+        "game": "the_game",
+        "options": {"pro": True},
+        "seed": 2,
+        "players": 2,
+        "format": "team",
+        "rounds": None,
+        "matches": 4,
+        "deadline_ms": 1000,
+        "on_fault": "fallback",
+        "max_faults": 10,
+        "bots": ["careful", "hasty"],
+    }
+    lines = []
+    for deal in range(4):
+        for b, (name, left) in enumerate((("careful", deal), ("hasty", 30 - deal))):
+            won = 1 if left == 0 else 0
+            rec = MatchRecord(
+                id=f"m{2 * deal + b:06d}",
+                index=2 * deal + b,
+                seed=deal,
+                bots=[name] * 2,
+                scores=[left] * 2,
+                ranks=[1, 1],
+                lower_is_better=True,
+                forfeited=[],
+                faults=[{"seat": 1, "phase": "end", "kind": "error", "detail": "x"}] if name == "hasty" else [],
+                latency_ms=[[1.0], [1.0]],
+                decisions=[1, 1],
+                stats=[{"cards_left": left, "won": won, "excellent": 1, "lost_by_fire": 0}] * 2,
+                details={},
+                duration_s=0.1,
+            )
+            lines.append({**rec.to_json(), "deal": deal})
+    board = build_leaderboard({"settings": settings, "scheduled": 8}, lines, resamples=200)
+    readme = render_markdown(board)
+    header = next(line for line in readme.splitlines() if line.startswith("| Rank"))
+    assert "cards left" not in header and "win rate" not in header  # the score and the wins' share already
+    assert "excellent rate" in header and "Start/end faults" in header
+    assert "0 cards left" in readme and "pro = true" in readme and "True" not in readme
+    rows = {r["name"]: r for r in board.document["standings"]}
+    assert rows["hasty"]["notice_faults"] == 4 and rows["careful"]["notice_faults"] == 0
+    page = render_page(board.game, board.document)
+    assert 'data-col="notice-faults">4<' in page and 'class="ciaxis"' in page
+
+
+def test_few_deals_warn_and_neighbours_get_a_difference_interval(tmp_path: Path) -> None:
+    out = synthetic_output(tmp_path)
+    assert leaderboard(str(out)).exit_code == 0
+    doc = json.loads((out / "standings.json").read_text())
+    m = doc["method"]
+    assert m["few_deals"] and m["deals"] < 30 and m["precision"]["deals_needed"] > 0
+    readme = (out / "README.md").read_text()
+    assert "intervals are approximate" in readme and f"{m['precision']['deals_needed']} deals are needed" in readme
+    assert "Overlapping intervals of two bots in the standings are not a test" in readme
+    order = [r["name"] for r in doc["standings"]]
+    assert [(d["bot"], d["next"]) for d in doc["differences"]] == list(itertools.pairwise(order))
+    for d in doc["differences"]:
+        lo, hi = d["mean_rank_diff_ci"]
+        assert lo <= d["mean_rank_diff"] <= hi and d["separated"] == (lo > 0 or hi < 0)
+        assert 0 <= d["p_above"] <= 1
+    p = doc["above"]["p"]
+    assert doc["above"]["bots"] == order and all(p[i][i] is None for i in range(len(order)))
+    assert all(abs(p[i][j] + p[j][i] - 1) < 1e-3 for i in range(len(order)) for j in range(len(order)) if i != j)
+    for r in doc["standings"]:
+        lo, hi = r["rank_set"]
+        assert lo <= r["rank"] <= hi  # the set holds the bot's own place
+    page = (out / "index.html").read_text()
+    assert 'id="few-deals"' in page and 'id="differences"' in page and 'id="p-above"' in page

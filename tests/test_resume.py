@@ -239,7 +239,7 @@ def test_a_full_disk_is_a_clear_error_and_resume_finishes_once_space_is_freed(tm
         kept = [json.loads(line) for line in data.splitlines()]
         assert 0 < len(kept) < 60
 
-        subprocess.run(["mount", "-o", "remount,size=32m", str(disk)], check=True)
+        subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
         resumed = subprocess.run(
             [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", "--resume"],
             cwd=ROOT,

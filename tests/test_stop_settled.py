@@ -58,7 +58,7 @@ def test_a_clear_leader_stops_the_run_early_at_a_batch_boundary(tmp_path: Path) 
     assert len(lines) == stopped["matches"] == stopped["deals"] < 200 and len(lines) % 6 == 0
     assert sorted(json.loads(x)["index"] for x in lines) == list(range(len(lines))), "whole batches, nothing beyond"
     assert standings["standings"][0]["name"] == "greedy"
-    assert "- Stopped: settled: greedy > " in (out / "README.md").read_text()
+    assert "- Stopped: settled: greedy \\> " in (out / "README.md").read_text()
     assert "settled: greedy &gt; " in (out / "index.html").read_text()
     assert json.loads((out / "tournament.json").read_text())["stopped"] == stopped
 
@@ -72,6 +72,7 @@ def test_a_clear_leader_stops_the_run_early_at_a_batch_boundary(tmp_path: Path) 
     (out / "matches.jsonl").write_text("".join(x + "\n" for x in lines[:-4]))
     again = CliRunner().invoke(main, ["run", str(path), "-q", "--resume"])
     assert again.exit_code == 0, again.output
+
     def played(text: list[str]) -> list[tuple[Any, ...]]:  # what was played, durations aside
         return sorted((d["id"], d["seed"], d["bots"], d["scores"]) for d in map(json.loads, text))
 

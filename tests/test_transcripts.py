@@ -18,10 +18,12 @@ from typing import Any
 
 import httpx
 import pytest
+from support.localbots import serve
 from test_e2e import NIMMT, ROOT, write_config
-from test_match import client_for, good, illegal, on_act
+from test_match import good, illegal, on_act
 from test_resume import kill9_after, start
 
+from referee.bots import http
 from referee.bots.http import Endpoint
 from referee.config import Limits
 from referee.games import get_game
@@ -208,7 +210,8 @@ def test_kill_9_and_resume_leave_no_journal_line_without_its_transcript(tmp_path
         assert all(r["id"] in have for r in journal(out) if r)  # a journal line always has its transcript
     final = referee("run", str(config), "--output", str(out), "-q", "--resume")
     assert final.returncode == 0, final.stderr
-    assert len(list((out / "transcripts").iterdir())) == 3  # each run starts a part of its own
+    # each run that writes starts a part of its own (the last resume may find nothing left to play)
+    assert 2 <= len(list((out / "transcripts").iterdir())) <= 3
     done = referee("verify", str(out))
     assert done.returncode == 0 and "4 matches, 4 replayed" in done.stdout, done.stdout + done.stderr
 
@@ -262,10 +265,11 @@ async def shouting(msg: dict[str, Any]) -> httpx.Response:
 
 def play_logged(tmp: Path, index: int) -> Any:
     game = get_game("nimmt_plus")
-    eps = [Endpoint.make(n, f"http://{n}/", None) for n in ("bad", "loud")]
 
     async def go() -> Any:
-        async with client_for({"bad": on_act(illegal), "loud": shouting, "fine": good}) as client:
+        handlers = {"bad": on_act(illegal), "loud": shouting, "fine": good}
+        async with serve(handlers) as urls, http.new_client(4) as client:
+            eps = [Endpoint.make(n, urls[n], None) for n in ("bad", "loud")]
             return await play_match(
                 game,
                 game.check_options(2, {}),

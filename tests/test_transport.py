@@ -4,11 +4,16 @@ can send is classified, connections are reused only after a complete reply."""
 from __future__ import annotations
 
 import asyncio
+import json
+import random
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
-from referee.bots import http
+from referee.bots import http, protocol, transport
+from referee.games import GAMES
+from referee.secret import Secret
 
 Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -197,3 +202,169 @@ def test_a_connection_the_bot_closed_while_idle_costs_no_fault() -> None:
     results, connections = run(closes_after_each_reply, requests=3)
     assert all(r.fault is None and r.body == b'{"action": 1}' for r in results), [r.detail for r in results]
     assert connections == 3
+
+
+# -- wire messages: byte for byte what the stdlib encoder wrote -------------------------
+
+_OLD = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def _old_act(
+    ctx: protocol.MatchContext, seat: int, decision: int, deadline_ms: int, state: Any, legal: Any, bank: Any
+) -> bytes:
+    msg = {
+        "protocol": 1,
+        "type": "act",
+        "tournament": ctx.tournament,
+        "match": ctx.match,
+        "game": ctx.game,
+        "options": ctx.options,
+        "seat": seat,
+        "players": ctx.players,
+        "decision": decision,
+        "deadline_ms": deadline_ms,
+    }
+    if bank is not None:
+        msg["time_bank_ms"] = bank
+    msg["state"] = state
+    msg["legal"] = legal
+    return _OLD(msg).encode()
+
+
+@pytest.mark.parametrize("game_id", sorted(GAMES))
+def test_messages_are_byte_identical_to_the_stdlib_encoder(game_id: str) -> None:
+    game = GAMES[game_id]
+    rng = random.Random(3)
+    seats = game.info.min_seats
+    options = game.check_options(seats, {})
+    ctx = protocol.MatchContext("tourné «1»", "m000001", game_id, options, [f"bot\u2028{i}\x7f" for i in range(seats)])
+    compared = 0
+    for seed in range(3):
+        state = game.setup(seats, seed, options)
+        decision = 0
+        while not game.is_over(state):
+            for s in game.to_act(state):
+                legal = game.legal(state, s)
+                view = game.view(state, s)
+                bank = None if decision % 2 else 1234
+                assert protocol.act(ctx, s, decision, 1000, view, legal, bank) == _old_act(
+                    ctx, s, decision, 1000, view, legal, bank
+                )
+                compared += 1
+                state = game.apply(state, s, legal[rng.randrange(len(legal))])
+                decision += 1
+        result = {"scores": [1, -2.5], "ranks": [1, 2], "details": {"é\n": "\x1f"}}
+        assert (
+            protocol.end(ctx, 0, result)
+            == _OLD({**json.loads(protocol.end(ctx, 0, result)), "result": result}).encode()
+        )
+    assert protocol.start(ctx, 1) == _OLD(json.loads(protocol.start(ctx, 1))).encode()
+    assert compared > 10
+
+
+def test_values_orjson_refuses_are_sent_as_before_and_a_nan_result_is_refused() -> None:
+    ctx = protocol.MatchContext("t", "m", "g", {}, ["a"])
+    odd = {"1": {2: "int key"}, "big": 2**70}
+    assert protocol.act(ctx, 0, 0, 1, odd, [1]) == _old_act(ctx, 0, 0, 1, odd, [1], None)
+    with pytest.raises(ValueError):  # NaN in options or results is refused as before
+        protocol.end(ctx, 0, {"scores": [float("nan")]})
+
+
+# -- the lean reader: fast path, fallback, caps, yielding -------------------------------
+
+
+def test_endpoint_repr_never_shows_the_token() -> None:
+    ep = http.Endpoint.make("bot", "http://127.0.0.1:9/", Secret("s3cret-token"))
+    assert "s3cret" not in repr(ep) and "Bearer" not in repr(ep)
+    assert "s3cret" not in repr(ep.target) and "s3cret" not in str(ep)
+    assert ep.headers["Authorization"] == "Bearer s3cret-token"  # still sent
+
+
+def raw_reply(payload: bytes) -> Serve:
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            writer.write(payload)
+            await writer.drain()
+
+    return serve
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        ok_json(),  # fast path
+        b'HTTP/1.1 200 OK\r\nContent-Length: 13\r\nConnection: keep-alive\r\nX-A: b c\r\n\r\n{"action": 1}',
+        b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n{"acti\r\n7\r\non": 1}\r\n0\r\n\r\n',
+        b"HTTP/1.1 100 Continue\r\n\r\n" + ok_json(),  # 1xx: h11
+        b'HTTP/1.1 200 OK\r\ncontent-length:13\r\n\r\n{"action": 1}',
+    ],
+)
+def test_fast_path_and_fallback_read_the_same_reply_and_reuse_the_connection(payload: bytes) -> None:
+    results, connections = run(raw_reply(payload), requests=3)
+    assert [(r.fault, r.body) for r in results] == [(None, b'{"action": 1}')] * 3
+    assert connections == 1
+
+
+@pytest.mark.parametrize(
+    ("payload", "detail"),
+    [
+        (b"HTTP/1.1 100 Continue\r\n\r\n" * 9 + ok_json(), "more than 8 informational"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1\r\nx\r\n" * 2000 + b"0\r\n\r\n",
+            "more than 1024 chunks",
+        ),
+        (b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 20000 + b"\r\nContent-Length: 2\r\n\r\n{}", "headers over"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "malformed HTTP response"),
+    ],
+)
+def test_stall_caps_end_the_exchange_as_an_error(payload: bytes, detail: str) -> None:
+    results, _ = run(raw_reply(payload))
+    assert results[0].fault == "error" and detail in results[0].detail, results[0].detail
+
+
+def test_an_endless_1xx_stream_is_the_bots_error_not_the_referees_lateness() -> None:
+    async def flood(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        for _ in range(100_000):
+            writer.write(b"HTTP/1.1 102 Processing\r\n\r\n" * 50)
+            await writer.drain()
+
+    results, _ = run(flood)
+    assert results[0].fault == "error" and "informational" in results[0].detail
+    assert results[0].late_ms == 0.0
+
+
+def test_a_parse_slice_yields_to_the_loop_and_other_work_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a zero slice, every 32 h11 events the reader yields: a ticker task counts
+    loop turns during one reply of 1,000 chunks (no timing asserted)."""
+    monkeypatch.setattr(transport, "SLICE_S", 0.0)
+    body = b'{"action": 1}' + b" " * 987
+    payload = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"".join(b"1\r\n%c\r\n" % c for c in body)
+    payload += b"0\r\n\r\n"
+
+    async def go() -> tuple[http.Exchange, int]:
+        ticks = 0
+        stop = False
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not stop:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        t = asyncio.create_task(ticker())
+        server = await asyncio.start_server(raw_reply(payload), "127.0.0.1", 0)
+        ep = http.Endpoint.make("bot", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", None)
+        async with server, http.new_client(1) as client:
+            await asyncio.sleep(0.05)
+            before = ticks
+            ex = await http.post(client, ep, b"{}", 5000, 1 << 20)
+            during = ticks - before
+        stop = True
+        await t
+        return ex, during
+
+    ex, during = asyncio.run(go())
+    assert ex.fault is None and ex.body is not None and ex.body.startswith(b'{"action": 1}')
+    assert during >= 1000 // 32

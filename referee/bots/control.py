@@ -8,17 +8,19 @@
   a share of faulted decisions above ``max_fault_rate`` disqualifies it: from then on
   its seats are played by the fallback without calling it;
 - restarts: a managed bot whose process died is restarted (with backoff, up to a
-  limit) by ``ManagedBot.revive``; a bot that cannot be restarted is ``down`` and is
+  limit) by ``BotRuntime.restart_if_dead``; a bot that cannot be restarted is ``down`` and is
   played by the fallback, every decision a fault without a request.
 
-``Pacer`` keeps the referee from charging its own lateness to bots. A deadline is
-measured by a timer on the event loop; when the loop is busy (too many decisions in
-flight for the referee's CPU), the timer and the reply are handled late, and a reply
-that arrived in time can lose to the timer. The pacer measures the loop's lag every
-10 ms and limits the requests in flight referee-wide, adaptively (additive increase,
-multiplicative decrease, as TCP does): the limit shrinks while the lag is above its
-target and grows while requests wait for a slot and the lag is low. The match, for
-its part, replays a decision whose timeout fired late (``referee_was_late``).
+``Pacer`` keeps the referee's clock honest. A deadline is measured by a timer on the
+event loop, and a reply's time is taken when its last byte is parsed; when the loop is
+busy (too many decisions in flight for the referee's CPU), both happen late, so the
+recorded time includes the referee's own queueing. The pacer measures the loop's lag
+every 10 ms and limits the requests in flight referee-wide, adaptively (additive
+increase, multiplicative decrease, as TCP does): the limit shrinks while the lag is
+above its target (tens of ms: a bot's recorded time is its own up to that) and grows
+while requests wait for a slot and the lag is low. The match, for its part, replays a
+decision whose deadline timer itself fired late (``referee_was_late``); lateness
+noticed while reading a bot's own bytes is the bot's and is never replayed.
 """
 
 from __future__ import annotations
@@ -33,11 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..record import ERROR, TIMEOUT
 from . import http
-from .http import BotClient, Endpoint, Exchange
+from .http import Endpoint, Exchange
+from .transport import Transport
 
 if TYPE_CHECKING:
-    import httpx
-
     from .process import ManagedBot
 
 # A timeout whose timer fired this much later than its deadline was the referee's
@@ -45,9 +46,10 @@ if TYPE_CHECKING:
 REFEREE_LATE_MS = 5.0
 
 
-def referee_was_late(ex: Exchange, limit_ms: float) -> bool:
-    """True when ``ex`` is a timeout that the referee itself noticed late."""
-    return ex.fault == TIMEOUT and ex.latency_ms - limit_ms > REFEREE_LATE_MS
+def referee_was_late(ex: Exchange) -> bool:
+    """True when ``ex`` is a timeout whose deadline timer the referee itself fired late
+    (busy elsewhere); never for lateness inside the bot's own exchange."""
+    return ex.fault == TIMEOUT and ex.late_ms > REFEREE_LATE_MS
 
 
 @dataclass
@@ -103,7 +105,7 @@ class BotRuntime:
         async with self._slots:
             yield
 
-    async def revive(self) -> int:
+    async def restart_if_dead(self) -> int:
         """After an ``error`` fault: restart the bot if its process died. The restart
         attempts this call made, failed ones included (the caller's match is charged)."""
         if self.managed is None or self.revive_args is None:
@@ -140,10 +142,11 @@ class Pacer:
     @classmethod
     def for_tournament(cls, deadline_ms: int, concurrency: int, players: int) -> Pacer:
         """The pacer of a tournament: it starts at 64 requests in flight at most, and
-        the lag it tolerates is a quarter of the deadline, between 20 and 250 ms (a
-        timer that still fires late is caught by the replay of match.py)."""
+        the lag it tolerates is a fiftieth of the deadline, between 10 and 40 ms (so a
+        bot's recorded time is its own to within tens of ms; a timer that still fires
+        late is caught by the replay of match.py)."""
         return cls(
-            initial=min(64, max(16, concurrency * players)), target_lag_ms=min(250.0, max(20.0, deadline_ms / 4))
+            initial=min(64, max(16, concurrency * players)), target_lag_ms=min(40.0, max(10.0, deadline_ms / 50))
         )
 
     async def __aenter__(self) -> Pacer:
@@ -238,13 +241,29 @@ class Pacer:
 
 
 async def ask(
-    rt: BotRuntime, pacer: Pacer | None, client: BotClient | httpx.AsyncClient, body: bytes, limit_ms: float, cap: int
+    rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
 ) -> Exchange:
     """One request to the bot of ``rt`` within its slots and the pacer's limit."""
     if rt.down:
         return Exchange(None, 0.0, ERROR, "bot process is down (could not be restarted): played by fallback")
-    async with rt.slot():
-        if pacer is None:
+    if rt.max_concurrent > 0:
+        async with rt.slot():
+            return await _paced(rt, pacer, client, body, limit_ms, cap)
+    return await _paced(rt, pacer, client, body, limit_ms, cap)
+
+
+async def _paced(
+    rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
+) -> Exchange:
+    if pacer is None:
+        return await http.post(client, rt.endpoint, body, limit_ms, cap)
+    if pacer.in_flight < pacer.limit and not pacer._waiters:  # the common case: no context manager
+        pacer.in_flight += 1
+        try:
             return await http.post(client, rt.endpoint, body, limit_ms, cap)
-        async with pacer.slot():
-            return await http.post(client, rt.endpoint, body, limit_ms, cap)
+        finally:
+            pacer.in_flight -= 1
+            if pacer._waiters:
+                pacer._wake()
+    async with pacer.slot():
+        return await http.post(client, rt.endpoint, body, limit_ms, cap)

@@ -4,16 +4,16 @@ Foreign exceptions (httpx, h11, asyncio) end here: every call returns an ``Excha
 whose ``fault`` is ``None`` or one of ``timeout``, ``error``, ``malformed``.
 (``illegal`` is judged by the match, which knows the legal list.)
 
-Measured on a 2-core loopback machine, and followed here:
-- a POST through httpx costs the referee 250-500 µs of CPU here, a bare asyncio
-  exchange ~40 µs: plain http:// bots of a ``BotClient`` go through the lean
-  keep-alive pool of ``transport.py``; https:// and injected httpx clients (tests use
-  ``httpx.MockTransport``) go through httpx;
+Every client is a ``transport.Transport``. Measured on a 2-core loopback machine, and
+followed here:
+- a POST through httpx costs the referee 250-500 µs of CPU, through the lean pool of
+  ``transport.py`` ~25 µs: ``BotClient`` (what production uses) sends plain http:// to
+  the lean pool and only https:// through httpx (``HttpxTransport``);
 - one shared ``AsyncClient`` degrades quadratically above ~12 requests in flight,
   so each match gets a small client of its own (``new_client``);
 - building an httpx client builds an SSL context (~19 ms): one context is shared, and
   the httpx client is only built when an https bot needs it;
-- httpx timeouts are per socket read, so the deadline is enforced around the whole
+- httpx timeouts are per socket read, so its deadline is enforced around the whole
   exchange with ``asyncio.timeout``, from sending to the last byte.
 """
 
@@ -29,7 +29,7 @@ import httpx
 
 from ..record import ERROR, MALFORMED, TIMEOUT
 from ..secret import Secret
-from .transport import LeanPool, Target, TransportError
+from .transport import DeadlineExceeded, LeanPool, Reply, Target, Transport, TransportError
 
 _SSL: ssl.SSLContext | None = None
 # httpx writes headers and body in two sends; with Nagle's algorithm on, the body
@@ -39,11 +39,12 @@ _SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where a bot answers, and the headers it gets."""
+    """Where a bot answers, and the headers it gets (never shown by ``repr``: they may
+    hold a bearer token)."""
 
     name: str
     url: str
-    headers: dict[str, str]
+    headers: dict[str, str] = field(repr=False)
     target: Target | None = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -58,44 +59,93 @@ class Endpoint:
 
 @dataclass
 class Exchange:
-    """One request and its outcome: a body, or a fault with its detail."""
+    """One request and its outcome: a body, or a fault with its detail. ``late_ms`` is,
+    for a timeout, how late the referee itself noticed it (its own lateness, not the bot's)."""
 
     body: bytes | None
     latency_ms: float
     fault: str | None = None
     detail: str = ""
     status: int | None = None
+    late_ms: float = 0.0
+
+
+class HttpxTransport:
+    """https:// bots through httpx: no redirects followed, no proxies read from the
+    environment, no timeouts but the deadline."""
+
+    def __init__(self, max_connections: int) -> None:
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        tls = httpx.AsyncHTTPTransport(
+            verify=shared_ssl_context(), limits=limits, trust_env=False, socket_options=_SOCKET_OPTIONS
+        )
+        self.client = httpx.AsyncClient(
+            transport=tls, timeout=httpx.Timeout(None), follow_redirects=False, trust_env=False
+        )
+
+    async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
+        """POST through httpx; the reply by ``deadline`` (event-loop time)."""
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout_at(deadline):
+                status, data = await self._post(endpoint, body, max_bytes)
+        except TimeoutError:
+            raise DeadlineExceeded(max(0.0, (loop.time() - deadline) * 1000.0)) from None
+        except httpx.HTTPError as exc:
+            raise TransportError(f"{type(exc).__name__}: {exc or 'connection failed'}") from exc
+        return Reply(status, data, time.perf_counter())
+
+    async def _post(self, endpoint: Endpoint, body: bytes, max_bytes: int) -> tuple[int, bytes | None]:
+        async with self.client.stream("POST", endpoint.url, content=body, headers=endpoint.headers) as resp:
+            status = resp.status_code
+            if 300 <= status < 400:
+                return status, None
+            declared = resp.headers.get("content-length")
+            if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+                return status, None
+            chunks: list[bytes] = []
+            size = 0
+            # raw bytes: a compressed body is never inflated past the cap
+            async for chunk in resp.aiter_raw():
+                size += len(chunk)
+                if size > max_bytes:
+                    return status, None
+                chunks.append(chunk)
+            return status, b"".join(chunks)
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        await self.client.aclose()
 
 
 class BotClient:
-    """The HTTP client of one match (or one purpose): the lean pool for http://, an
-    httpx client for https:// (built on first use). No redirects are followed, no
-    proxies are read from the environment, and no timeouts apply but the deadline."""
+    """The production client of one match (or one purpose): the lean pool for http://,
+    an ``HttpxTransport`` for https:// (built on first use)."""
 
     def __init__(self, max_connections: int) -> None:
         self.max_connections = max_connections
         self.pool = LeanPool(max_connections)
-        self._httpx: httpx.AsyncClient | None = None
+        self._https: HttpxTransport | None = None
 
-    def httpx_client(self) -> httpx.AsyncClient:
-        """The httpx client for https:// bots."""
-        if self._httpx is None:
-            limits = httpx.Limits(max_connections=self.max_connections, max_keepalive_connections=self.max_connections)
-            tls = httpx.AsyncHTTPTransport(
-                verify=shared_ssl_context(), limits=limits, trust_env=False, socket_options=_SOCKET_OPTIONS
-            )
-            self._httpx = httpx.AsyncClient(
-                transport=tls, timeout=httpx.Timeout(None), follow_redirects=False, trust_env=False
-            )
-        return self._httpx
+    async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
+        """POST ``body`` to ``endpoint`` through the transport its scheme needs."""
+        if endpoint.target is not None:
+            return await self.pool.request(endpoint, body, deadline, max_bytes)
+        if self._https is None:
+            self._https = HttpxTransport(self.max_connections)
+        return await self._https.request(endpoint, body, deadline, max_bytes)
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        self.pool.close()
+        if self._https is not None:
+            await self._https.aclose()
 
     async def __aenter__(self) -> BotClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self.pool.close()
-        if self._httpx is not None:
-            await self._httpx.aclose()
+        await self.aclose()
 
 
 def shared_ssl_context() -> ssl.SSLContext:
@@ -111,61 +161,23 @@ def new_client(max_connections: int) -> BotClient:
     return BotClient(max_connections)
 
 
-async def post(
-    client: BotClient | httpx.AsyncClient, endpoint: Endpoint, body: bytes, deadline_ms: float, max_bytes: int
-) -> Exchange:
+async def post(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: float, max_bytes: int) -> Exchange:
     """POST ``body`` and read the reply within ``deadline_ms``, at most ``max_bytes``."""
     started = time.perf_counter()
-
-    def done(
-        body: bytes | None = None, fault: str | None = None, detail: str = "", status: int | None = None
-    ) -> Exchange:
-        return Exchange(body, (time.perf_counter() - started) * 1000.0, fault, detail, status)
-
+    deadline = asyncio.get_running_loop().time() + deadline_ms / 1000.0
     try:
-        async with asyncio.timeout(deadline_ms / 1000.0):
-            if isinstance(client, BotClient) and endpoint.target is not None:
-                status, redirect, data = await client.pool.post(endpoint.target, body, max_bytes)
-            else:
-                hc = client.httpx_client() if isinstance(client, BotClient) else client
-                status, redirect, data = await _post_httpx(hc, endpoint, body, max_bytes)
-    except TimeoutError:
-        return done(fault=TIMEOUT, detail=f"no complete reply within {deadline_ms:.0f} ms")
+        reply = await client.request(endpoint, body, deadline, max_bytes)
+    except DeadlineExceeded as exc:
+        ms = (time.perf_counter() - started) * 1000.0
+        return Exchange(None, ms, TIMEOUT, f"no complete reply within {deadline_ms:.0f} ms", late_ms=exc.late_ms)
     except TransportError as exc:
-        return done(fault=ERROR, detail=str(exc))
-    except httpx.HTTPError as exc:
-        return done(fault=ERROR, detail=f"{type(exc).__name__}: {exc or 'connection failed'}")
-    if redirect:
-        return done(fault=ERROR, detail=f"HTTP {status} redirect (not followed)", status=status)
+        return Exchange(None, (time.perf_counter() - started) * 1000.0, ERROR, str(exc))
+    ms = (reply.done_at - started) * 1000.0
+    status = reply.status
+    if 300 <= status < 400:
+        return Exchange(None, ms, ERROR, f"HTTP {status} redirect (not followed)", status)
     if not 200 <= status < 300:
-        return done(fault=ERROR, detail=f"HTTP {status}", status=status)
-    if data is None:
-        return done(fault=MALFORMED, detail=f"body over the cap of {max_bytes} bytes (cut off)", status=status)
-    return done(body=data, status=status)
-
-
-async def _post_httpx(
-    client: httpx.AsyncClient, endpoint: Endpoint, body: bytes, max_bytes: int
-) -> tuple[int, bool, bytes | None]:
-    """(status, is_redirect, body or None when over the cap) through httpx."""
-    async with client.stream("POST", endpoint.url, content=body, headers=endpoint.headers) as resp:
-        status = resp.status_code
-        if resp.is_redirect or 300 <= status < 400:
-            return status, True, None
-        declared = resp.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-            return status, False, None
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            # raw bytes: a compressed body is never inflated past the cap
-            async for chunk in resp.aiter_raw():
-                size += len(chunk)
-                if size > max_bytes:
-                    return status, False, None
-                chunks.append(chunk)
-        except httpx.StreamConsumed:  # a response built in memory (MockTransport)
-            if len(resp.content) > max_bytes:
-                return status, False, None
-            chunks = [resp.content]
-        return status, False, b"".join(chunks)
+        return Exchange(None, ms, ERROR, f"HTTP {status}", status)
+    if reply.body is None:
+        return Exchange(None, ms, MALFORMED, f"body over the cap of {max_bytes} bytes (cut off)", status)
+    return Exchange(reply.body, ms, status=status)

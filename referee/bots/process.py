@@ -255,13 +255,27 @@ class ManagedBot:
 
     def log_tail(self, lines: int = 8) -> str:
         """The last lines of the bot's log, for error messages, control characters escaped."""
+        text = self._log_end(4096)
+        return "\n".join("    " + printable(line) for line in text[-lines:])
+
+    def _log_end(self, size: int) -> list[str]:
+        """The lines of the last ``size`` bytes of the bot's log (a capped log is still 10 MB)."""
         try:
             with open(self.log_path, "rb") as fh:
-                fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4096))  # a capped log is still 10 MB
-                text = fh.read().decode(errors="replace").splitlines()
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - size))
+                return fh.read().decode(errors="replace").splitlines()
         except OSError:
+            return []
+
+    def log_excerpt(self, lines: int = 12) -> str:
+        """What a failed start needs shown: the first error the bot logged since it was
+        last started (see ``first_error``), control characters escaped."""
+        text = self._log_end(262144)
+        if not text:
             return ""
-        return "\n".join("    " + printable(line) for line in text[-lines:])
+        starts = [i for i, line in enumerate(text) if line.startswith("--- ") and "start" in line]
+        since = text[starts[-1] + 1 :] if starts else text
+        return "\n".join("    " + printable(line) for line in first_error(since, lines))
 
     async def _still_up(self) -> bool:
         """Whether the bot runs. The guard exits a moment after its bot (it cleans up
@@ -332,6 +346,34 @@ def printable(text: str) -> str:
     """``text`` safe for a terminal: control and format characters (escape sequences,
     OSC, bidi overrides) shown as ``\\xNN`` / ``\\uNNNN``."""
     return "".join(c if c == "\t" or unicodedata.category(c) not in ("Cc", "Cf") else ascii(c)[1:-1] for c in text)
+
+
+_ERROR_MARKS = ("Traceback", "Error", "error", "ERROR", "Exception", "panic", "fatal", "FATAL", "cannot", "Cannot")
+
+
+def first_error(log: list[str], limit: int = 12) -> list[str]:
+    """The lines of a bot's log that explain a failed start: from its first line that
+    looks like an error to the end of that error (a Python traceback ends at its first
+    unindented line after the ``Traceback`` line), at most ``limit`` lines, with a note
+    of what was left out; without such a line, the bot's first lines. The referee's own
+    ``--- `` lines are left out (a tail would show them, and cut the error off)."""
+    own = [line for line in log if not line.startswith("--- ")]
+    start = next((i for i, line in enumerate(own) if any(m in line for m in _ERROR_MARKS)), None)
+    if start is None:
+        shown = own[:limit]
+    else:
+        end = start + 1
+        if own[start].startswith("Traceback"):
+            while end < len(own) and (own[end].startswith((" ", "\t")) or not own[end].strip()):
+                end += 1
+            end += 1  # the exception line itself
+        shown = (
+            own[start : min(end, start + limit)]
+            if end - start <= limit
+            else own[start : start + limit - 1] + own[end - 1 : end]
+        )
+    left = len(own) - len(shown)
+    return shown + ([f"... ({left} more line(s) in the log)"] if left > 0 else [])
 
 
 def _running(proc: subprocess.Popen[bytes]) -> bool:
@@ -430,7 +472,7 @@ async def wait_ready(
                 code = bot.proc.returncode if bot.proc else None
                 raise BotStartError(
                     f"bot {bot.config.name!r} exited with code {code} before it was ready; "
-                    f"its log {bot.log_path}:\n{bot.log_tail()}"
+                    f"its log {bot.log_path}:\n{bot.log_excerpt()}"
                 )
             ex = await http.post(client, endpoint, hello_body, min(deadline_ms, 2000), max_bytes)
             if ex.fault is None:
@@ -439,6 +481,6 @@ async def wait_ready(
             if (time.monotonic() - started) * 1000 > startup_ms:
                 raise BotStartError(
                     f"bot {bot.config.name!r} did not answer hello within {startup_ms} ms "
-                    f"(limits.startup_ms; last: {last}); its log {bot.log_path}:\n{bot.log_tail()}"
+                    f"(limits.startup_ms; last: {last}); its log {bot.log_path}:\n{bot.log_excerpt()}"
                 )
             await asyncio.sleep(_READY_POLL_S)

@@ -1,38 +1,100 @@
-"""A lean HTTP/1.1 keep-alive connection pool on asyncio streams, for plain http:// bots.
+"""The transport seam: how one request reaches a bot and its reply comes back.
 
-Why: on a 2-core VM, one loopback POST through httpx cost ~500 µs of the referee's CPU
-with httpx's default transport (httpcore over anyio) and ~250 µs with httpx's client
-layer over a lean transport, against ~40 µs for a bare asyncio-streams round trip
-(``python -m referee.bench`` prints the figures of the machine it runs on). The referee
-must never be the bottleneck, so ``http.post`` sends plain-http requests of a
-``BotClient`` straight through this pool; https and injected clients (tests with
-``httpx.MockTransport``) go through httpx.
+``Transport`` is the one interface every client of the referee implements: the lean
+keep-alive pool below (plain http://, what tournaments use), ``http.HttpxTransport``
+(https://), ``http.BotClient`` (the production router between the two) and the fake
+transport of the tests. ``request`` sends one POST and returns a ``Reply`` within an
+absolute deadline, or raises ``TransportError`` (the exchange failed) or
+``DeadlineExceeded`` (no complete reply in time, with how late the referee noticed).
 
-Requests are written by hand: the referee only ever POSTs a small JSON body with a
-Content-Length. Responses are parsed by h11 (Content-Length, chunked and
-close-delimited bodies, malformed framing). A connection goes back to the pool only
-after a response was read to its end with nothing after it; one that was cancelled by a
-deadline, broken, cut off at the size cap, or that carried bytes nobody asked for (a
-bot must not answer the next request in advance) is closed, and so is an idle one
-that receives anything. A request on a reused connection that the bot had closed
-meanwhile (keep-alive close race: no byte of a response came back) is sent once more
-on a fresh connection, as browsers and HTTP clients do.
+The lean pool (``LeanPool``) exists because the referee must never be the bottleneck:
+on a 2-core VM one loopback POST through httpx cost the referee 250-500 µs of CPU,
+through asyncio streams and h11 ~70 µs, through this ``asyncio.Protocol`` ~25 µs
+(``make bench`` prints the figures of the machine it runs on). Per request it costs one
+future and one timer, no task. Requests are written by hand (the referee only ever
+POSTs a small JSON body with a Content-Length). Replies take one of two paths:
+
+- the fast path: an ``HTTP/1.1`` status line (not 1xx), well-formed header lines, one
+  ``Content-Length`` and no ``Transfer-Encoding``, parsed with one regex per line;
+- everything else (chunked, close-delimited, 1xx, duplicates, anything odd) goes to
+  h11, which gives the same outcome it always gave.
+
+Every hostile-reply guarantee holds on both paths: the body is cut off at the size cap;
+at most ``MAX_HEAD_BYTES`` of status line and headers, ``MAX_INFORMATIONAL`` 1xx
+responses and ``MAX_CHUNKS`` chunks per reply; parsing yields to the event loop after
+``SLICE_S`` of work and re-checks the deadline before going on, so a reply trickled as
+60,000 one-byte chunks cannot stall other bots. A connection goes back to the pool only
+after a reply was read to its end with nothing after it; one that was cut off, broken,
+timed out, or that carried bytes nobody asked for (a bot must not answer the next
+request in advance) is closed, and so is an idle one that receives anything. A request
+on a reused connection that the bot had closed meanwhile (no byte of a reply came back)
+is sent once more on a fresh connection, as browsers do.
+
+The clock: a reply's time is taken when its last byte is parsed (``Reply.done_at``), not
+when the awaiting task resumes; the deadline timer reports how late it fired
+(``DeadlineExceeded.late_ms``), which is the referee's own lateness only when the timer
+itself was late: a deadline noticed while parsing the bot's own bytes is the bot's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
+import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 import h11
 
+if TYPE_CHECKING:
+    from .http import Endpoint
+
+MAX_HEAD_BYTES = 16 * 1024  # status line and headers of one response
+MAX_INFORMATIONAL = 8  # 1xx responses before the final one
+MAX_CHUNKS = 1024  # chunks of a chunked body
+SLICE_S = 0.0003  # parsing work before yielding to the event loop
 _READ = 65536
+
+_STATUS = re.compile(rb"HTTP/1\.1 ([2-5][0-9][0-9])(?: [\t !-~\x80-\xff]*)?")
+_HEADER = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([!-~\x80-\xff](?:[ \t]*[!-~\x80-\xff])*)?[ \t]*")
 
 
 class TransportError(Exception):
     """The exchange failed below HTTP: connect, reset, or a malformed response."""
+
+
+class DeadlineExceeded(Exception):
+    """No complete reply by the deadline; ``late_ms`` is how late the referee's own
+    timer fired (0 when the deadline was noticed while parsing the bot's own bytes)."""
+
+    def __init__(self, late_ms: float) -> None:
+        super().__init__(f"deadline passed (noticed {late_ms:.1f} ms late)")
+        self.late_ms = late_ms
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A reply: status, body (``None`` when cut off at the size cap), and the
+    ``time.perf_counter()`` at which its last byte was parsed."""
+
+    status: int
+    body: bytes | None
+    done_at: float
+
+
+class Transport(Protocol):
+    """What sends one request to a bot: the lean pool, httpx, or a test's fake."""
+
+    async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
+        """POST ``body`` to ``endpoint``; the reply by ``deadline`` (event-loop time).
+        Raises ``TransportError`` or ``DeadlineExceeded``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -42,7 +104,12 @@ class Target:
     host: str
     port: int
     head: bytes
-    h11_request: h11.Request
+    path: bytes
+    netloc: str
+
+    def __repr__(self) -> str:
+        # the head holds the bearer token, if any
+        return f"Target({self.host!r}, {self.port})"
 
     @classmethod
     def make(cls, url: str, headers: dict[str, str]) -> Target:
@@ -54,132 +121,354 @@ class Target:
         lines = [f"POST {path} HTTP/1.1", f"Host: {parts.netloc}"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         head = ("\r\n".join(lines) + "\r\n").encode("latin-1")
-        # h11 tracks our side of the exchange; chunked framing lets one event serve every
-        # body length (the bytes h11 would write are never sent: ``head`` is).
-        req = h11.Request(
-            method="POST", target=path.encode(), headers=[("Host", parts.netloc), ("Transfer-Encoding", "chunked")]
-        )
-        return cls(host, port, head, req)
+        return cls(host, port, head, path.encode(), parts.netloc)
 
 
-class _Conn:
-    __slots__ = ("parser", "reader", "writer")
+class _Conn(asyncio.Protocol):
+    """One keep-alive connection and the reply it is reading, if any."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.parser = h11.Connection(h11.CLIENT, max_incomplete_event_size=_READ)
+    def __init__(self, pool: LeanPool, key: tuple[str, int]) -> None:
+        self.pool, self.key = pool, key
+        self.transport: asyncio.Transport | None = None
+        self.loop = asyncio.get_running_loop()
+        self.closed = False
+        self.reusable = False
+        # the exchange under way
+        self.waiter: asyncio.Future[Reply] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.deadline = 0.0
+        self.max_bytes = 0
+        self.buf = bytearray()
+        self.got_bytes = False
+        self.head_end = -1
+        self.status = 0
+        self.length = 0
+        self.keep_alive = True
+        self.slow: h11.Connection | None = None  # the h11 fallback, once switched to it
+        self.target: Target | None = None
+        self.pending = False  # parsing paused after a slice, to go on at the next loop turn
+        self.informational = 0
+        self.chunks = 0
+        self.body_parts: list[bytes] = []
+        self.body_size = 0
+
+    # -- asyncio.Protocol ------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Keep the transport; no Nagle (a reply to a small request must not wait for an ACK)."""
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data: bytes) -> None:
+        """Bytes from the bot: parse them, or drop the connection when nobody asked."""
+        if self.waiter is None or self.waiter.done():
+            self._drop()  # unrequested bytes: the connection is never reused
+            return
+        self.got_bytes = True
+        if self.slow is not None:
+            self.slow.receive_data(data)
+            self._parse_slow()
+            return
+        self.buf += data
+        self._parse_fast(len(data))
+
+    def eof_received(self) -> bool:
+        """The bot closed its side: a close-delimited body ends, anything else fails."""
+        self.closed = True
+        if self.waiter is not None and not self.waiter.done():
+            slow = self.slow
+            if slow is not None and slow.their_state is not h11.SEND_RESPONSE:
+                slow.receive_data(b"")  # a close-delimited body ends here
+                self._parse_slow()
+            elif not self.got_bytes:
+                self._fail(_Retryable("connection closed before a complete response"))
+            else:
+                self._fail(TransportError("connection closed before a complete response"))
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The connection is gone: fail the exchange under way, if any."""
+        self.closed = True
+        if self.waiter is not None and not self.waiter.done():
+            detail = f"{type(exc).__name__}: {exc}" if exc else "connection closed before a complete response"
+            self._fail(_Retryable(detail) if not self.got_bytes else TransportError(detail))
+
+    # -- one exchange -------------------------------------------------------------
+    def start(self, target: Target, data: bytes, deadline: float, max_bytes: int) -> asyncio.Future[Reply]:
+        """Send ``data`` and return the future of its reply."""
+        self.waiter = fut = self.loop.create_future()
+        self.target, self.deadline, self.max_bytes = target, deadline, max_bytes
+        self.buf.clear()
+        self.got_bytes = False
+        self.head_end = -1
+        self.keep_alive = True
+        self.slow = None
+        self.informational = self.chunks = self.body_size = 0
+        self.body_parts = []
+        self.reusable = False
+        self.timer = self.loop.call_at(deadline, self._on_deadline)
+        assert self.transport is not None
+        self.transport.write(data)
+        return fut
+
+    def _on_deadline(self) -> None:
+        self.timer = None
+        late_ms = max(0.0, (self.loop.time() - self.deadline) * 1000.0)
+        self._fail(DeadlineExceeded(late_ms))
+
+    def _fail(self, exc: Exception) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(exc)
+        self._finish()
+        self._drop()
+
+    def _succeed(self, body: bytes | None, reusable: bool) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(Reply(self.status, body, time.perf_counter()))
+        self._finish()
+        if reusable and self.keep_alive and not self.closed:
+            self.reusable = True
+        else:
+            self._drop()
+
+    def _stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _finish(self) -> None:
+        self._stop_timer()
+        self.waiter = None
+        self.slow = None
+        self.buf.clear()
+        self.body_parts = []
+
+    def _drop(self) -> None:
+        self._stop_timer()
+        self.reusable = False
+        self.closed = True
+        self.waiter = None
+        if self.transport is not None:
+            self.transport.close()
+
+    def _parse_fast(self, new: int) -> None:
+        buf = self.buf
+        if self.head_end < 0:
+            end = buf.find(b"\r\n\r\n", max(0, len(buf) - new - 3))  # a head trickled byte by byte stays linear
+            if end < 0:
+                if len(buf) > MAX_HEAD_BYTES:
+                    self._fail(TransportError(f"malformed HTTP response: headers over {MAX_HEAD_BYTES} bytes"))
+                return
+            if end > MAX_HEAD_BYTES:
+                self._fail(TransportError(f"malformed HTTP response: headers over {MAX_HEAD_BYTES} bytes"))
+                return
+            if not self._read_head(bytes(buf[:end])):
+                self._switch_to_h11()
+                self._parse_slow()
+                return
+            self.head_end = end + 4
+            if self.length > self.max_bytes:
+                self._succeed(None, reusable=False)  # cut off: never read, never reused
+                return
+        have = len(buf) - self.head_end
+        if have >= self.length:
+            body = bytes(buf[self.head_end : self.head_end + self.length])
+            self._succeed(body, reusable=have == self.length)
+
+    def _read_head(self, head: bytes) -> bool:
+        """Status and Content-Length from an ordinary head; False when h11 must judge it."""
+        lines = head.split(b"\r\n")
+        m = _STATUS.fullmatch(lines[0])
+        if m is None:
+            return False
+        length = -1
+        keep_alive = True
+        for line in lines[1:]:
+            h = _HEADER.fullmatch(line)
+            if h is None:
+                return False
+            name = h.group(1).lower()
+            if name == b"content-length":
+                value = h.group(2) or b""
+                if length >= 0 or not value.isdigit() or len(value) > 18:
+                    return False
+                length = int(value)
+            elif name == b"transfer-encoding":
+                return False
+            elif name == b"connection" and b"close" in (h.group(2) or b"").lower():
+                keep_alive = False
+        status = int(m.group(1))
+        if length < 0 or status in (204, 304):  # h11 reads no body for these
+            return False
+        self.status, self.length, self.keep_alive = status, length, keep_alive
+        return True
+
+    def _switch_to_h11(self) -> None:
+        """Hand the reply read so far to h11, which reads the rest of it."""
+        assert self.target is not None
+        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
+        # chunked framing lets one event serve every body length (h11's bytes are never sent)
+        headers = [("Host", self.target.netloc), ("Transfer-Encoding", "chunked")]
+        conn.send(h11.Request(method="POST", target=self.target.path, headers=headers))
+        conn.send(h11.EndOfMessage())
+        conn.receive_data(bytes(self.buf))
+        self.buf.clear()
+        self.slow = conn
+        self.status = 0
+
+    def _parse_slow(self) -> None:
+        """Read h11's events for at most ``SLICE_S``, then yield to the loop."""
+        conn = self.slow
+        if conn is None or self.pending:
+            return
+        started = time.perf_counter()
+        n = 0
+        while True:
+            n += 1
+            if n % 32 == 0 and time.perf_counter() - started > SLICE_S:
+                self.pending = True
+                if self.transport is not None:
+                    self.transport.pause_reading()
+                self.loop.call_soon(self._resume)
+                return
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as exc:
+                self._fail(TransportError(f"malformed HTTP response: {exc}"))
+                return
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                if event is h11.NEED_DATA and conn.their_state is h11.SEND_RESPONSE and self.closed:
+                    self._fail(TransportError("connection closed before a complete response"))
+                return
+            kind = type(event)
+            if (kind is h11.Response or kind is h11.InformationalResponse) and _head_size(event) > MAX_HEAD_BYTES:
+                self._fail(TransportError(f"malformed HTTP response: headers over {MAX_HEAD_BYTES} bytes"))
+                return
+            if kind is h11.InformationalResponse:
+                self.informational += 1
+                if self.informational > MAX_INFORMATIONAL:
+                    self._fail(TransportError(f"more than {MAX_INFORMATIONAL} informational (1xx) responses"))
+                    return
+            elif kind is h11.Response:
+                assert isinstance(event, h11.Response)
+                self.status = event.status_code
+            elif kind is h11.Data:
+                assert isinstance(event, h11.Data)
+                if event.chunk_start:
+                    self.chunks += 1
+                    if self.chunks > MAX_CHUNKS:
+                        self._fail(TransportError(f"more than {MAX_CHUNKS} chunks in one response"))
+                        return
+                self.body_size += len(event.data)
+                if self.body_size > self.max_bytes:
+                    self._succeed(None, reusable=False)
+                    return
+                self.body_parts.append(bytes(event.data))
+            elif kind is h11.EndOfMessage:
+                reusable = conn.our_state is h11.DONE and conn.their_state is h11.DONE and not conn.trailing_data[0]
+                self._succeed(b"".join(self.body_parts), reusable=reusable)
+                return
+            else:
+                self._fail(TransportError(f"unexpected {kind.__name__} in a response"))
+                return
+
+    def _resume(self) -> None:
+        self.pending = False
+        if self.waiter is None or self.waiter.done():
+            return
+        if self.loop.time() >= self.deadline:
+            self._fail(DeadlineExceeded(0.0))  # noticed inside the bot's own exchange
+            return
+        if self.transport is not None and not self.closed:
+            self.transport.resume_reading()
+        self._parse_slow()
+
+
+def _head_size(event: object) -> int:
+    """Bytes of a response head, as h11 parsed it."""
+    assert isinstance(event, (h11.Response, h11.InformationalResponse))
+    return sum(len(k) + len(v) + 4 for k, v in event.headers) + len(event.reason) + 15
+
+
+class _Retryable(TransportError):
+    """The connection closed before any byte of a reply (maybe a keep-alive close race)."""
 
 
 class LeanPool:
-    """Idle keep-alive connections per (host, port), at most ``max_idle`` each."""
+    """Idle keep-alive connections per (host, port), at most ``max_idle`` each; plain http:// only."""
 
     def __init__(self, max_idle: int = 8) -> None:
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
         self._max = max_idle
 
-    async def post(self, target: Target, body: bytes, max_bytes: int) -> tuple[int, bool, bytes | None]:
-        """POST ``body``; return (status, is_redirect, body), body None when over ``max_bytes``."""
-        data = target.head + b"Content-Length: %d\r\n\r\n" % len(body) + body
-        conn, reused = await self._acquire(target, data)
-        ok = False
-        try:
-            parser = conn.parser
-            parser.send(target.h11_request)
-            parser.send(h11.EndOfMessage())
-            try:
-                event = await self._next_event(conn)
-            except TransportError:
-                if not reused or conn.parser.their_state is not h11.SEND_RESPONSE:
-                    raise
-                conn.writer.close()  # closed by the bot while idle: once more, on a new connection
-                conn, _ = await self._acquire(target, data, fresh=True)
-                conn.parser.send(target.h11_request)
-                conn.parser.send(h11.EndOfMessage())
-                event = await self._next_event(conn)
-            while type(event) is h11.InformationalResponse:
-                event = await self._next_event(conn)
-            if type(event) is not h11.Response:
-                raise TransportError(f"unexpected {type(event).__name__} instead of a response")
-            status = event.status_code
-            chunks: list[bytes] = []
-            size = 0
-            while True:
-                event = await self._next_event(conn)
-                if type(event) is h11.Data:
-                    size += len(event.data)
-                    if size > max_bytes:
-                        return status, False, None  # cut off: the connection is closed below
-                    chunks.append(bytes(event.data))
-                elif type(event) is h11.EndOfMessage:
-                    break
-                else:
-                    raise TransportError(f"unexpected {type(event).__name__} in a response body")
-            ok = True
-            return status, 300 <= status < 400, b"".join(chunks)
-        finally:
-            if (
-                ok
-                and conn.parser.our_state is h11.DONE
-                and conn.parser.their_state is h11.DONE
-                and not conn.parser.trailing_data[0]
-            ):
-                conn.parser.start_next_cycle()
-                self._release((target.host, target.port), conn)
-            else:
-                conn.writer.close()
+    async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
+        """POST ``body`` to ``endpoint`` (which must have a ``target``); the reply by ``deadline``."""
+        target = endpoint.target
+        if target is None:
+            raise TransportError(f"not a plain http:// URL: {endpoint.url}")
+        return await self.post(target, body, deadline, max_bytes)
 
-    async def _acquire(self, target: Target, data: bytes, fresh: bool = False) -> tuple[_Conn, bool]:
-        """A connection with ``data`` written to it, and whether it was reused."""
+    async def post(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
+        """POST ``body`` to ``target``; the reply by ``deadline`` (event-loop time)."""
+        data = b"%bContent-Length: %d\r\n\r\n%b" % (target.head, len(body), body)
         key = (target.host, target.port)
-        idle = None if fresh else self._idle.get(key)
+        conn = self._idle_conn(key)
+        if conn is not None:
+            try:
+                return await self._run(conn, target, data, deadline, max_bytes)
+            except _Retryable:
+                pass  # closed by the bot while idle: once more, on a new connection
+        conn = await self._connect(target, key, deadline)
+        try:
+            return await self._run(conn, target, data, deadline, max_bytes)
+        except _Retryable as exc:
+            raise TransportError(str(exc)) from None
+
+    async def _run(self, conn: _Conn, target: Target, data: bytes, deadline: float, max_bytes: int) -> Reply:
+        try:
+            reply = await conn.start(target, data, deadline, max_bytes)
+        except asyncio.CancelledError:
+            conn._drop()
+            raise
+        if conn.reusable:
+            idle = self._idle.setdefault(conn.key, [])
+            if len(idle) < self._max:
+                idle.append(conn)
+            else:
+                conn._drop()
+        return reply
+
+    def _idle_conn(self, key: tuple[str, int]) -> _Conn | None:
+        idle = self._idle.get(key)
         while idle:
             conn = idle.pop()
-            # unsolicited bytes while idle (CPython's StreamReader keeps them in _buffer)
-            if conn.reader.at_eof() or conn.writer.is_closing() or getattr(conn.reader, "_buffer", None):
-                conn.writer.close()
-                continue
-            conn.writer.write(data)
-            return conn, True
+            if conn.reusable and not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+                return conn
+            conn._drop()
+        return None
+
+    async def _connect(self, target: Target, key: tuple[str, int], deadline: float) -> _Conn:
+        loop = asyncio.get_running_loop()
         try:
-            reader, writer = await asyncio.open_connection(target.host, target.port, limit=_READ)
+            async with asyncio.timeout_at(deadline):
+                _, conn = await loop.create_connection(lambda: _Conn(self, key), target.host, target.port)
+        except TimeoutError:
+            raise DeadlineExceeded(max(0.0, (loop.time() - deadline) * 1000.0)) from None
         except OSError as exc:
             raise TransportError(f"cannot connect to {target.host}:{target.port}: {exc.strerror or exc}") from exc
-        sock = writer.get_extra_info("socket")
-        if sock is not None:  # no Nagle: a reply to a small request must not wait for an ACK
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn = _Conn(reader, writer)
-        writer.write(data)
-        return conn, False
+        return conn
 
-    @staticmethod
-    async def _next_event(conn: _Conn) -> h11.Event:
-        parser = conn.parser
-        while True:
-            try:
-                event = parser.next_event()
-            except h11.RemoteProtocolError as exc:
-                raise TransportError(f"malformed HTTP response: {exc}") from exc
-            if event is not h11.NEED_DATA and event is not h11.PAUSED:
-                return event  # type: ignore[return-value]
-            try:
-                chunk = await conn.reader.read(_READ)
-            except (ConnectionError, OSError) as exc:
-                raise TransportError(f"{type(exc).__name__}: {exc}") from exc
-            if not chunk and parser.their_state is h11.SEND_RESPONSE:
-                raise TransportError("connection closed before a complete response")
-            parser.receive_data(chunk)
-
-    def _release(self, key: tuple[str, int], conn: _Conn) -> None:
-        idle = self._idle.setdefault(key, [])
-        if len(idle) < self._max:
-            idle.append(conn)
-        else:
-            conn.writer.close()
+    async def aclose(self) -> None:
+        """Close every idle connection."""
+        self.close()
 
     def close(self) -> None:
         """Close every idle connection."""
         for conns in self._idle.values():
             for conn in conns:
-                conn.writer.close()
+                conn._drop()
         self._idle.clear()

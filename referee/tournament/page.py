@@ -24,98 +24,84 @@ from typing import Any
 
 from .. import __version__
 from ..games.base import Game
+from .table import (
+    COOP_WINS,
+    H2H_CAP,
+    H2H_NOTE,
+    MINUS_3_SIGMA,
+    NO_DIFFERENCES,
+    NO_SEAT_BIAS,
+    SEAT_NOTE,
+    difference_rows,
+    fmt,
+    fmt_ci,
+    fmt_pair,
+    fmt_toml,
+    role_mark,
+    standings_columns,
+)
 
 # Tableau 10: distinct, print-safe colours; bots take them in standings order.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
-DASH = "\u2013"  # en dash for ranges
-MINUS_3_SIGMA = "\u03bc\u22123\u03c3"
-H2H_NOTE = (
-    f"Row bot against column bot: how often it finished above (ties count half), with "
-    f"above{DASH}below{DASH}ties over their meetings."
-)
-SEAT_NOTE = "Seats are numbered from 0 as in the journal; over the whole tournament."
-NO_SEAT_BIAS = "Not applicable: in a cooperative game every seat shares its table's score."
 
-# Text formats shared with README.md -------------------------------------------------
-
-
-def fmt(x: float | None, digits: int = 2) -> str:
-    """A number with fixed decimals, or an empty string for None."""
-    return "" if x is None else f"{x:.{digits}f}"
-
-
-def fmt_ci(value: float | None, ci: Sequence[float | None] | None, digits: int = 2) -> str:
-    """``12.34 [11.00, 13.50]``: a value with its interval."""
-    if value is None:
-        return ""
-    if not ci:
-        return fmt(value, digits)
-    return f"{value:.{digits}f} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
-
-
-def fmt_range(interval: Sequence[int] | None) -> str:
-    """A rank interval: ``2`` or ``1–3``; empty when there is none."""
-    if not interval:
-        return ""
-    lo, hi = interval
-    return str(lo) if lo == hi else f"{lo}{DASH}{hi}"
-
-
-def fmt_wins(row: Mapping[str, Any]) -> str:
-    """Wins with their share of matches: ``5 (56%)``."""
-    return f"{row['wins']} ({row['win_rate']:.0%})" if row["win_rate"] is not None else str(row["wins"])
-
-
-def fmt_faults(faults: Mapping[str, int]) -> str:
-    """Fault counts as timeout/error/malformed/illegal."""
-    return f"{faults['timeout']}/{faults['error']}/{faults['malformed']}/{faults['illegal']}"
-
-
-def fmt_pair(pair: Mapping[str, Any]) -> str:
-    """A head-to-head cell: ``62% (5–3)``, ties as a third count; a dash if they never met."""
-    if not pair["meetings"]:
-        return DASH
-    counts = f"{pair['above']}{DASH}{pair['below']}" + (f"{DASH}{pair['ties']}" if pair["ties"] else "")
-    return f"{pair['share']:.0%} ({counts})"
-
-
-def role_mark(row: Mapping[str, Any]) -> str:
-    """The mark after a bot's name in a gauntlet's tables: challengers are ranked, the field is for reference."""
-    return {"challenger": " (challenger)", "field": " (field)"}.get(row.get("role", ""), "")
+# Settings shown in their own lines; every other key of the settings is listed generically.
+_KNOWN_SETTINGS = {
+    "name",
+    "game",
+    "options",
+    "seed",
+    "players",
+    "format",
+    "rounds",
+    "matches",
+    "deadline_ms",
+    "on_fault",
+    "max_faults",
+    "duplicate",
+    "time_bank_ms",
+    "max_fault_rate",
+    "bots",
+}
 
 
 def format_text(settings: Mapping[str, Any]) -> str:
     """The tournament format in words."""
     if settings["format"] == "round_robin":
-        text = f"round robin, {settings['rounds']} round(s), {settings['players']} players per match"
+        text = f"round robin, {settings.get('rounds')} round(s), {settings['players']} players per match"
     elif settings["format"] == "team":
-        text = f"team (duplicate): {settings['matches']} deals, each played by every bot as a team of {settings['players']}"
+        text = f"team (duplicate): {settings.get('matches')} deals, each played by every bot as a team of {settings['players']}"
     elif settings["format"] == "gauntlet":
-        size = f"{settings['rounds']} round(s)" if settings.get("rounds") else f"{settings['matches']} random tables"
+        size = (
+            f"{settings['rounds']} round(s)" if settings.get("rounds") else f"{settings.get('matches')} random tables"
+        )
         text = (
-            f"gauntlet of {', '.join(settings['challengers'])} against the field, {size}, "
+            f"gauntlet of {', '.join(settings.get('challengers', []))} against the field, {size}, "
             f"{settings['players']} players per match"
             + ("; challengers meet" if settings.get("challengers_meet") else "; challengers never meet")
         )
     else:
-        text = f"random tables, {settings['matches']} matches, {settings['players']} players per match"
+        text = f"random tables, {settings.get('matches')} matches, {settings['players']} players per match"
     if settings.get("duplicate"):
         text += "; duplicate deals (every deal once per seat rotation of its table)"
     return text
 
 
 def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The settings shown above the standings, as (label, text)."""
+    """The settings shown above the standings, as (label, text); values of the options and of
+    any further setting (e.g. sandbox, a secret seed) as TOML writes them."""
     s = doc["settings"]
-    opts = ", ".join(f"{k} = {v!r}" for k, v in sorted(s["options"].items())) or "defaults"
+    opts = ", ".join(f"{k} = {fmt_toml(v)}" for k, v in sorted(s["options"].items())) or "defaults"
     deals = doc["method"]["deals"]
     lines = [
         ("Game", f"{game.info.title} ({s['game']}), options: {opts}"),
-        ("Format", f"{format_text(s)}; seed {s['seed']}"),
+        ("Format", f"{format_text(s)}; seed {fmt_toml(s['seed'])}"),
         ("Matches played", f"{doc['matches']} of {doc['scheduled']} ({deals} deal{'s' if deals != 1 else ''})"),
         ("Limits", _limits_text(s)),
         ("Bots", ", ".join(s["bots"])),
     ]
+    other = [f"{k} = {fmt_toml(v)}" for k, v in sorted(s.items()) if k not in _KNOWN_SETTINGS]
+    if other:
+        lines.append(("Other settings", "; ".join(other)))
     if doc.get("stopped"):  # stop = "settled": why the run ended
         lines.insert(3, ("Stopped", str(doc["stopped"]["reason"])))
     if doc.get("live"):  # publish_every_s: a page rendered while the run goes on
@@ -132,8 +118,9 @@ def _limits_text(s: Mapping[str, Any]) -> str:
     )
     if s.get("time_bank_ms"):
         text += f"; time bank {s['time_bank_ms']} ms per seat per match"
-    if s.get("max_fault_rate") is not None and s["max_fault_rate"] < 1:
-        text += f"; a bot faulting in more than {s['max_fault_rate']:.0%} of its decisions is disqualified"
+    rate = s.get("max_fault_rate")
+    if isinstance(rate, int | float) and rate < 1:
+        text += f"; a bot faulting in more than {rate:.0%} of its decisions is disqualified"
     return text
 
 
@@ -142,23 +129,43 @@ def ranking_text(game: Game, doc: Mapping[str, Any]) -> str:
     sense = "lower is better" if doc["lower_score_wins"] else "higher is better"
     m = doc["method"]
     order = (
-        f"Cooperative: every seat shares its table's score; ranked by mean score ({sense}). "
+        f"Cooperative: every seat shares its table's score; ranked by mean score ({sense}). {COOP_WINS} "
         if game.info.cooperative
         else f"Ranked by mean rank in a match (1 is best), then mean score ({sense}), then wins. "
     )
     return (
-        order + f"Intervals are 95% bootstrap percentile intervals over {m['deals']} deals "
-        f"({m['resamples']} resamples; the matches of one deal are resampled together); the rank range "
-        f"holds 95% of the leaderboard positions across resamples. Rating: OpenSkill Plackett-Luce, "
-        f"{MINUS_3_SIGMA}. Faults: timeout/error/malformed/illegal over every decision."
+        order + f"Intervals are 95% studentized bootstrap (bootstrap-t) intervals over {m['deals']} deals "
+        f"({m['resamples']} resamples; the matches of one deal are resampled together). Rank range: 95% of one "
+        f"bot's leaderboard positions across resamples (one bot at a time). Rank set: holds for all bots at "
+        f"once at 95% (use it to draw a prize or qualification line). Overlapping intervals of two bots are "
+        f"not a test: the differences below are. Rating: Plackett-Luce log-strength, {MINUS_3_SIGMA}. "
+        f"Faults: timeout/error/malformed/illegal over every decision; start/end faults are failed start "
+        f"and end messages."
+    )
+
+
+def few_deals_text(doc: Mapping[str, Any]) -> str | None:
+    """The warning of a tournament with few deals, with the deals a stated precision needs."""
+    m = doc["method"]
+    p = m.get("precision") or {}
+    if not m.get("few_deals"):
+        return None
+    stat = "mean rank" if p.get("statistic") == "mean_rank" else "mean score"
+    return (
+        f"Only {m['deals']} deals: the intervals are approximate (fewer than 30 deals). For {stat} intervals "
+        f"of \u00b1{p.get('half_width')} about {p.get('deals_needed')} deals are needed."
     )
 
 
 # The page ----------------------------------------------------------------------------
 
 
-def render_page(game: Game, doc: Mapping[str, Any]) -> str:
-    """The content of ``index.html``."""
+def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()) -> str:
+    """The content of ``index.html``.
+
+    Hook: ``sections`` are HTML fragments (each a whole ``<section>``, already escaped)
+    added before the footer, e.g. a link to the match list and replay viewer.
+    """
     rows = doc["standings"]
     colours = {r["name"]: PALETTE[i % len(PALETTE)] for i, r in enumerate(rows)}
     side_by_side = len(rows) <= 4  # a small heat map leaves room for the rating chart beside it
@@ -170,6 +177,8 @@ def render_page(game: Game, doc: Mapping[str, Any]) -> str:
         for r in rows
         if r["disqualified"]
     )
+    warn = few_deals_text(doc)
+    cap = f" The first {H2H_CAP} bots of the standings; every pair is in standings.json." if len(rows) > H2H_CAP else ""
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -182,7 +191,14 @@ def render_page(game: Game, doc: Mapping[str, Any]) -> str:
         "<section><h2>Standings</h2>",
         _standings_table(game, doc, colours),
         dq,
-        f'<p class="note">{e(ranking_text(game, doc))}</p></section>',
+        f'<p class="note">{e(ranking_text(game, doc))}</p>',
+        f'<p class="warn" id="few-deals">{e(warn)}</p>' if warn else "",
+        "</section>",
+        "<section><h2>Differences between neighbours</h2>",
+        _differences(game, doc),
+        '<p class="note">Each bot against the next one in the standings: the 95% interval of the difference, '
+        "paired by deal (duplicate deals tighten it); separated when it excludes 0. P(above): share of "
+        "bootstrap resamples in which the bot ranks above the next.</p></section>",
         "<section><h2>Score distribution</h2>",
         _score_distribution(doc, colours),
         '<p class="note">Per bot: whiskers from lowest to highest score, box from the first to the third '
@@ -190,15 +206,20 @@ def render_page(game: Game, doc: Mapping[str, Any]) -> str:
         "mean.</p></section>",
         f'<div class="{"pair" if side_by_side else "stack"}"><section><h2>Head-to-head</h2>',
         _head_to_head(doc, colours),
-        f'<p class="note">{H2H_NOTE}</p></section>',
+        f'<p class="note">{H2H_NOTE}{cap}</p></section>',
         f"<section><h2>Rating over {unit}</h2>",
         _rating_history(doc, colours, unit, 540.0 if side_by_side else 1100.0),
-        f'<p class="note">OpenSkill Plackett-Luce mean skill \u03bc after each rated '
-        f"{'deal' if game.info.cooperative else 'match'}, in fixture order.</p></section></div>",
+        f'<p class="note">Plackett-Luce log-strength \u03bc fitted on the {unit} played so far, in fixture '
+        "order.</p></section></div>",
+        "<section><h2>P(row ranks above column)</h2>",
+        _above(doc, colours),
+        f'<p class="note">Share of bootstrap resamples in which the row bot is above the column bot in the '
+        f"standings' own order.{cap}</p></section>",
         "<section><h2>Seat bias</h2>",
         _seat_bias(doc),
         "</section>",
         _replays_link(doc),
+        *sections,
         f"<footer>Made by referee {e(__version__)} from <code>matches.jsonl</code>; the same journal always "
         "gives this page byte for byte. Data: <code>standings.json</code>, <code>standings.csv</code>; "
         "response times: <code>timings.json</code>.</footer>",
@@ -220,21 +241,17 @@ def _replays_link(doc: Mapping[str, Any]) -> str:
 
 def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
     e = html.escape
-    coop = game.info.cooperative
     rows = doc["standings"]
     spans = [r["mean_score_ci"] for r in rows if r["mean_score_ci"]]
     lo = min((s[0] for s in spans), default=0.0)
     hi = max((s[1] for s in spans), default=1.0)
-    head = ["Rank", "Bot", "Matches", "Wins"] + ([] if coop else ["Mean rank [95%\u00a0CI]"])
-    head += ["Mean score [95%\u00a0CI]", "", "Rank range", f"Rating {MINUS_3_SIGMA}"]
-    head += [s.title for s in game.info.stats] + ["Faults t/e/m/i"]
-    restarts = any(r["restarts"] for r in rows)  # a column only when a bot was restarted
-    head += ["Restarts"] if restarts else []
-    out = [
-        '<div class="scroll"><table id="standings"><thead><tr>',
-        "".join(f"<th>{e(h)}</th>" for h in head),
-        "</tr></thead><tbody>",
-    ]
+    columns = standings_columns(game, rows)
+    head = []
+    for c in columns:
+        head.append(f"<th>{e(c.header)}</th>")
+        if c.key == "mean-score":
+            head.append(f'<th class="axis-head">{_ci_axis(lo, hi)}</th>')
+    out = ['<div class="scroll"><table id="standings"><thead><tr>', "".join(head), "</tr></thead><tbody>"]
     for r in rows:
         rating = r["rating"]
         attrs = {
@@ -250,34 +267,31 @@ def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, s
             "mean-score-hi": _ci(r["mean_score_ci"], 1),
             "rank-lo": _ci(r["rank_interval"], 0),
             "rank-hi": _ci(r["rank_interval"], 1),
+            "rank-set-lo": _ci(r.get("rank_set"), 0),
+            "rank-set-hi": _ci(r.get("rank_set"), 1),
             "mu": rating["mu"],
             "sigma": rating["sigma"],
             "ordinal": rating["ordinal"],
+            "notice-faults": r["notice_faults"],
             "disqualified": r["disqualified"],
         }
-        cells = [
-            ("rank", str(r["rank"])),
-            (
-                "bot",
-                f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{e(r["name"] + role_mark(r))}',
-            ),
-            ("matches", str(r["matches"])),
-            ("wins", e(fmt_wins(r))),
-        ]
-        if not coop:
-            cells.append(("mean-rank", _value_ci(r["mean_rank"], r["mean_rank_ci"])))
-        cells += [
-            ("mean-score", _value_ci(r["mean_score"], r["mean_score_ci"])),
-            ("ci-bar", _ci_bar(r, lo, hi, colours[r["name"]])),
-            ("rank-range", e(fmt_range(r["rank_interval"]))),
-            (
-                "rating",
-                f"{fmt(rating['ordinal'])}<small>\u03bc {fmt(rating['mu'])} \u03c3 {fmt(rating['sigma'])}</small>",
-            ),
-        ]
-        cells += [(s.key, fmt(r[s.key])) for s in game.info.stats]
-        cells.append(("faults", fmt_faults(r["faults"])))
-        cells += [("restarts", str(r["restarts"]))] if restarts else []
+        cells = []
+        for c in columns:
+            if c.key == "bot":
+                text = (
+                    f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{e(r["name"] + role_mark(r))}'
+                )
+            elif c.value is not None and c.interval is not None:
+                text = _value_ci(c.value(r), c.interval(r))
+            elif c.key == "rating":
+                text = (
+                    f"{fmt(rating['ordinal'])}<small>\u03bc {fmt(rating['mu'])} \u03c3 {fmt(rating['sigma'])}</small>"
+                )
+            else:
+                text = e(c.text(r))
+            cells.append((c.key, text))
+            if c.key == "mean-score":
+                cells.append(("ci-bar", _ci_bar(r, lo, hi, colours[r["name"]])))
         cls = ' class="dq-row"' if r["disqualified"] else ""
         out.append(
             f"<tr{cls} "
@@ -286,6 +300,72 @@ def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, s
             + "".join(f'<td data-col="{k}">{v}</td>' for k, v in cells)
             + "</tr>"
         )
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def _ci_axis(lo: float, hi: float) -> str:
+    """The axis of the interval bars: the shared scale's ends and ticks, above the column."""
+    w, pad = 100.0, 5.0
+    x = _scale(lo, hi, pad, w - pad)
+    ticks = [t for t in _ticks(lo, hi, 2) if lo <= t <= hi] or [lo, hi]
+    marks = "".join(
+        f'<line x1="{x(t):.1f}" y1="12" x2="{x(t):.1f}" y2="16" class="grid"/>'
+        f'<text class="tick" x="{x(t):.1f}" y="10" text-anchor="middle">{_num(t)}</text>'
+        for t in ticks
+    )
+    return (
+        f'<svg class="ciaxis" width="{w:.0f}" height="18" viewBox="0 0 {w:.0f} 18" role="img" '
+        f'aria-label="mean score axis">{marks}<line x1="{pad:.1f}" y1="16" x2="{w - pad:.1f}" y2="16" '
+        f'class="axisline"/></svg>'
+    )
+
+
+def _differences(game: Game, doc: Mapping[str, Any]) -> str:
+    """Adjacent rows of the standings: the difference with its interval and P(above)."""
+    e = html.escape
+    diffs = doc.get("differences") or []
+    if not diffs:
+        return f'<p class="note" id="differences">{NO_DIFFERENCES}</p>'
+    head, cells = difference_rows(game, diffs, _value_ci, e)
+    body = [
+        f'<tr data-bot="{e(d["bot"])}" data-next="{e(d["next"])}" data-separated="{_attr(d["separated"])}">'
+        + "".join(f"<td>{c}</td>" for c in row)
+        + "</tr>"
+        for d, row in zip(diffs, cells)
+    ]
+    return (
+        '<div class="scroll"><table id="differences" class="narrow"><thead><tr>'
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table></div>"
+    )
+
+
+def _above(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
+    """The P(row ranks above column) matrix, the first ``H2H_CAP`` bots."""
+    e = html.escape
+    above = doc.get("above") or {"bots": [], "p": []}
+    names = above["bots"][:H2H_CAP]
+    out = ['<div class="scroll"><table id="p-above" class="heat"><thead><tr><th></th>']
+    out += [
+        f'<th class="opp" title="{e(n)}"><span class="swatch" style="background:{colours[n]}"></span>{e(n)}</th>'
+        for n in names
+    ]
+    out.append("</tr></thead><tbody>")
+    for i, a in enumerate(names):
+        out.append(f'<tr><th class="me"><span class="swatch" style="background:{colours[a]}"></span>{e(a)}</th>')
+        for j, b in enumerate(names):
+            p = above["p"][i][j]
+            if p is None:
+                out.append('<td class="self"></td>')
+                continue
+            out.append(
+                f'<td class="above" data-bot="{e(a)}" data-opponent="{e(b)}" data-p="{_attr(p)}" '
+                f'style="background:{_heat(p)}">{p:.0%}</td>'
+            )
+        out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
 
@@ -364,7 +444,7 @@ def _score_distribution(doc: Mapping[str, Any], colours: Mapping[str, str]) -> s
 
 def _head_to_head(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
     e = html.escape
-    names = [r["name"] for r in doc["standings"]]
+    names = [r["name"] for r in doc["standings"]][:H2H_CAP]
     pairs = {(p["bot"], p["opponent"]): p for p in doc["head_to_head"]}
     out = ['<div class="scroll"><table id="head-to-head" class="heat"><thead><tr><th></th>']
     out += [
@@ -382,15 +462,8 @@ def _head_to_head(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
             share = p["share"]
             tip = f"{a} above {b} in {p['above']} of {p['meetings']} meetings ({p['below']} below, {p['ties']} ties)"
             style = f' style="background:{_heat(share)}"' if share is not None else ""
-            text = (
-                (
-                    f"{share:.0%}<small>{p['above']}{DASH}{p['below']}"
-                    + (f"{DASH}{p['ties']}" if p["ties"] else "")
-                    + "</small>"
-                )
-                if share is not None
-                else DASH
-            )
+            head, counts = fmt_pair(p)
+            text = e(head) + (f"<small>{e(counts)}</small>" if counts else "")
             out.append(
                 f'<td class="h2h" data-bot="{e(a)}" data-opponent="{e(b)}" data-share="{_attr(share)}" '
                 f'data-meetings="{p["meetings"]}" data-above="{p["above"]}" data-below="{p["below"]}" '
@@ -459,7 +532,8 @@ def _seat_bias(doc: Mapping[str, Any]) -> str:
         return f'<p class="note" id="seat-bias">{html.escape(NO_SEAT_BIAS)}</p>'
     head = "".join(f"<th>{h}</th>" for h in ("Seat", "Matches", "Mean score [95% CI]", "Mean rank [95% CI]"))
     body = "".join(
-        f'<tr data-seat="{s["seat"]}"><td>{s["seat"]}</td><td>{s["matches"]}</td>'
+        f'<tr data-seat="{s["seat"]}" data-biased="{_attr(s.get("biased", False))}"><td>{s["seat"]}'
+        f"{' !' if s.get('biased') else ''}</td><td>{s['matches']}</td>"
         f"<td>{_value_ci(s['mean_score'], s['mean_score_ci'])}</td>"
         f"<td>{_value_ci(s['mean_rank'], s['mean_rank_ci'])}</td></tr>"
         for s in doc["seat_bias"]
@@ -565,6 +639,7 @@ svg .meanci{stroke:var(--ink);stroke-width:3;stroke-linecap:round}
 svg .mean{fill:#fff;stroke:var(--ink);stroke-width:2}
 svg .series{fill:none;stroke-width:2;stroke-linejoin:round}
 .note{color:var(--muted);font-size:12.5px;margin:10px 0 0}
+.warn{margin:10px 0 0;padding:8px 12px;border-left:3px solid #edc948;background:#fdf8e6}
 .dq{margin:10px 0 0;padding:8px 12px;border-left:3px solid #d64545;background:#fdf2f2;color:#8a1c1c}
 footer{color:var(--muted);font-size:12px;text-align:center;margin-top:8px}
 code{font-size:12px;background:#eef1f4;padding:1px 4px;border-radius:3px}

@@ -48,7 +48,8 @@ import csv
 import io
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,28 +60,27 @@ from .. import __version__
 from ..errors import JournalError, RefereeError
 from ..games import get_game
 from ..games.base import Game
-from ..record import MatchRecord
-from .journal import JOURNAL, line_record, read_journal, validate_tournament
-from .page import (
+from .columns import build_columns
+from .journal import JOURNAL, read_journal, validate_tournament
+from .page import few_deals_text, ranking_text, render_page, settings_lines
+from .standings import standings_from_columns, timings_from_columns
+from .table import (
+    H2H_CAP,
     H2H_NOTE,
-    MINUS_3_SIGMA,
+    NO_DIFFERENCES,
     NO_SEAT_BIAS,
     SEAT_NOTE,
+    difference_rows,
     fmt,
     fmt_ci,
-    fmt_faults,
     fmt_pair,
-    fmt_range,
-    fmt_wins,
-    ranking_text,
-    render_page,
-    role_mark,
-    settings_lines,
+    md,
+    standings_columns,
 )
-from .standings import compute_standings, compute_timings
-from .verdicts import DEFAULT_RESAMPLES, analyse
+from .verdicts import DEFAULT_RESAMPLES, analyse_columns
 
 TOURNAMENT_FILE = "tournament.json"
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # the config's rule for bot names
 _NEEDED_SETTINGS = (
     "name",
     "game",
@@ -122,7 +122,7 @@ def tournament_document(
     body: dict[str, Any] = {"settings": dict(settings), "scheduled": scheduled}
     if stopped is not None:
         body["stopped"] = dict(stopped)
-    doc: dict[str, Any] = json.loads(json.dumps(body, allow_nan=False))
+    doc: dict[str, Any] = json.loads(json.dumps(body))
     return doc
 
 
@@ -132,13 +132,13 @@ def write_tournament_file(
     """Write ``tournament.json`` into ``out`` (created if needed); return its path."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / TOURNAMENT_FILE
-    doc = tournament_document(settings, scheduled, stopped)
-    _atomic_write(path, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    _atomic_write(path, json.dumps(tournament_document(settings, scheduled, stopped), indent=2) + "\n")
     return path
 
 
-def load_output_dir(out: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The tournament document and the journal records of the output folder ``out``."""
+def load_output_dir(out: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """The checked tournament document of the output folder ``out`` and its journal's lines
+    (a generator: the journal is read once, line by line, when the lines are consumed)."""
     if not out.is_dir():
         raise LeaderboardError(f"{out}: no such output folder")
     tfile, journal = out / TOURNAMENT_FILE, out / JOURNAL
@@ -148,8 +148,18 @@ def load_output_dir(out: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise LeaderboardError(f"{journal}: not found (no match of this tournament has been played)")
     try:
         tournament = json.loads(tfile.read_text(encoding="utf-8"), parse_constant=_no_constant)
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise LeaderboardError(f"{tfile}: not JSON ({exc})") from exc
+    try:
+        validate_tournament(tournament, str(tfile))
+    except JournalError as exc:
+        raise LeaderboardError(str(exc)) from exc
+    check_tournament(tournament, tfile)
+    return tournament, iter_journal(journal)
+
+
+def check_tournament(tournament: Any, where: Path | str = TOURNAMENT_FILE) -> None:
+    """Refuse a tournament document a re-render cannot trust (types, names); the message names the field."""
     settings = tournament.get("settings") if isinstance(tournament, dict) else None
     if (
         not isinstance(settings, dict)
@@ -157,62 +167,91 @@ def load_output_dir(out: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         or any(k not in settings for k in _NEEDED_SETTINGS)
     ):
         raise LeaderboardError(
-            f"{tfile}: not a tournament file written by referee run "
+            f"{where}: not a tournament file written by referee run "
             f"(it needs scheduled and settings with {', '.join(_NEEDED_SETTINGS)})"
         )
+    bots = settings["bots"]
+    if not isinstance(bots, list) or not bots or len(set(map(str, bots))) != len(bots):
+        raise LeaderboardError(f"{where}: settings.bots must be a list of distinct bot names")
+    for name in bots:
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise LeaderboardError(
+                f"{where}: settings.bots: {name!r} is not a bot name (letters, digits, _ . -; at most 64)"
+            )
+    for key in ("name", "game", "format", "on_fault"):
+        if not isinstance(settings[key], str) or len(settings[key]) > 200:
+            raise LeaderboardError(f"{where}: settings.{key} must be a text of at most 200 characters")
+    for key in ("seed", "players", "deadline_ms", "max_faults"):
+        if isinstance(settings[key], bool) or not isinstance(settings[key], int):
+            raise LeaderboardError(f"{where}: settings.{key} must be an integer")
+    if not isinstance(settings["options"], dict):
+        raise LeaderboardError(f"{where}: settings.options must be a table")
+    scheduled = tournament["scheduled"]
+    if isinstance(scheduled, bool) or not isinstance(scheduled, int) or scheduled < 0:
+        raise LeaderboardError(f"{where}: scheduled must be a non-negative integer")
+
+
+def iter_journal(path: Path) -> Iterator[dict[str, Any]]:
+    """The validated lines of the journal at ``path``, one at a time (flat memory), read by
+    ``journal.read_journal`` as ``referee run --resume`` reads them (a torn last line is
+    left out); a damaged line is a LeaderboardError naming the line and field."""
     try:
-        validate_tournament(tournament, str(tfile))
+        yield from read_journal(path)
     except JournalError as exc:
         raise LeaderboardError(str(exc)) from exc
-    return tournament, read_records(journal)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    """The journal lines of ``path``; a torn last line (a killed run) is left out, as
-    ``referee run --resume`` leaves it out."""
-    try:
-        return list(read_journal(path))
-    except JournalError as exc:
-        raise LeaderboardError(str(exc)) from exc
+    """The journal lines of ``path`` as a list (small journals, tests)."""
+    return list(iter_journal(path))
 
 
 def build_leaderboard(
     tournament: Mapping[str, Any], records: Iterable[Mapping[str, Any]], resamples: int = DEFAULT_RESAMPLES
 ) -> Leaderboard:
-    """Standings, verdicts and timings of the journal ``records`` (any order)."""
+    """Standings, verdicts and timings of the journal lines ``records`` (any order), read once."""
+    check_tournament(tournament)
     settings = tournament["settings"]
     try:
         game = get_game(settings["game"])
     except KeyError as exc:
         raise LeaderboardError(f"unknown game {settings['game']!r} in {TOURNAMENT_FILE}") from exc
     names = list(settings["bots"])
-    recs = _records(records, names, skip_unknown=bool(settings.get("grow")))
-    rows = compute_standings(game, names, recs)
-    verdicts = analyse(game, names, recs, settings["seed"], resamples)
-    order = {r["name"]: i for i, r in enumerate(rows)}
-    standings = [_row(r, verdicts.bots[r["name"]]) for r in rows]
-    if settings.get("challengers"):  # a gauntlet: the challengers are ranked, the field shown for reference
-        for row in standings:
-            row["role"] = "challenger" if row["name"] in settings["challengers"] else "field"
+    if settings.get("grow"):  # a tournament that grows: the lines of a bot removed from the file are left out
+        known = set(names)
+        records = (d for d in records if known.issuperset(d.get("bots", ())))
+    try:
+        cols = build_columns(records, names, [s.key for s in game.info.stats], JOURNAL)
+    except JournalError as exc:
+        raise LeaderboardError(str(exc)) from exc
+    rows = standings_from_columns(game, cols)
+    order = [r["name"] for r in rows]
+    verdicts = analyse_columns(game, cols, order, settings["seed"], resamples)
+    rank = {name: i for i, name in enumerate(order)}
     doc = {
         "tournament": settings["name"],
         "game": settings["game"],
-        "matches": len(recs),
+        "matches": cols.matches,
         "scheduled": tournament["scheduled"],
-        "lower_score_wins": recs[0].lower_is_better if recs else False,
+        "lower_score_wins": cols.lower,
         "settings": dict(settings),
         "method": verdicts.method,
-        "standings": standings,
-        "head_to_head": sorted(verdicts.head_to_head, key=lambda p: (order[p["bot"]], order[p["opponent"]])),
+        "standings": [_row(r, verdicts.bots[r["name"]]) for r in rows],
+        "differences": verdicts.differences,
+        "above": verdicts.above,
+        "head_to_head": sorted(verdicts.head_to_head, key=lambda p: (rank[p["bot"]], rank[p["opponent"]])),
         "seat_bias": verdicts.seat_bias,
         "rating_history": {
             **verdicts.rating_history,
-            "mu": {r["name"]: verdicts.rating_history["mu"][r["name"]] for r in rows},
+            "mu": {name: verdicts.rating_history["mu"][name] for name in order},
         },
     }
+    if settings.get("challengers"):  # a gauntlet: the challengers are ranked, the field shown for reference
+        for row in doc["standings"]:
+            row["role"] = "challenger" if row["name"] in settings["challengers"] else "field"
     if "stopped" in tournament:  # stop = "settled": why the run ended before (or at) its budget
         doc["stopped"] = tournament["stopped"]
-    return Leaderboard(game, doc, {"tournament": settings["name"], **compute_timings(names, recs)})
+    return Leaderboard(game, doc, {"tournament": settings["name"], **timings_from_columns(cols)})
 
 
 def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tuple(FORMATS)) -> list[Path]:
@@ -234,14 +273,22 @@ def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tu
 
 
 def render_markdown(board: Leaderboard) -> str:
-    """The content of ``README.md``."""
+    """The content of ``README.md`` (every text from a file escaped)."""
     game, doc = board.game, board.document
-    dq = [f"- **DQ** {r['name']}: {r['disqualified_note']}" for r in doc["standings"] if r["disqualified"]]
-    lines = [f"# {doc['tournament']}: leaderboard", ""]
-    lines += [f"- {label}: {text}" for label, text in settings_lines(game, doc)]
-    lines += ["", render_table(game, doc), ""]
+    rows = doc["standings"]
+    dq = [f"- **DQ** {md(r['name'])}: {md(r['disqualified_note'])}" for r in rows if r["disqualified"]]
+    lines = [f"# {md(doc['tournament'])}: leaderboard", ""]
+    lines += [f"- {label}: {md(text)}" for label, text in settings_lines(game, doc)]
+    warn = few_deals_text(doc)
+    lines += [""] + ([f"> **Warning.** {md(warn)}", ""] if warn else [])
+    lines += [render_table(game, doc), ""]
     lines += dq + ([""] if dq else [])
-    lines += [ranking_text(game, doc), "", "## Head-to-head", "", H2H_NOTE, "", _h2h_table(doc), "", "## Seat bias", ""]
+    lines += [md(ranking_text(game, doc)), ""]
+    lines += ["## Differences between neighbours", "", _DIFF_NOTE, "", _diff_table(game, doc), ""]
+    cap = (
+        f" The first {H2H_CAP} bots of the standings; every pair is in `standings.json`." if len(rows) > H2H_CAP else ""
+    )
+    lines += ["## Head-to-head", "", H2H_NOTE + cap, "", _h2h_table(doc), "", "## Seat bias", ""]
     if doc["seat_bias"] is None:
         lines.append(NO_SEAT_BIAS)
     else:
@@ -249,33 +296,27 @@ def render_markdown(board: Leaderboard) -> str:
     lines += [
         "",
         f"Made by referee {__version__}; the per-match record is in `matches.jsonl`, response times "
-        "in `timings.json`, the page in `index.html`.",
+        "in `timings.json`, the page in `index.html`, the P(A ranks above B) matrix in `standings.json`.",
         "",
     ]
     return "\n".join(lines)
 
 
+_DIFF_NOTE = (
+    "Overlapping intervals of two bots in the standings are not a test. This is: each bot against the next "
+    "one, the 95% interval of the difference (paired by deal, so duplicate deals tighten it); *separated* "
+    "when it excludes 0. P(above): share of bootstrap resamples in which the bot ranks above the next."
+)
+
+
 def table_rows(game: Game, doc: Mapping[str, Any], stats: bool = True) -> tuple[list[str], list[list[str]]]:
     """Headers and rows of the standings table (with the game's stat columns when ``stats``)."""
-    coop = game.info.cooperative
     rows = doc["standings"]
-    specs = game.info.stats if stats else ()
-    restarts = any(r["restarts"] for r in rows)  # a column only when a bot was restarted
-    headers = ["Rank", "Bot", "Matches", "Wins (share)"] + ([] if coop else ["Mean rank [95% CI]"])
-    headers += ["Mean score [95% CI]", "Rank range", f"Rating {MINUS_3_SIGMA}"] + [s.title for s in specs]
-    headers += ["Faults t/e/m/i"] + (["Restarts"] if restarts else [])
-    out = []
-    for r in rows:
-        line = [str(r["rank"]), r["name"] + role_mark(r), str(r["matches"]), fmt_wins(r)]
-        line += [] if coop else [fmt_ci(r["mean_rank"], r["mean_rank_ci"])]
-        line += [
-            fmt_ci(r["mean_score"], r["mean_score_ci"]),
-            fmt_range(r["rank_interval"]),
-            fmt(r["rating"]["ordinal"]),
-        ]
-        line += [fmt(r[s.key]) for s in specs] + [fmt_faults(r["faults"])] + ([str(r["restarts"])] if restarts else [])
-        out.append(line)
-    return headers, out
+    columns = standings_columns(game, rows, stats)
+    # only the bot's name comes from a file; every other cell is a number formatted here
+    return [c.header for c in columns], [
+        [md(c.text(r)) if c.key == "bot" else c.text(r) for c in columns] for r in rows
+    ]
 
 
 def render_table(game: Game, doc: Mapping[str, Any], tablefmt: str = "github") -> str:
@@ -286,11 +327,14 @@ def render_table(game: Game, doc: Mapping[str, Any], tablefmt: str = "github") -
 
 def render_console(board: Leaderboard) -> str:
     """The standings for the terminal at the end of a run, with p50/p99 response times."""
-    headers, body = table_rows(board.game, board.document, stats=False)
+    rows = board.document["standings"]
+    columns = standings_columns(board.game, rows, stats=False)
+    body = [[c.text(r) for c in columns] for r in rows]
     timing = board.timings["bots"]
-    for row, r in zip(body, board.document["standings"]):
-        row += [fmt(timing[r["name"]]["p50_ms"], 1), fmt(timing[r["name"]]["p99_ms"], 1)]
-    return _tab(body, headers=headers + ["p50 ms", "p99 ms"], tablefmt="simple", disable_numparse=True)
+    for line, r in zip(body, rows):
+        line += [fmt(timing[r["name"]]["p50_ms"], 1), fmt(timing[r["name"]]["p99_ms"], 1)]
+    headers = [c.header for c in columns] + ["p50 ms", "p99 ms"]
+    return _tab(body, headers=headers, tablefmt="simple", disable_numparse=True)
 
 
 def render_csv(board: Leaderboard) -> str:
@@ -310,6 +354,8 @@ def render_csv(board: Leaderboard) -> str:
         "mean_score_hi",
         "rank_lo",
         "rank_hi",
+        "rank_set_lo",
+        "rank_set_hi",
         "mu",
         "sigma",
         "ordinal",
@@ -345,6 +391,7 @@ def render_csv(board: Leaderboard) -> str:
                     r["mean_score"],
                     *_pair(r["mean_score_ci"]),
                     *_pair(r["rank_interval"]),
+                    *_pair(r["rank_set"]),
                     rating["mu"],
                     rating["sigma"],
                     rating["ordinal"],
@@ -366,29 +413,6 @@ def render_csv(board: Leaderboard) -> str:
     return buf.getvalue()
 
 
-def _records(
-    records: Iterable[Mapping[str, Any]], names: Sequence[str], skip_unknown: bool = False
-) -> list[MatchRecord]:
-    """Journal lines as records in fixture order (the last line of an index wins), checked
-    against ``names``; with ``skip_unknown`` (a tournament that grows) the lines of a bot
-    removed from the file are left out instead."""
-    by_index: dict[int, Mapping[str, Any]] = {}
-    known = set(names)
-    for d in records:
-        unknown = set(d.get("bots", [])) - known
-        if unknown and skip_unknown:
-            continue
-        if unknown:
-            raise LeaderboardError(
-                f"match {d.get('id')!r} has bots {sorted(unknown)} that are not in {TOURNAMENT_FILE}"
-            )
-        by_index[d["index"]] = d
-    try:
-        return [line_record(by_index[i]) for i in sorted(by_index)]
-    except TypeError as exc:
-        raise LeaderboardError(f"{JOURNAL}: a record lacks a field ({exc})") from exc
-
-
 def _row(base: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[str, Any]:
     """A standings row with the verdicts in place, keys in a fixed order."""
     row = {k: base[k] for k in ("rank", "name", "matches", "wins", "win_rate", "mean_rank")}
@@ -396,6 +420,7 @@ def _row(base: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[str, Any]:
     row["mean_score"] = base["mean_score"]
     row["mean_score_ci"] = verdict["mean_score_ci"]
     row["rank_interval"] = verdict["rank_interval"]
+    row["rank_set"] = verdict["rank_set"]
     row["rating"] = verdict["rating"]
     row.update({k: v for k, v in base.items() if k not in row})
     row["deals"] = verdict["deals"]
@@ -404,16 +429,29 @@ def _row(base: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _h2h_table(doc: Mapping[str, Any]) -> str:
-    names = [r["name"] for r in doc["standings"]]
+    names = [r["name"] for r in doc["standings"]][:H2H_CAP]
     pairs = {(p["bot"], p["opponent"]): p for p in doc["head_to_head"]}
-    body = [[a] + ["" if a == b else fmt_pair(pairs[(a, b)]) for b in names] for a in names]
-    return _tab(body, headers=["vs"] + names, tablefmt="github", disable_numparse=True)
+    body = [[md(a)] + ["" if a == b else _h2h_cell(pairs[(a, b)]) for b in names] for a in names]
+    return _tab(body, headers=["vs"] + [md(n) for n in names], tablefmt="github", disable_numparse=True)
+
+
+def _h2h_cell(pair: Mapping[str, Any]) -> str:
+    share, counts = fmt_pair(pair)
+    return f"{share} ({counts})" if counts else share
+
+
+def _diff_table(game: Game, doc: Mapping[str, Any]) -> str:
+    diffs = doc.get("differences") or []
+    if not diffs:
+        return NO_DIFFERENCES
+    headers, body = difference_rows(game, diffs, fmt_ci, md)
+    return _tab(body, headers=headers, tablefmt="github", disable_numparse=True)
 
 
 def _seat_table(doc: Mapping[str, Any]) -> str:
     body = [
         [
-            str(s["seat"]),
+            str(s["seat"]) + (" !" if s.get("biased") else ""),
             str(s["matches"]),
             fmt_ci(s["mean_score"], s["mean_score_ci"]),
             fmt_ci(s["mean_rank"], s["mean_rank_ci"]),
@@ -433,10 +471,14 @@ def _pair(interval: Sequence[Any] | None) -> tuple[Any, Any]:
 
 
 def _cell(value: Any) -> str:
+    """A CSV cell; text that a spreadsheet would run as a formula (=, +, -, @, tab, CR) is
+    prefixed with a quote, numbers stay numbers."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
     return str(value)
 
 

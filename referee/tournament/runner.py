@@ -42,7 +42,7 @@ from ..bots.http import Endpoint
 from ..bots.process import ManagedBot, wait_ready
 from ..bots.sandbox import BotSpec, CageLimits
 from ..config import BotConfig, TournamentConfig
-from ..errors import BotStartError, JournalError
+from ..errors import BotStartError, ConfigError, JournalError
 from ..games import get_game
 from ..games.base import Game
 from ..match import play_match
@@ -348,6 +348,44 @@ async def run_tournament(
     if on_progress:
         on_progress(progress)
 
+    if config.workers > 1 or config.cluster:
+        from .distributed import DaskExecutor  # Dask is imported only when used
+
+        if config.stop == "settled" or config.grow or pilot_deals is not None:
+            raise ConfigError(
+                f"{config.path}: stop = 'settled', grow and referee plan play in this process for now: "
+                "drop workers / --cluster for them"
+            )
+
+        journaled = jn.read_journal(journal) if resume else iter(())  # primes the fixture-order DQ judge
+        async with DaskExecutor(config, journaled) as executor:
+            if on_ready:
+                on_ready(executor.statuses)
+            failed = [s for s in executor.statuses if not s.ok]
+            if failed:
+                raise BotStartError("; ".join(s.detail for s in failed))
+            timings = (jn.Timings.load(out) if resume else None) or jn.Timings()
+            with (
+                transcripts.Writer(out, config.transcripts == "all", resume) as tw,
+                jn.JournalWriter(journal) as writer,
+            ):
+                hooks = [
+                    lambda f, rec: tw.write(rec),
+                    *(before_write or ()),
+                ]  # a journal line always has its transcript
+                sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
+                sink._saved = time.monotonic()
+                live = LivePublisher(config.publish_every_s, publish) if publish and config.publish_every_s else None
+                try:
+                    async for f, rec in executor.play(pending(fixtures, state)):
+                        sink.accept(f, rec)
+                finally:
+                    if live is not None:
+                        await live.stop()
+                    with contextlib.suppress(JournalError):
+                        sink.save_timings()
+            return await executor.report()
+
     with BotPool(config, out / "logs") as pool:
         statuses = await pool.start()
         if on_ready:
@@ -369,14 +407,14 @@ async def run_tournament(
                 ]  # a journal line always has its transcript
                 sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
                 sink._saved = time.monotonic()
-                executor = LocalExecutor(config, game, pool.runtimes, pacer)
+                local = LocalExecutor(config, game, pool.runtimes, pacer)
                 stopped: dict[str, Any] | None = None
                 live = LivePublisher(config.publish_every_s, publish) if publish and config.publish_every_s else None
                 try:
                     if config.stop == "settled" or pilot_deals is not None:
-                        stopped = await play_until_settled(config, fixtures, state, sink, executor, pilot_deals)
+                        stopped = await play_until_settled(config, fixtures, state, sink, local, pilot_deals)
                     else:
-                        await executor.play(pending(fixtures, state), sink)
+                        await local.play(pending(fixtures, state), sink)
                 finally:
                     if live is not None:
                         await live.stop()

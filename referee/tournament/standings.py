@@ -26,60 +26,16 @@ depends on the referee's load, not on the bots.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ..games.base import Game
 from ..record import FAULT_KINDS, MatchRecord
+from .columns import Columns, bin_value, build_columns, credit_mask, wins
 
 DQ = "DQ"  # the rank shown for a disqualified bot
-
-
-@dataclass(frozen=True)
-class Credit:
-    """One result credited to a bot: its score, rank and win in one seat of a record."""
-
-    seat: int
-    name: str
-    score: float
-    rank: int
-    win: bool
-
-
-def credits(rec: MatchRecord, coop: bool) -> list[Credit]:
-    """The results ``rec`` credits: every seat, or in cooperative games each bot once."""
-    out: list[Credit] = []
-    seen: set[str] = set()
-    for seat, name in enumerate(rec.bots):
-        if coop and name in seen:
-            continue
-        seen.add(name)
-        win = rec.stats[seat].get("won", 0) == 1 if coop else rec.ranks[seat] == 1
-        out.append(Credit(seat, name, float(rec.scores[seat]), int(rec.ranks[seat]), bool(win)))
-    return out
-
-
-def disqualifications(records: Iterable[MatchRecord]) -> dict[str, str]:
-    """Every disqualified bot with its note, from the records in fixture order."""
-    faults: dict[str, int] = {}
-    decisions: dict[str, int] = {}
-    notes: dict[str, str] = {}
-    for rec in sorted(records, key=lambda r: r.index):
-        # a bot can be disqualified during a match: the decisions it was asked in that
-        # match came before, so they count toward its note
-        for seat, name in enumerate(rec.bots):
-            decisions[name] = decisions.get(name, 0) + rec.decisions[seat]
-        for fault in rec.faults:
-            if fault["phase"] == "act":
-                name = rec.bots[fault["seat"]]
-                faults[name] = faults.get(name, 0) + 1
-        for seat in rec.disqualified:
-            name = rec.bots[seat]
-            if name not in notes:
-                notes[name] = _dq_note(rec.id, faults.get(name, 0), decisions.get(name, 0))
-    return notes
 
 
 def order_key(
@@ -107,67 +63,64 @@ def order_key(
 
 
 def compute_standings(game: Game, bot_names: Sequence[str], records: Sequence[MatchRecord]) -> list[dict[str, Any]]:
+    """One row per bot, ranked, from match records (see ``standings_from_columns``)."""
+    return standings_from_columns(game, record_columns(game, bot_names, records))
+
+
+def record_columns(game: Game, bot_names: Sequence[str], records: Iterable[MatchRecord]) -> Columns:
+    """The columns of in-memory match records (tests, small tools)."""
+    return build_columns((r.to_json() for r in records), bot_names, [s.key for s in game.info.stats])
+
+
+def standings_from_columns(game: Game, cols: Columns) -> list[dict[str, Any]]:
     """One row per bot, ranked; every bot of the config appears, played or not."""
-    lower = records[0].lower_is_better if records else False
     coop = game.info.cooperative
-    per: dict[str, dict[str, Any]] = {
-        n: {
-            "scores": [],
-            "ranks": [],
-            "wins": 0,
-            "faults": dict.fromkeys(FAULT_KINDS, 0),
-            "phase_faults": 0,
-            "decisions": 0,
-            "stats": {s.key: [] for s in game.info.stats},
-            "forfeits": 0,
-            "restarts": 0,
-        }
-        for n in bot_names
-    }
-    for rec in sorted(records, key=lambda r: r.index):
-        for seat, name in enumerate(rec.bots):
-            p = per[name]
-            p["decisions"] += rec.decisions[seat]
-            p["forfeits"] += seat in rec.forfeited
-            p["restarts"] += rec.restarts[seat] if seat < len(rec.restarts) else 0
-        for c in credits(rec, coop):
-            p = per[c.name]
-            p["scores"].append(c.score)
-            p["ranks"].append(c.rank)
-            p["wins"] += c.win
-            for stat, values in p["stats"].items():
-                if stat in rec.stats[c.seat]:
-                    values.append(rec.stats[c.seat][stat])
-        for fault in rec.faults:
-            p = per[rec.bots[fault["seat"]]]
-            if fault["phase"] == "act":
-                p["faults"][fault["kind"]] += 1
-            else:
-                p["phase_faults"] += 1
-    dq = disqualifications(records)
+    n = len(cols.names)
+    seated = cols.seated
+    credit = credit_mask(cols, coop)
+    bot = cols.bot[credit]
+
+    def per_bot(values: Any, mask: Any = None) -> Any:
+        m = seated if mask is None else mask
+        return np.bincount(cols.bot[m], weights=np.asarray(values)[m], minlength=n)
+
+    matches = np.bincount(bot, minlength=n)
+    win_count = per_bot(wins(cols, coop), credit)
+    rank_sum = per_bot(cols.rank, credit)
+    score_sum = per_bot(cols.score, credit)
+    faults = [per_bot(cols.faults[:, :, k]) for k in range(len(FAULT_KINDS))]
+    notice, forfeits = per_bot(cols.notice), per_bot(cols.forfeited)
+    decisions, restarts = per_bot(cols.decisions), per_bot(cols.restarts)
+    stat_means = {}
+    for j, stat in enumerate(cols.stat_keys):
+        values = cols.stats[:, :, j]
+        present = credit & ~np.isnan(values)
+        count = np.bincount(cols.bot[present], minlength=n)
+        total = np.bincount(cols.bot[present], weights=values[present], minlength=n)
+        stat_means[stat] = [total[i] / count[i] if count[i] else None for i in range(n)]
+    dq = disqualifications(cols)
     rows = []
-    for name in bot_names:
-        p = per[name]
-        n = len(p["scores"])
+    for i, name in enumerate(cols.names):
+        played = int(matches[i])
+        fault_counts = {k: int(faults[j][i]) for j, k in enumerate(FAULT_KINDS)}
         row: dict[str, Any] = {
             "rank": 0,
             "name": name,
-            "matches": n,
-            "wins": p["wins"],
-            "win_rate": rnd(p["wins"] / n) if n else None,
-            "mean_rank": rnd(statistics.fmean(p["ranks"])) if n else None,
-            "mean_score": rnd(statistics.fmean(p["scores"])) if n else None,
-            "faults": {**p["faults"], "total": sum(p["faults"].values())},
-            "notice_faults": p["phase_faults"],
-            "forfeits": p["forfeits"],
-            "decisions": p["decisions"],
-            "restarts": p["restarts"],
+            "matches": played,
+            "wins": int(win_count[i]),
+            "win_rate": rnd(win_count[i] / played) if played else None,
+            "mean_rank": rnd(rank_sum[i] / played) if played else None,
+            "mean_score": rnd(score_sum[i] / played) if played else None,
+            "faults": {**fault_counts, "total": sum(fault_counts.values())},
+            "notice_faults": int(notice[i]),
+            "forfeits": int(forfeits[i]),
+            "decisions": int(decisions[i]),
+            "restarts": int(restarts[i]),
             "disqualified": name in dq,
             "disqualified_note": dq.get(name),
         }
         for spec in game.info.stats:
-            values = p["stats"][spec.key]
-            row[spec.key] = rnd(statistics.fmean(values)) if values else None
+            row[spec.key] = rnd(stat_means[spec.key][i])
         rows.append(row)
 
     def key(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -177,7 +130,7 @@ def compute_standings(game: Game, bot_names: Sequence[str], records: Sequence[Ma
             row["mean_score"],
             row["wins"],
             row["name"],
-            lower=lower,
+            lower=cols.lower,
             coop=coop,
             disqualified=row["disqualified"],
         )
@@ -190,14 +143,31 @@ def compute_standings(game: Game, bot_names: Sequence[str], records: Sequence[Ma
     return rows
 
 
+def disqualifications(cols: Columns) -> dict[str, str]:
+    """Every disqualified bot with its note: faults and decisions up to and including the
+    match (in fixture order) in which it was first listed as disqualified."""
+    notes: dict[str, str] = {}
+    if not cols.disqualified.any():
+        return notes
+    act_faults = cols.faults.sum(axis=2)
+    for b in sorted(set(cols.bot[cols.disqualified].tolist())):
+        mine = cols.bot == b
+        row = int(np.argmax((mine & cols.disqualified).any(axis=1)))
+        upto = mine[: row + 1]
+        faults = int(act_faults[: row + 1][upto].sum())
+        decisions = int(cols.decisions[: row + 1][upto].sum())
+        notes[cols.names[b]] = _dq_note(cols.ids.get(int(cols.index[row]), ""), faults, decisions)
+    return notes
+
+
 def compute_timings(bot_names: Sequence[str], records: Sequence[MatchRecord]) -> dict[str, Any]:
-    """Response times per bot (decisions, p50, p90, p99, max ms, voided decisions of the
-    matches it sat in) and the run's total match seconds and voided decisions."""
+    """Response times of in-memory records, exact: per bot decisions, p50, p90, p99 and max ms
+    (nearest rank), voided decisions of the matches it sat in; the run's match seconds and voided."""
     lat: dict[str, list[float]] = {n: [] for n in bot_names}
     voided = dict.fromkeys(bot_names, 0)
     for rec in records:
         for seat, name in enumerate(rec.bots):
-            lat[name].extend(rec.latency_ms[seat])
+            lat[name].extend(rec.latency_ms[seat] if seat < len(rec.latency_ms) else ())
         for name in set(rec.bots):
             voided[name] += rec.voided
     bots = {}
@@ -215,9 +185,48 @@ def compute_timings(bot_names: Sequence[str], records: Sequence[MatchRecord]) ->
     return {
         "matches": len(records),
         "match_seconds": rnd(total),
-        "voided": sum(rec.voided for rec in records),
+        "voided": sum(r.voided for r in records),
         "bots": bots,
     }
+
+
+def timings_from_columns(cols: Columns) -> dict[str, Any]:
+    """Response times per bot (decisions, p50, p90, p99, max ms: upper edges of a log-scale
+    histogram, 100 bins per decade), voided decisions of the matches it sat in, and the
+    run's total match seconds and voided decisions."""
+    n = len(cols.names)
+    # a bot sitting several seats of one match counts that match's voided decisions once
+    first = credit_mask(cols, True)
+    voided = np.bincount(
+        cols.bot[first], weights=np.broadcast_to(cols.voided[:, None], cols.bot.shape)[first], minlength=n
+    )
+    bots = {}
+    for i, name in enumerate(cols.names):
+        h = cols.latency_hist[i] if cols.latency_hist.shape[0] > i else np.zeros(0, np.int64)
+        total = int(h.sum())
+        bots[name] = {
+            "decisions": total,
+            "p50_ms": _hist_percentile(h, 50),
+            "p90_ms": _hist_percentile(h, 90),
+            "p99_ms": _hist_percentile(h, 99),
+            "max_ms": rnd(float(cols.latency_max[i]), 3) if total else None,
+            "voided": int(voided[i]),
+        }
+    return {
+        "matches": cols.matches,
+        "match_seconds": rnd(cols.duration_s),
+        "voided": int(cols.voided.sum()),
+        "bots": bots,
+    }
+
+
+def _hist_percentile(h: Any, q: float) -> float | None:
+    """The nearest-rank ``q`` percentile of a response-time histogram (a bin's upper edge)."""
+    total = int(h.sum())
+    if not total:
+        return None
+    k = max(1, math.ceil(q / 100.0 * total))
+    return rnd(bin_value(int(np.searchsorted(np.cumsum(h), k))), 3)
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float | None:

@@ -99,7 +99,8 @@ def verify(out: Path) -> Report:
 
     A folder that is not a tournament's output raises LeaderboardError."""
     started = time.perf_counter()
-    tournament, records = load_output_dir(out)
+    tournament, lines = load_output_dir(out)
+    records = list(lines)
     settings = tournament["settings"]
     report = Report(out, matches=len(records))
     game = get_game(settings["game"])
@@ -310,7 +311,7 @@ def _check_files(
 ) -> None:
     """Render the standings files from the journal again and compare them byte for byte."""
     board = build_leaderboard(tournament, records)
-    saved = Timings.load(out)  # response times are summarised as matches end: the journal keeps none
+    saved = Timings.load(out)  # response times: the run's summary (the journal keeps none)
     if saved is not None:
         board.timings = {"tournament": board.timings["tournament"], **saved.document(tournament["settings"]["bots"])}
     with tempfile.TemporaryDirectory(prefix="referee-verify-") as tmp:

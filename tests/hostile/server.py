@@ -18,6 +18,9 @@ twin run; else the first legal action), then misbehaves on every ``act`` by MODE
 - ``notjson``: 200 ``text/plain`` ``hello there``;  ``noaction``: 200 ``{"move": 3}``;
 - ``illegal``: 200 with an action that is not in ``legal``;
 - ``huge``: 200 with a 20 MB body, streamed in 64 KiB chunks (never held whole);
+- ``chunks``: a valid reply as 60,000 one-byte chunks, written at once (a parser that
+  never yields would stall the referee's loop while it reads them);
+- ``informational``: an endless stream of ``102 Processing`` informational responses;
 - ``exit``: the process exits with code 3 on reading the request;
 - ``hello_then_dies``: answers ``hello``, then exits with code 3 (and would do the same
   on any ``act``).
@@ -168,6 +171,24 @@ class HostileBot:
             await writer.drain()
         return True
 
+    async def chunks(self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """The right answer, padded to 60,000 bytes, one byte per chunk."""
+        body = json.dumps({"action": self.good_action(message)}).encode().ljust(60_000)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        writer.write(head + b"".join(b"1\r\n%c\r\n" % c for c in body) + b"0\r\n\r\n")
+        await writer.drain()
+        return True
+
+    async def informational(
+        self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        """``102 Processing`` until the referee hangs up."""
+        while not writer.is_closing():
+            writer.write(b"HTTP/1.1 102 Processing\r\n\r\n" * 64)
+            await writer.drain()
+            await asyncio.sleep(0)
+        return False
+
     async def silent(self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """No answer: wait until the referee closes the connection."""
         await reader.read()  # nothing more comes: this returns when the referee closes
@@ -246,6 +267,8 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "slow": HostileBot.slow,
     "trickle": HostileBot.trickle,
     "silent": HostileBot.silent,
+    "chunks": HostileBot.chunks,
+    "informational": HostileBot.informational,
     "close": HostileBot.close,
     "refuse": HostileBot.refuse,
     "http500": HostileBot.http500,

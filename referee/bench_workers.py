@@ -1,0 +1,179 @@
+"""Benchmark: a tournament on 1, 2 and 4 worker processes (Dask), against bots that cost
+next to nothing (``scripts/fast_bot.js``, Node), so the referee is what is measured.
+
+Run with ``make bench-scale`` or ``python -m referee.bench_workers``. For each number of
+workers it plays the same tournament through ``run_tournament`` (the production path:
+journal and all) and prints decisions/s (from the bots being ready to the last journal
+line), the referee's CPU per decision (head and workers together; the bots' own CPU is
+not counted) and the head's own CPU per match (the head process holds the journal, the
+Dask scheduler and the worker nannies of the LocalCluster). Then it projects 16 and 64
+cores from the measured CPU per decision: workers scale with cores until the head's
+cost per match (the scheduler's share of it above all) fills its one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import pickle
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+from .config import parse_config
+from .tournament.runner import JOURNAL, run_tournament
+
+FAST_BOT = Path(__file__).resolve().parent.parent / "scripts" / "fast_bot.js"
+
+
+def measure(cfg: Any) -> dict[str, float]:
+    """Play ``cfg``; decisions/s, referee CPU µs per decision, head CPU µs per match."""
+    ready: dict[str, float] = {}
+
+    def on_ready(_statuses: Any) -> None:
+        ready["t"], ready["cpu"] = time.perf_counter(), time.process_time()
+
+    report = asyncio.run(run_tournament(cfg, on_ready=on_ready))
+    wall = time.perf_counter() - ready["t"]
+    head_cpu = time.process_time() - ready["cpu"]
+    decisions = matches = 0
+    for line in (cfg.output / JOURNAL).read_text().splitlines():
+        decisions += sum(json.loads(line)["decisions"])
+        matches += 1
+    referee_cpu = head_cpu + float(report.get("worker_cpu_s", 0.0))
+    return {
+        "workers": cfg.workers,
+        "matches": matches,
+        "decisions": decisions,
+        "decisions_per_s": decisions / wall,
+        "referee_cpu_us_per_decision": referee_cpu / decisions * 1e6,
+        "worker_cpu_us_per_decision": float(report.get("worker_cpu_s", head_cpu)) / decisions * 1e6,
+        "head_cpu_us_per_match": head_cpu / matches * 1e6,
+        "head_cpu_us_per_decision": head_cpu / decisions * 1e6,
+        "head_record_us_per_match": float(report.get("head_record_cpu_s", 0.0)) / matches * 1e6,
+    }
+
+
+async def _flood(name: str, n: int) -> int:
+    """On a worker: put ``n`` empty record messages into the queue ``name``, one by one."""
+    from distributed import Queue, get_client
+
+    queue = await Queue(name, client=get_client())
+    empty = pickle.dumps([])
+    for _ in range(n):
+        await queue.put(empty)
+    return n
+
+
+async def head_costs(cfg: Any, seconds: float, messages: int) -> tuple[float, float]:
+    """With ``cfg.workers`` workers: the head's CPU share with no match at all (heartbeats,
+    the scheduler, the nannies, its poll of the record queue), and its CPU µs per record
+    message the workers put (the scheduler's queue and the head's get)."""
+    from distributed import Queue
+
+    from .tournament.distributed import POLL_S, DaskExecutor, _drain, _queue_name
+
+    async with DaskExecutor(cfg) as ex:
+        assert ex.client is not None
+        name = _queue_name(ex.token)
+        queue = await Queue(name, client=ex.client)
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            await _drain(queue, POLL_S)
+        idle = (time.process_time() - cpu0) / (time.perf_counter() - t0)
+        workers = list(await ex.client.nthreads())
+        each = messages // len(workers)
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        futures = [ex.client.submit(_flood, name, each, workers=[w], pure=False) for w in workers]
+        got = 0
+        while got < each * len(workers):
+            got += len(await queue.get(batch=True)) or 0
+            if not got:
+                await asyncio.sleep(POLL_S)
+        await ex.client.gather(futures)
+        return idle, (time.process_time() - cpu0) / got * 1e6  # gross: the heartbeats etc. included
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the scaling benchmark and print its figures."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--matches", type=int, default=240, help="matches per run")
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to measure")
+    ap.add_argument("--concurrency", type=int, default=16, help="matches in flight per worker")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = ap.parse_args(argv)
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("bench-scale needs node (the fast bots are a Node script)")
+    doc = {
+        "tournament": {
+            "name": "bench-scale",
+            "game": "nimmt_plus",
+            "players": 4,
+            "format": "random",
+            "matches": args.matches,
+            "concurrency": args.concurrency,
+        },
+        "limits": {"deadline_ms": 5000},
+        "bot": [{"name": f"fast{i}", "command": [node, str(FAST_BOT), "{port}"]} for i in range(4)],
+    }
+    print(
+        f"nimmt_plus, 4 players, {args.matches} matches, 4 Node bots answering the first legal action, "
+        f"concurrency {args.concurrency} per worker"
+    )
+    rows = []
+    with TemporaryDirectory() as tmp:
+        base = parse_config(doc, Path("bench-scale.toml"), {})
+        for w in args.workers:
+            cfg = replace(base, workers=w, output=Path(tmp) / f"w{w}")
+            r = measure(cfg)
+            rows.append(r)
+            print(
+                f"workers {w}: {r['decisions_per_s']:8.0f} decisions/s  referee CPU {r['referee_cpu_us_per_decision']:6.1f}"
+                f" µs/decision (workers {r['worker_cpu_us_per_decision']:6.1f})  head {r['head_cpu_us_per_match']:7.0f}"
+                f" µs/match ({r['head_cpu_us_per_decision']:5.1f} µs/decision)  [{r['decisions']} decisions]"
+            )
+        biggest = max(rows, key=lambda r: r["workers"])
+        if biggest["workers"] > 1:
+            cfg = replace(base, workers=int(biggest["workers"]), output=Path(tmp) / "idle")
+            idle, per_message = asyncio.run(head_costs(cfg, 5.0, 4000))
+            biggest["head_idle_cpu_share"] = idle
+            biggest["head_us_per_message"] = per_message
+            biggest["head_marginal_us_per_match"] = biggest["head_record_us_per_match"] + per_message
+            print(
+                f"head at {biggest['workers']} workers: {idle:.1%} of a core with no match at all (heartbeats, "
+                f"scheduler, queue poll); per match on top {biggest['head_marginal_us_per_match']:.0f} µs: "
+                f"the record (unpickle, judge, journal line) {biggest['head_record_us_per_match']:.0f} µs, "
+                f"its queue message (scheduler and get) {per_message:.0f} µs at most (one message may carry several)"
+            )
+    one = next((r for r in rows if r["workers"] == 1), None)
+    two = next((r for r in rows if r["workers"] == 2), None)
+    if one and two:
+        print(f"2 workers reach {two['decisions_per_s'] / one['decisions_per_s']:.2f}x the decisions/s of one")
+    multi = [r for r in rows if "head_marginal_us_per_match" in r]
+    if multi:
+        head = multi[0]
+        per_decision = min(r["worker_cpu_us_per_decision"] for r in rows if r["workers"] > 1)
+        per_match = head["decisions"] / head["matches"]
+        ceiling = (1 - head["head_idle_cpu_share"]) * 1e6 / head["head_marginal_us_per_match"] * per_match
+        print(
+            f"projection (bots on other machines, one core for the head): workers {per_decision:.0f} µs/decision; "
+            f"the head saturates at ~{ceiling:,.0f} decisions/s ({per_match:.0f} decisions a match)"
+        )
+        for cores in (16, 64):
+            by_workers = (cores - 1) * 1e6 / per_decision
+            print(
+                f"   {cores} cores: ~{min(by_workers, ceiling):,.0f} decisions/s "
+                f"({'limited by the head' if ceiling < by_workers else 'limited by the workers'}; "
+                f"workers alone {by_workers:,.0f})"
+            )
+    if args.json:
+        print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,583 @@
+"""Matches fan out over Dask distributed: the head keeps the journal, workers play.
+
+Used when ``workers`` > 1 (a ``LocalCluster`` of that many worker processes) or a
+cluster address is given (an existing scheduler); with ``workers = 1`` nothing here is
+imported and Dask is never started.
+
+The head (the ``referee run`` process) keeps what must be single: the schedule, the
+journal (only the head writes it, through the runner's sink), resume, progress,
+disqualification and the publish. ``DaskExecutor.play`` takes fixtures and yields
+each finished match's record as the match ends; the head plays nothing itself.
+
+Work goes out in batches of ``BATCH`` fixture indices, a few batches per worker thread
+submitted at once and refilled as they end, so the head never holds every match. Each
+worker keeps at most ``concurrency`` matches in flight across its batches.
+
+Records come back through one distributed ``Queue`` per run, as each match ends: a
+worker puts the records finished since its last put; while a put is under way the next
+records gather, so a lone match goes at once and, under load, one message carries
+several. Why not one future per match with ``as_completed``: a task costs the
+scheduler several times what a queue item does and the task's whole lifecycle (submit,
+assign, result, release) is per match, where a batch pays it once for ``BATCH``; a
+batch also lets a worker keep its matches in flight without asking the head for each.
+A batch task returns only after its records are in the queue, so the head checks each
+finished batch is complete.
+
+Bots on every worker: a ``WorkerPlugin`` starts the tournament's ``BotPool`` on every
+worker (also on one that joins later), exactly as a single process does: managed bots
+get their own copies on each worker's machine, under the same guard (and sandbox), logs
+in ``<output>/logs/<worker>/<bot>.log``; URL bots are greeted from every worker. A bot's
+``max_concurrent`` holds across the cluster: such a bot gets one ``distributed.Semaphore``
+of that many leases (kept by the scheduler), taken around every request to it from any
+worker; exact for any number of workers, at a scheduler round trip per request to that
+bot only (a bot that thinks one position at a time is slow anyway).
+
+Faults of the engine are never the bots': a worker that dies loses its matches in
+flight and Dask runs its batches again on another worker. Records that a batch had
+already sent arrive again; the head keeps the first of each fixture (a bit per fixture)
+and drops the rest, so the journal never holds a match twice, and nothing from a lost
+match reaches the journal or a tally.
+
+Disqualification is judged at the head in fixture order, so it is the same for any
+number of workers: a bot is disqualified from batch k on when, over the fixtures before
+``k * BATCH - DQ_LAG`` (all in the journal, counted in fixture order), it has answered at
+least ``fault_rate_min_decisions`` decisions and faulted in more than ``max_fault_rate``
+of them. Batch k is sent only once that prefix is in the journal; the disqualified bots
+travel with the batch. Workers never disqualify on their own tally (it depends on which
+matches ran where). With ``max_fault_rate = 1`` (the default) nothing waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import pickle
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from distributed import Client, LocalCluster, Queue, Reschedule, Semaphore, get_client
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from ..bots import http
+from ..bots.control import BotRuntime, Pacer
+from ..config import TournamentConfig
+from ..errors import RefereeError
+from ..games import get_game
+from ..match import play_match
+from ..record import MatchRecord
+from .runner import BotPool, BotStatus
+from .schedule import Fixture, schedule
+
+BATCH = 16  # fixtures per batch (a constant: disqualification depends on it, not on the workers)
+DQ_LAG = 512  # fixtures between the prefix a disqualification is judged on and the batch it applies to
+THREADS_PER_WORKER = 2  # batches a local worker plays at once (its matches still share `concurrency`)
+POLL_S = 0.02  # how long the head waits before it looks at the record queue again
+IDLE_STOP_S = 300.0  # a worker whose head vanished stops the run's bots after this long without a batch
+_LOG = logging.getLogger(__name__)
+
+
+class ClusterError(RefereeError):
+    """The Dask cluster could not be started or reached, or lost a batch for good."""
+
+
+# ------------------------------------------------------------------ the worker side
+
+_STATES: dict[str, _WorkerState] = {}  # run token -> that run's state in this worker process
+
+
+@dataclass
+class _ClusterRuntime(BotRuntime):
+    """A bot as one batch sees it: disqualified or not for the whole batch, and its
+    ``max_concurrent`` as a cluster-wide lease instead of a per-process semaphore."""
+
+    lease: Any = None
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """One of the bot's leases across the whole cluster (none when unlimited)."""
+        if self.lease is None:
+            yield
+            return
+        async with self.lease:
+            yield
+
+
+@dataclass
+class _WorkerState:
+    """One run in one worker process: its bots, its pacer, its outbox of records."""
+
+    token: str
+    config: TournamentConfig
+    log_dir: Path
+    pool: BotPool | None = None
+    statuses: list[BotStatus] = field(default_factory=list)
+    pacer: Pacer | None = None
+    fixtures: Sequence[Fixture] = field(default_factory=list)
+    slots: asyncio.Semaphore | None = None
+    queue: Any = None
+    leases: dict[str, Any] = field(default_factory=dict)
+    outbox: list[MatchRecord] = field(default_factory=list)
+    sender: asyncio.Task[None] | None = None
+    active: int = 0
+    last_used: float = field(default_factory=time.monotonic)
+    watchdog: asyncio.Task[None] | None = None
+    decisions: int = 0
+    cpu0: float = 0.0  # CPU seconds of this process when its bots were up
+
+    @property
+    def ready(self) -> bool:
+        """True when every bot answered hello on this worker."""
+        return bool(self.statuses) and all(s.ok for s in self.statuses)
+
+    async def start(self) -> None:
+        """Start and greet the bots; start the pacer."""
+        self.fixtures = schedule(self.config)
+        self.slots = asyncio.Semaphore(self.config.concurrency)
+        self.pool = BotPool(self.config, self.log_dir)
+        try:
+            self.statuses = await self.pool.start()
+        except RefereeError as exc:
+            self.statuses = [BotStatus("*", "", False, False, str(exc), 0.0)]
+        lim = self.config.limits
+        self.pacer = Pacer.for_tournament(lim.deadline_ms, self.config.concurrency, self.config.players)
+        await self.pacer.__aenter__()
+        self.watchdog = asyncio.create_task(self._idle_stop())
+        self.cpu0 = time.process_time()
+
+    async def stop(self) -> None:
+        """Stop the pacer and every bot this worker started."""
+        _STATES.pop(self.token, None)
+        if self.watchdog is not None and self.watchdog is not asyncio.current_task():
+            self.watchdog.cancel()
+        if self.pacer is not None:
+            await self.pacer.__aexit__(None, None, None)
+        if self.pool is not None:
+            await asyncio.to_thread(self.pool.stop)
+
+    async def _idle_stop(self) -> None:
+        """Stop the bots when no batch came for ``IDLE_STOP_S`` (a head that died
+        without saying goodbye to an external cluster)."""
+        while True:
+            await asyncio.sleep(min(IDLE_STOP_S / 4, 30.0))
+            if self.active == 0 and time.monotonic() - self.last_used > IDLE_STOP_S:
+                await self.stop()
+                return
+
+    async def connect(self) -> None:
+        """The run's record queue and bot leases, through this worker's client."""
+        if self.queue is not None:
+            return
+        client = get_client()
+        self.queue = await Queue(_queue_name(self.token), client=client)
+        lim = self.config.limits
+        for b in self.config.bots:
+            limit = b.max_concurrent or lim.max_concurrent
+            if limit > 0:
+                self.leases[b.name] = await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
+
+    def runtimes(self, disqualified: Iterable[int]) -> list[BotRuntime]:
+        """The bots as one batch sees them."""
+        assert self.pool is not None
+        dq = set(disqualified)
+        return [
+            _ClusterRuntime(
+                rt.endpoint,
+                max_concurrent=0,
+                max_fault_rate=1.0,
+                min_decisions=rt.min_decisions,
+                managed=rt.managed,
+                revive_args=rt.revive_args,
+                disqualified=i in dq,
+                lease=self.leases.get(rt.name),
+            )
+            for i, rt in enumerate(self.pool.runtimes)
+        ]
+
+    def send(self, rec: MatchRecord) -> None:
+        """Queue a finished match's record for the head (sent at once or with the next put)."""
+        self.outbox.append(rec)
+        if self.sender is None or self.sender.done():
+            self.sender = asyncio.create_task(self._send())
+
+    async def _send(self) -> None:
+        while self.outbox:
+            recs, self.outbox = self.outbox, []
+            await self.queue.put(pickle.dumps(recs, protocol=pickle.HIGHEST_PROTOCOL))
+
+    async def flush(self) -> None:
+        """Wait until every record of this worker is in the queue."""
+        while self.sender is not None and not self.sender.done():
+            await asyncio.shield(self.sender)
+        err = self.sender.exception() if self.sender is not None else None
+        if err is not None:
+            raise err
+        if self.outbox:
+            self.sender = asyncio.create_task(self._send())
+            await self.sender
+
+
+class _Plugin(WorkerPlugin):  # type: ignore[misc]
+    """Sets a run up on every worker, also on one that joins later, and tears it down."""
+
+    name: str
+
+    def __init__(self, token: str, config: TournamentConfig, log_root: str) -> None:
+        self.token = token
+        self.config = config
+        self.log_root = log_root
+        self.name = f"referee-{token}"
+
+    async def setup(self, worker: Any) -> None:
+        """Start the run's bots on this worker."""
+        state = _WorkerState(self.token, self.config, Path(self.log_root) / _worker_dir(worker.name))
+        _STATES[self.token] = state
+        await state.start()
+
+    async def teardown(self, worker: Any) -> None:
+        """Stop the run's bots on this worker."""
+        state = _STATES.get(self.token)
+        if state is not None:
+            await state.stop()
+
+    def transition(self, *args: Any, **kwargs: Any) -> None:
+        """Unused (the WorkerPlugin interface)."""
+
+
+async def _play_batch(token: str, indices: list[int], disqualified: list[int]) -> list[int]:
+    """Play the fixtures ``indices`` on this worker; every record is in the queue on return."""
+    state = _STATES.get(token)
+    if state is None or not state.ready:
+        raise Reschedule()  # this worker's bots are not up: let another worker play it
+    state.active += 1
+    try:
+        await state.connect()
+        cfg = state.config
+        game = get_game(cfg.game)
+        rts = state.runtimes(disqualified)
+        assert state.slots is not None
+
+        async def one(i: int) -> None:
+            f = state.fixtures[i]
+            assert state.slots is not None
+            async with state.slots, http.new_client(cfg.players + 2) as client:
+                rec = await play_match(
+                    game,
+                    cfg.options,
+                    tournament=cfg.name,
+                    match_id=f.id,
+                    index=f.index,
+                    seed=f.seed,
+                    seats=[rts[b].endpoint for b in f.seats],
+                    client=client,
+                    limits=cfg.limits,
+                    runtimes=[rts[b] for b in f.seats],
+                    pacer=state.pacer,
+                )
+            state.decisions += sum(rec.decisions)
+            state.send(rec)
+
+        async with asyncio.TaskGroup() as tg:
+            for i in indices:
+                tg.create_task(one(i))
+        await state.flush()
+    finally:
+        state.active -= 1
+        state.last_used = time.monotonic()
+    return indices
+
+
+def _worker_statuses(token: str) -> list[tuple[str, bool, str, float]]:
+    """How the run's bots answered hello on this worker (name, ok, detail, ms)."""
+    state = _STATES.get(token)
+    if state is None:
+        return [("*", False, "the run was not set up on this worker", 0.0)]
+    return [(s.name, s.ok, s.detail, s.ms) for s in state.statuses]
+
+
+def _worker_report(token: str) -> dict[str, Any]:
+    """This worker's pacer figures, CPU seconds since its bots were up, decisions played."""
+    state = _STATES.get(token)
+    lag = state.pacer.report() if state is not None and state.pacer is not None else {"samples": 0}
+    cpu = time.process_time() - (state.cpu0 if state else 0.0)
+    return {"lag": lag, "cpu_s": cpu, "decisions": state.decisions if state else 0}
+
+
+def _worker_dir(name: Any) -> str:
+    """A folder name for a worker's bot logs: worker-0, worker-127.0.0.1-40123."""
+    return "worker-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-")
+
+
+def _queue_name(token: str) -> str:
+    return f"referee-{token}-records"
+
+
+def _lease_name(token: str, bot: str) -> str:
+    return f"referee-{token}-bot-{bot}"
+
+
+# ------------------------------------------------------------------ the head
+
+
+class DqJudge:
+    """Disqualification in fixture order at the head (see the module doc).
+
+    Counts arrive in any order; they are folded in fixture order as the prefix fills,
+    holding only the counts of fixtures past a gap.
+    """
+
+    def __init__(self, config: TournamentConfig, total: int) -> None:
+        self.names = {b.name: i for i, b in enumerate(config.bots)}
+        self.rate = config.limits.max_fault_rate
+        self.min_decisions = config.limits.fault_rate_min_decisions
+        self.enabled = self.rate < 1.0
+        self.total = total
+        self.settled = 0  # fixtures below this index are folded in
+        self.decisions = [0] * len(config.bots)
+        self.faults = [0] * len(config.bots)
+        self.pending: dict[int, list[tuple[int, int, int]]] = {}
+        self.dq_at: dict[int, int] = {}  # bot -> the settled prefix at which it was disqualified
+
+    def add(self, rec: dict[str, Any] | MatchRecord) -> None:
+        """Count one journaled match (a record or a journal line)."""
+        d = rec.to_json() if isinstance(rec, MatchRecord) else rec
+        faulted = [0] * len(d["bots"])
+        for f in d["faults"]:
+            if f.get("phase") == "act":
+                faulted[f["seat"]] += 1
+        self.pending[int(d["index"])] = [
+            (self.names.get(b, -1), d["decisions"][s], faulted[s]) for s, b in enumerate(d["bots"])
+        ]
+        while self.settled in self.pending:
+            for bot, dec, flt in self.pending.pop(self.settled):
+                if bot < 0:
+                    continue
+                self.decisions[bot] += dec
+                self.faults[bot] += flt
+                if (
+                    self.enabled
+                    and bot not in self.dq_at
+                    and self.decisions[bot] >= self.min_decisions
+                    and self.faults[bot] / self.decisions[bot] > self.rate
+                ):
+                    self.dq_at[bot] = self.settled + 1
+            self.settled += 1
+
+    def ready(self, start: int) -> bool:
+        """True when the batch starting at fixture ``start`` may be sent."""
+        return not self.enabled or self.settled >= min(self.total, start - DQ_LAG)
+
+    def disqualified(self, start: int) -> list[int]:
+        """The bots disqualified for the batch starting at fixture ``start``."""
+        cut = start - DQ_LAG
+        return sorted(b for b, at in self.dq_at.items() if at <= cut)
+
+
+class DaskExecutor:
+    """Plays fixtures on Dask workers and yields each record as its match ends."""
+
+    def __init__(self, config: TournamentConfig, journaled: Iterable[dict[str, Any]] = ()) -> None:
+        self.config = config
+        self.token = uuid.uuid4().hex[:12]
+        self.total = len(schedule(config))
+        self.judge = DqJudge(config, self.total)
+        for rec in journaled:
+            self.judge.add(rec)
+        self.cluster: LocalCluster | None = None
+        self.client: Client | None = None
+        self.statuses: list[BotStatus] = []
+        self.duplicates = 0  # records of a fixture already received (a batch played again)
+        self.resubmitted = 0  # batches played again because a record was missing
+        self.started_cpu = 0.0
+        self.record_cpu_s = 0.0  # head CPU spent on records: unpickle, judge, journal line
+
+    async def __aenter__(self) -> DaskExecutor:
+        try:
+            await self._connect()
+            try:
+                await self._setup_workers()
+            except (OSError, TimeoutError) as exc:
+                raise ClusterError(f"the Dask cluster failed while starting the bots on its workers: {exc}") from exc
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.client.unregister_worker_plugin(f"referee-{self.token}"), 30)
+            with contextlib.suppress(Exception):
+                await self.client.close()
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                await self.cluster.close()
+
+    async def _connect(self) -> None:
+        cfg = self.config
+        if cfg.cluster:
+            try:
+                self.client = await Client(cfg.cluster, asynchronous=True, timeout=10)
+            except (OSError, TimeoutError) as exc:
+                raise ClusterError(f"cannot reach the Dask scheduler at {cfg.cluster}: {exc}") from exc
+            try:
+                await self.client.wait_for_workers(1, timeout=max(10.0, cfg.limits.startup_ms / 1000))
+            except TimeoutError as exc:
+                raise ClusterError(f"no worker has joined the scheduler at {cfg.cluster}") from exc
+        else:
+            self.cluster = await LocalCluster(
+                n_workers=cfg.workers,
+                threads_per_worker=THREADS_PER_WORKER,
+                processes=True,
+                asynchronous=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            self.client = await Client(self.cluster, asynchronous=True)
+
+    async def _setup_workers(self) -> None:
+        """Start every worker's bots; ``statuses`` is each bot's worst answer."""
+        assert self.client is not None
+        cfg = self.config
+        lim = cfg.limits
+        for b in cfg.bots:  # the scheduler keeps the leases; make each with its limit before any worker asks
+            limit = b.max_concurrent or lim.max_concurrent
+            if limit > 0:
+                await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
+        plugin = _Plugin(self.token, cfg, str((cfg.output / "logs").resolve()))
+        await self.client.register_plugin(plugin, name=plugin.name)
+        answers: dict[str, list[tuple[str, bool, str, float]]] = await self.client.run(_worker_statuses, self.token)
+        by_bot: dict[str, BotStatus] = {}
+        for worker, statuses in sorted(answers.items()):
+            for name, ok, detail, ms in statuses:
+                cur = by_bot.get(name)
+                if cur is None or (cur.ok and not ok) or (cur.ok == ok and ms > cur.ms):
+                    where = f" (on worker {worker})" if not ok else ""
+                    url = next((b.url or "" for b in cfg.bots if b.name == name), "")
+                    managed = next((b.managed for b in cfg.bots if b.name == name), False)
+                    by_bot[name] = BotStatus(name, url or "started on every worker", managed, ok, detail + where, ms)
+        self.started_cpu = time.process_time()
+        self.statuses = [by_bot[b.name] for b in cfg.bots if b.name in by_bot] + [
+            s for n, s in by_bot.items() if n not in {b.name for b in cfg.bots}
+        ]
+
+    async def play(self, fixtures: Iterable[Fixture]) -> AsyncIterator[tuple[Fixture, MatchRecord]]:
+        """Play ``fixtures`` on the workers; yield each (fixture, record) as its match ends,
+        each fixture exactly once."""
+        assert self.client is not None
+        queue = await Queue(_queue_name(self.token), client=self.client)
+        seen = bytearray(self.total)
+        batches = _batches(fixtures)
+        waiting: list[list[Fixture]] = []  # batches held back until the prefix they need is in
+        outstanding: dict[Any, list[Fixture]] = {}
+        inflight: dict[int, Fixture] = {}  # the fixtures of the outstanding batches
+        more = True
+
+        def submit(batch: list[Fixture]) -> None:
+            assert self.client is not None
+            start = batch[0].index // BATCH * BATCH
+            fut = self.client.submit(
+                _play_batch,
+                self.token,
+                [f.index for f in batch],
+                self.judge.disqualified(start),
+                key=f"referee-batch-{self.token}-{batch[0].index}-{uuid.uuid4().hex[:6]}",
+                pure=False,
+            )
+            outstanding[fut] = batch
+            inflight.update((f.index, f) for f in batch)
+
+        window, looked = 4, 0.0
+        while True:
+            if time.monotonic() - looked > 1.0:  # workers come and go: two batches per worker thread
+                window, looked = max(4, 2 * sum((await self.client.nthreads()).values())), time.monotonic()
+            while len(outstanding) < window:
+                if not waiting and more:
+                    nxt = next(batches, None)
+                    if nxt is None:
+                        more = False
+                    else:
+                        waiting.append(nxt)
+                if not waiting or not self.judge.ready(waiting[0][0].index // BATCH * BATCH):
+                    break
+                submit(waiting.pop(0))
+            if not outstanding and not waiting and not more:
+                return
+            finished = [fut for fut in outstanding if fut.done()]
+            recs = await _drain(queue, 0.0 if finished else POLL_S)
+            cpu = time.process_time()  # the head's cost per record: unpickling, judging, the sink
+            for rec in recs:
+                if seen[rec.index]:
+                    self.duplicates += 1
+                    continue
+                seen[rec.index] = 1
+                self.judge.add(rec)
+                f = inflight.get(rec.index)
+                if f is None:
+                    raise ClusterError(f"a worker sent fixture {rec.index}, which was never sent out")
+                yield f, rec
+            self.record_cpu_s += time.process_time() - cpu
+            for fut in finished:
+                batch = outstanding.pop(fut)
+                for f in batch:
+                    inflight.pop(f.index, None)
+                if fut.status == "error":
+                    exc = await fut.exception()
+                    raise ClusterError(
+                        f"a batch of matches ({batch[0].id}...) failed on the cluster: {type(exc).__name__}: {exc}"
+                    )
+                missing = [f for f in batch if not seen[f.index]]
+                if missing:  # cannot happen while every put precedes the task's end; stay safe
+                    self.resubmitted += 1
+                    submit(missing)
+
+    async def report(self) -> dict[str, Any]:
+        """The workers' lag figures (the worst), CPU seconds of head and workers, decisions."""
+        assert self.client is not None
+        reports: dict[str, dict[str, Any]] = await self.client.run(_worker_report, self.token)
+        lags = [r["lag"] for r in reports.values() if r["lag"].get("samples")]
+        out: dict[str, Any] = {"samples": 0}
+        if lags:
+            worst = max(lags, key=lambda r: r["p99_ms"])
+            out = dict(worst)
+            out["samples"] = sum(r["samples"] for r in lags)
+            out["lowest_limit"] = min(r["lowest_limit"] for r in lags)
+            out["final_limit"] = sum(r["final_limit"] for r in lags)
+        out["workers"] = len(reports)
+        out["worker_cpu_s"] = sum(r["cpu_s"] for r in reports.values())
+        out["worker_decisions"] = sum(r["decisions"] for r in reports.values())
+        out["head_cpu_s"] = time.process_time() - self.started_cpu
+        out["head_record_cpu_s"] = self.record_cpu_s
+        out["duplicates"] = self.duplicates
+        return out
+
+
+async def _drain(queue: Any, wait: float) -> list[MatchRecord]:
+    """The records in the queue; when there are none, ``wait`` seconds first and look again.
+
+    A short poll, not a blocking ``get(timeout=...)``: the scheduler logs every timed-out
+    get as an error, and a poll every few milliseconds costs it next to nothing."""
+    msgs: list[bytes] = await queue.get(batch=True)
+    if not msgs and wait > 0:
+        await asyncio.sleep(wait)
+        msgs = await queue.get(batch=True)
+    return [rec for m in msgs for rec in pickle.loads(m)]
+
+
+def _batches(fixtures: Iterable[Fixture]) -> Iterator[list[Fixture]]:
+    """Fixtures cut into batches at multiples of ``BATCH`` (so a batch's place in the
+    schedule, and its disqualifications, never depend on what was played before)."""
+    batch: list[Fixture] = []
+    for f in fixtures:
+        if batch and f.index // BATCH != batch[0].index // BATCH:
+            yield batch
+            batch = []
+        batch.append(f)
+    if batch:
+        yield batch

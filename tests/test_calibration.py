@@ -1,0 +1,157 @@
+"""Calibration of the verdicts (issue 18): synthetic tournaments whose truth is known,
+through the array functions the leaderboard uses (``ratio_intervals``,
+``ratio_difference_intervals``, ``simultaneous_rank_sets``, ``resample_weights``).
+
+5 bots of strengths 3, 1.5, 1.5, 0, -2 at 4-seat tables; scores = strength + the luck of
+the hand + play noise, Gaussian, heavy-tailed (Student t, 2.5 df) or skewed
+(exponential); with duplicate deals (every deal played in the 4 seat rotations of its
+table, so the hand's luck is shared) or without; at 20 and 200 matches. The truth (the
+expected mean score and mean rank of each bot under the schedule) comes from one
+400,000-match tournament. In-process, numpy, seeded: the same figures every run.
+
+``python tests/test_calibration.py [tournaments] [resamples]`` prints the figures. With the
+defaults (300 tournaments, 400 resamples): coverage of the mean score 0.933-0.974, mean
+rank 0.927-0.985, neighbour differences 0.942-0.978; simultaneous rank sets hold for all
+bots at once in 0.983-1.000 of tournaments; two equal bots separated in 0.017-0.060.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from referee.tournament.verdicts import (
+    ratio_difference_intervals,
+    ratio_intervals,
+    resample_weights,
+    simultaneous_rank_sets,
+)
+
+SKILL = np.array([3.0, 1.5, 1.5, 0.0, -2.0])  # bots 1 and 2 are equal
+SEATS = 4
+TOURNAMENTS = 300
+RESAMPLES = 400
+
+
+def noise(rng: np.random.Generator, kind: str, size: tuple[int, ...]) -> np.ndarray:
+    """Zero-mean noise of the given shape: Gaussian, heavy-tailed or skewed."""
+    if kind == "gauss":
+        return rng.normal(0.0, 10.0, size)
+    if kind == "heavy":
+        return rng.standard_t(2.5, size) * 6.0
+    return rng.exponential(10.0, size) - 10.0
+
+
+def tournament(rng: np.random.Generator, matches: int, dup: bool, kind: str) -> tuple[np.ndarray, ...]:
+    """deal (M), bot (M x seats), score, rank of a synthetic tournament."""
+    n = SKILL.shape[0]
+    if dup:
+        deals = matches // SEATS
+        who = np.argsort(rng.random((deals, n)), axis=1)[:, :SEATS]
+        rot = (np.arange(SEATS)[None, :] - np.arange(SEATS)[:, None]) % SEATS  # match r, seat s -> hand slot
+        bot = who[:, rot].reshape(deals * SEATS, SEATS)
+        luck = noise(rng, kind, (deals, SEATS))[:, None, :].repeat(SEATS, 1).reshape(deals * SEATS, SEATS)
+        deal = np.repeat(np.arange(deals), SEATS)
+    else:
+        bot = np.argsort(rng.random((matches, n)), axis=1)[:, :SEATS]
+        luck = noise(rng, kind, (matches, SEATS))
+        deal = np.arange(matches)
+    score = SKILL[bot] + luck + 0.5 * noise(rng, kind, bot.shape)
+    rank = 1 + (score[:, None, :] > score[:, :, None]).sum(2)
+    return deal, bot, score, rank
+
+
+def unit_matrices(deal: np.ndarray, bot: np.ndarray, score: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per deal and bot: count, score sum, rank sum (as the leaderboard builds them)."""
+    n, units = SKILL.shape[0], int(deal.max()) + 1
+    key = (np.broadcast_to(deal[:, None], bot.shape) * n + bot).ravel()
+    shape = (units, n)
+    count = np.bincount(key, minlength=units * n).reshape(shape).astype(float)
+    return (
+        count,
+        np.bincount(key, weights=score.ravel(), minlength=units * n).reshape(shape),
+        np.bincount(key, weights=rank.ravel(), minlength=units * n).reshape(shape),
+    )
+
+
+@dataclass
+class Figures:
+    """Coverage of the 95 % intervals (share of intervals holding the truth) and error rates."""
+
+    score: float
+    rank: float
+    difference: float
+    joint_rank_sets: float
+    equal_separated: float
+    tournaments: int
+
+
+def calibrate(
+    kind: str, dup: bool, matches: int, tournaments: int = TOURNAMENTS, resamples: int = RESAMPLES
+) -> Figures:
+    """Run ``tournaments`` synthetic tournaments and measure the verdicts against the truth."""
+    count, score, rank = unit_matrices(*tournament(np.random.default_rng(99), 400_000, dup, kind))
+    true_score, true_rank = score.sum(0) / count.sum(0), rank.sum(0) / count.sum(0)
+    true_position = 1 + (true_rank[None, :] < true_rank[:, None]).sum(1)
+    a, b = np.arange(4), np.arange(1, 5)
+    true_diff = true_rank[a] - true_rank[b]
+    rng = np.random.default_rng(1)
+    cov_s = cov_r = cov_d = joint = separated = 0.0
+    done = 0
+    with threadpool_limits(limits=1):
+        while done < tournaments:
+            count, score, rank = unit_matrices(*tournament(rng, matches, dup, kind))
+            if (count.sum(0) == 0).any():
+                continue  # a bot that never played has no interval
+            done += 1
+            w = resample_weights(count.shape[0], resamples, rng)
+            s_iv, r_iv = ratio_intervals(w, score, count), ratio_intervals(w, rank, count)
+            cov_s += float(((s_iv.lo <= true_score) & (true_score <= s_iv.hi)).mean())
+            cov_r += float(((r_iv.lo <= true_rank) & (true_rank <= r_iv.hi)).mean())
+            d_iv = ratio_difference_intervals(w, rank, count, a, b)
+            cov_d += float(((d_iv.lo <= true_diff) & (true_diff <= d_iv.hi)).mean())
+            separated += not (d_iv.lo[1] <= 0 <= d_iv.hi[1])  # bots 1 and 2 are equal
+            infl = (rank - r_iv.est * count) / count.sum(0)
+            sets, _ = simultaneous_rank_sets(r_iv.est, infl, r_iv.boot, count.shape[0])
+            joint += all(lo <= t <= hi for (lo, hi), t in zip(sets, true_position))
+    return Figures(cov_s / done, cov_r / done, cov_d / done, joint / done, separated / done, done)
+
+
+SETTINGS = [(kind, dup, m) for kind in ("gauss", "heavy", "skew") for dup in (False, True) for m in (20, 200)]
+
+
+@pytest.mark.parametrize(("kind", "dup", "matches"), SETTINGS)
+def test_intervals_rank_sets_and_differences_hold_their_level(kind: str, dup: bool, matches: int) -> None:
+    f = calibrate(kind, dup, matches)
+    # heavy tails (t, 2.5 df) with duplicate deals at 50 deals measured 0.933 for the mean score: the one
+    # setting held to 0.93 (the issue measured 0.85 there for the percentile bootstrap it replaces)
+    floor = 0.92 if matches == 20 else 0.93 if (kind, dup) == ("heavy", True) else 0.94
+    assert f.score >= floor and f.rank >= floor and f.difference >= floor, f
+    assert f.joint_rank_sets >= 0.94, f
+    assert f.equal_separated <= 0.06, f  # 5 % expected (measured 1.7-6.0 % over the 12 settings)
+
+
+def test_duplicate_deals_tighten_the_difference_not_the_marginal_interval() -> None:
+    widths = {}
+    for dup in (False, True):
+        count, score, _rank = unit_matrices(*tournament(np.random.default_rng(5), 200, dup, "gauss"))
+        w = resample_weights(count.shape[0], RESAMPLES, np.random.default_rng(6))
+        d = ratio_difference_intervals(w, score, count, np.array([0]), np.array([3]))
+        widths[dup] = float(d.hi[0] - d.lo[0])
+    assert widths[True] < 0.8 * widths[False], widths
+
+
+if __name__ == "__main__":
+    reps = int(sys.argv[1]) if len(sys.argv) > 1 else TOURNAMENTS
+    boots = int(sys.argv[2]) if len(sys.argv) > 2 else RESAMPLES
+    print("model  duplicate matches  score  rank   diff   joint-sets  equal-separated  tournaments")
+    for kind, dup, m in SETTINGS:
+        f = calibrate(kind, dup, m, reps, boots)
+        print(
+            f"{kind:6} {dup!s:9} {m:7}  {f.score:.3f}  {f.rank:.3f}  {f.difference:.3f}  {f.joint_rank_sets:.3f}"
+            f"       {f.equal_separated:.3f}            {f.tournaments}"
+        )

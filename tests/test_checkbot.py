@@ -1,0 +1,242 @@
+"""``referee check-bot`` against real bot servers: misbehaving ones (each finding reported,
+exit non-zero) and the sample bots, Python and JavaScript (clean, exit 0)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from referee.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = str(ROOT / "tests" / "hostile" / "server.py")
+SERIAL = str(ROOT / "tests" / "bots" / "serial.py")
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the JavaScript sample bot cannot run")
+
+
+def check_bot(*args: str) -> Result:
+    return CliRunner().invoke(main, ["check-bot", *args], catch_exceptions=False)
+
+
+def line(result: Result, name: str) -> str:
+    """The report line of check ``name`` (its status and summary)."""
+    found = [ln for ln in result.output.splitlines() if ln[7:].startswith(name + ":")]
+    assert found, f"no {name!r} line in:\n{result.output}"
+    return found[0]
+
+
+def wait_listening(port: int) -> None:
+    """Until something listens on ``port`` (at most 15 s)."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def hostile_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A hostile server of the mode given by indirect parametrization, at a URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mode, *extra = request.param.split()
+    proc = subprocess.Popen([sys.executable, HOSTILE, "--mode", mode, "--port", str(port), *extra])
+    try:
+        wait_listening(port)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.parametrize("hostile_url", ["illegal"], indirect=True)
+def test_illegal_moves_are_reported_with_request_and_reply(hostile_url: str) -> None:
+    result = check_bot(hostile_url, "--game", "nimmt_plus", "--matches", "2")
+    assert result.exit_code == 1, result.output
+    faults = line(result, "faults")
+    assert faults.startswith("  FAIL") and "illegal 22" in faults  # 11 faulted acts per match, then fallback
+    assert "action 'not a legal action' is not in legal" in result.output
+    assert "request: act decision 0: state {" in result.output
+    assert 'reply:   HTTP 200 {"action": "not a legal action"}' in result.output
+    assert line(result, "re-asked decision").startswith("  FAIL")
+    assert line(result, "reply schema").startswith("  FAIL")
+    assert line(result, "start/end").startswith("  ok")
+    assert result.output.rstrip().endswith("check(s) failed, 0 warning(s))")
+
+
+@pytest.mark.parametrize("hostile_url", ["notjson"], indirect=True)
+def test_garbage_is_reported(hostile_url: str) -> None:
+    result = check_bot(hostile_url, "--game", "drahtseilakt", "--matches", "1", "--players", "3")
+    assert result.exit_code == 1
+    assert "malformed 11" in line(result, "faults")
+    assert "not JSON: 'hello there'" in result.output
+    assert "reply:   HTTP 200 hello there" in result.output
+
+
+@pytest.mark.parametrize("hostile_url", ["close"], indirect=True)
+def test_closed_connections_are_reported(hostile_url: str) -> None:
+    result = check_bot(hostile_url, "--game", "nimmt_plus", "--matches", "1")
+    assert result.exit_code == 1
+    assert "error 11" in line(result, "faults")
+    assert "connection closed before a complete response" in result.output
+
+
+@pytest.mark.parametrize("hostile_url", ["slow --delay-ms 900"], indirect=True)
+def test_timeouts_are_reported(hostile_url: str) -> None:
+    result = check_bot(hostile_url, "--game", "nimmt_plus", "--matches", "1", "--deadline-ms", "300")
+    assert result.exit_code == 1
+    assert "timeout 11" in line(result, "faults")
+    assert "no complete reply within 300 ms" in result.output
+    assert line(result, "latency").startswith("  FAIL")
+    assert "timeout: no complete reply within 300 ms" in line(result, "concurrency") + result.output
+
+
+def test_a_bot_serving_one_request_at_a_time_fails_the_concurrency_probe() -> None:
+    result = check_bot(
+        "--game", "nimmt_plus", "--matches", "2", "--deadline-ms", "400", "--", "python", SERIAL, "--port", "{port}"
+    )
+    assert result.exit_code == 1
+    concurrency = line(result, "concurrency")
+    assert concurrency.startswith("  FAIL") and "not answered in time" in concurrency
+    # asked again on one connection, it answers: that finding is not confused with the other
+    assert line(result, "re-asked decision").startswith("  ok")
+
+
+def test_a_one_at_a_time_bot_is_clean_when_the_tournament_promises_one_request() -> None:
+    result = check_bot(
+        "--game", "nimmt_plus", "--matches", "2", "--max-concurrent", "1", "--", "python", SERIAL, "--port", "{port}"
+    )
+    assert result.exit_code == 0, result.output
+    assert "not probed: --max-concurrent 1 (up to 1 requests in flight" in line(result, "concurrency")
+
+
+def test_a_bot_that_dies_is_reported_with_its_log() -> None:
+    result = check_bot(
+        "--game", "nimmt_plus", "--matches", "1", "--", "python", HOSTILE, "--mode", "exit", "--port", "{port}"
+    )
+    assert result.exit_code == 1
+    process = line(result, "process")
+    assert process.startswith("  FAIL") and "exit code 3" in process
+    assert "hostile exit: exits with code 3" in result.output  # the first error of its log
+    assert line(result, "faults").startswith("  FAIL")
+
+
+def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    token_bot = str(ROOT / "tests" / "bots" / "token_bot.py")
+    started = check_bot("--game", "nimmt_plus", "--matches", "1", "--", "python", token_bot, "--port", "{port}")
+    assert started.exit_code == 0, started.output  # a started bot: its random token, as in a tournament
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"PATH": "/usr/bin:/bin", "REFEREE_BOT_TOKEN": "s3cret-for-the-test"}
+    # a copy: uncaged, the bot writes a file next to itself, which must not land in tests/bots/
+    copy = str(shutil.copy(token_bot, tmp_path / "token_bot.py"))
+    proc = subprocess.Popen([sys.executable, copy, "--port", str(port)], env=env, stdout=subprocess.DEVNULL)
+    try:
+        wait_listening(port)
+        url = f"http://127.0.0.1:{port}/"
+        without = check_bot("--game", "nimmt_plus", "--matches", "1", "--startup-ms", "5000", url)
+        assert without.exit_code == 1 and "HTTP 401" in without.output
+        monkeypatch.setenv("BOT_TOKEN", "s3cret-for-the-test")
+        with_token = check_bot("--game", "nimmt_plus", "--matches", "1", "--token-env", "BOT_TOKEN", url)
+        assert with_token.exit_code == 0, with_token.output
+        assert "s3cret" not in with_token.output
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_bot_that_does_not_start_shows_its_log() -> None:
+    result = check_bot("--game", "nimmt_plus", "--", "python", "-c", "import sys; sys.exit('bad {port}')")
+    assert result.exit_code == 1
+    assert line(result, "start").startswith("  FAIL")
+    assert "exited with code 1 before it was ready" in result.output
+    assert "bad " in result.output
+
+
+def test_usage_errors() -> None:
+    assert check_bot("--game", "chess", "http://127.0.0.1:1/").exit_code == 2
+    assert check_bot("--game", "nimmt_plus", "--", "python", "bot.py").exit_code == 2  # no {port}
+    bad = check_bot("--game", "nimmt_plus", "--option", "variant=pluss", "http://127.0.0.1:1/")
+    assert bad.exit_code == 2 and "variant" in bad.output
+    assert check_bot("--game", "nimmt_plus", "--players", "9", "http://127.0.0.1:1/").exit_code == 2
+    https = check_bot("--game", "nimmt_plus", "https://127.0.0.1:1/")
+    assert https.exit_code == 2 and "http:// only" in https.output
+
+
+def test_an_unreachable_url_fails() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = check_bot("--game", "nimmt_plus", "--startup-ms", "500", f"http://127.0.0.1:{port}/")
+    assert result.exit_code == 1
+    assert line(result, "hello").startswith("  FAIL")
+
+
+@pytest.mark.parametrize(
+    ("game", "command"),
+    [
+        ("nimmt_plus", ["python", "-m", "sample_bots.nimmt", "cautious"]),
+        ("drahtseilakt", ["python", "-m", "sample_bots.drahtseilakt", "balance"]),
+        ("dieci", ["python", "-m", "sample_bots.dieci", "keeper"]),
+        ("the_game", ["python", "-m", "sample_bots.the_game", "heuristic"]),
+    ],
+)
+def test_the_sample_bots_are_clean(game: str, command: list[str]) -> None:
+    result = check_bot("--game", game, "--matches", "2", "--", *command, "--port", "{port}")
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith("result: clean")
+    assert "FAIL" not in result.output
+
+
+def test_every_variant_of_the_game_with_claims() -> None:
+    result = check_bot(
+        "--game",
+        "the_game",
+        "--all-variants",
+        "--option",
+        "pro=false",
+        "--option",
+        "reduced_hand=false",
+        "--matches",
+        "1",
+        "--",
+        "python",
+        "-m",
+        "sample_bots.the_game",
+        "heuristic",
+        "--port",
+        "{port}",
+    )
+    assert result.exit_code == 0, result.output
+    assert "4 of 4 option sets clean" in result.output  # on_fire x communication
+    assert 'communication = "none"' in result.output
+
+
+@needs_node
+def test_the_javascript_sample_is_clean_in_every_variant() -> None:
+    result = check_bot(
+        "--game",
+        "nimmt_plus",
+        "--all-variants",
+        "--matches",
+        "2",
+        "--",
+        "node",
+        "sample_bots/js/nimmt.js",
+        "--port",
+        "{port}",
+    )
+    assert result.exit_code == 0, result.output
+    assert "4 of 4 option sets clean" in result.output

@@ -1,0 +1,324 @@
+"""Matches fanned out over Dask: a real ``dask scheduler`` and ``dask worker`` processes
+over TCP on 127.0.0.1, real ``referee run`` processes, real bot processes (managed ones
+started on every worker, a URL bot reached from every worker). The outputs equal those
+of ``workers = 1``; a worker killed with SIGKILL mid-run costs nothing but time; a head
+killed with SIGKILL is resumed with another number of workers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_e2e import NIMMT, ROOT, assert_nothing_listens
+from test_resume import journal, kill9_after, lines, published
+
+from referee.bots.process import free_port
+from referee.config import parse_config
+from referee.tournament.distributed import BATCH, DQ_LAG, DqJudge, _batches
+from referee.tournament.schedule import schedule
+
+DASK = str(Path(sys.executable).with_name("dask"))
+LEASES = {
+    "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_TIMEOUT": "3s",
+    "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_VALIDATION_INTERVAL": "500ms",
+}
+MANAGED = [("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("slow1", "random")]
+
+
+@contextlib.contextmanager
+def url_bot() -> Iterator[str]:
+    """A sample bot the referee does not start: reached by URL from every worker."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "sample_bots.nimmt", "greedy", "--port", str(port)], cwd=ROOT)
+    try:
+        _wait_port(port, proc)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        _stop(proc)
+
+
+def config_text(out: Path, url: str, *, rounds: int, extra: str = "") -> str:
+    lines_ = [
+        "[tournament]",
+        'name = "dist"',
+        'game = "nimmt_plus"',
+        "seed = 11",
+        "players = 3",
+        f"rounds = {rounds}",
+        "concurrency = 3",
+        f'output = "{out}"',
+        extra,
+        "[limits]",
+        "deadline_ms = 5000",
+    ]
+    for name, strategy in MANAGED:
+        cmd = json.dumps(NIMMT + [strategy, "--port", "{port}"])
+        lines_ += ["[[bot]]", f'name = "{name}"', f"command = {cmd}"]
+        if name == "slow1":
+            lines_.append("max_concurrent = 1")  # one request at a time across the whole cluster
+    lines_ += ["[[bot]]", 'name = "remote"', f'url = "{url}"']
+    return "\n".join(lines_) + "\n"
+
+
+def run(config: Path, out: Path, *extra: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def all_bot_ports(logs: Path) -> list[int]:
+    return [int(p) for log in logs.rglob("*.log") for p in re.findall(r"start: port (\d+)", log.read_text())]
+
+
+def indices(out: Path) -> list[int]:
+    return [json.loads(line)["index"] for line in (out / "matches.jsonl").read_text().splitlines()]
+
+
+def assert_same_outputs(a_out: Path, b_out: Path) -> None:
+    a, b = published(a_out), published(b_out)
+    assert sorted(a) == sorted(b) and "standings.json" in a and "index.html" in a
+    for name in a:
+        assert a[name] == b[name], f"{name} differs"
+    assert journal(a_out) == journal(b_out)
+
+
+class Cluster:
+    """``dask scheduler`` and ``dask worker`` processes on 127.0.0.1 (free ports)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.port = free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    def start(self, workers: int) -> None:
+        sched = self._spawn(
+            [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"], "scheduler"
+        )
+        _wait_port(self.port, sched)
+        for i in range(workers):
+            # no nanny: the worker is this very process, so SIGKILL ends it for good
+            w = self._spawn(
+                [DASK, "worker", self.address, "--nthreads", "2", "--no-nanny", "--no-dashboard", "--name", f"w{i}"]
+                + ["--host", "127.0.0.1", "--local-directory", str(self.tmp / f"w{i}")],
+                f"worker{i}",
+            )
+            self.workers.append(w)
+
+    def _spawn(self, argv: list[str], name: str) -> subprocess.Popen[bytes]:
+        log = open(self.tmp / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+        # a SIGKILLed worker's leases (max_concurrent) come back after 3 s instead of 30
+        env = dict(os.environ, **LEASES)
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+        log.close()
+        self.procs.append(proc)
+        return proc
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            _stop(p)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    c = Cluster(tmp_path)
+    try:
+        c.start(2)
+        yield c
+    finally:
+        c.stop()
+
+
+def test_a_real_cluster_gives_the_outputs_of_one_process_even_when_a_worker_is_killed(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    with url_bot() as url:
+        config = tmp_path / "dist.toml"
+        config.write_text(config_text(tmp_path / "one", url, rounds=3))  # 10 tables x 3 = 30 matches
+        run(config, tmp_path / "one")
+        total = lines(tmp_path / "one")
+        assert total == 30
+
+        # the whole tournament on the cluster
+        on_cluster = tmp_path / "cluster"
+        run(config, on_cluster, "--cluster", cluster.address)
+        assert sorted(indices(on_cluster)) == list(range(total))
+        assert_same_outputs(tmp_path / "one", on_cluster)
+        worker_logs = sorted(p.parent.name for p in (on_cluster / "logs").rglob("greedy.log"))
+        assert worker_logs == ["worker-w0", "worker-w1"]  # each worker started its own copy
+        time.sleep(0.5)
+        assert_nothing_listens(all_bot_ports(on_cluster / "logs"))  # the run's end stopped them on the workers
+
+        # again, and one worker is SIGKILLed once a few matches are in the journal
+        killed = tmp_path / "killed"
+        head = subprocess.Popen(
+            [sys.executable, "-m", "referee", "run", str(config), "--output", str(killed), "-q"]
+            + ["--cluster", cluster.address],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 180
+            while lines(killed) < 4:
+                assert head.poll() is None, head.communicate()
+                assert time.monotonic() < deadline, "the journal did not grow"
+                time.sleep(0.01)
+            os.kill(cluster.workers[0].pid, signal.SIGKILL)
+            _, err = head.communicate(timeout=240)
+        finally:
+            _stop(head)
+        assert head.returncode == 0, err[-3000:]
+        assert lines(killed) < total + 1 and sorted(indices(killed)) == list(range(total))  # each match once
+        assert_same_outputs(tmp_path / "one", killed)  # nothing charged to a bot, nothing lost
+        time.sleep(0.5)
+        dead_worker_ports = all_bot_ports(killed / "logs" / "worker-w0")
+        assert dead_worker_ports, "the killed worker had started its bots"
+        assert_nothing_listens(dead_worker_ports)  # its bots died with it (the guard)
+
+
+def test_local_workers_equal_one_process_and_a_killed_head_resumes_with_other_workers(tmp_path: Path) -> None:
+    with url_bot() as url:
+        config = tmp_path / "dist.toml"
+        config.write_text(config_text(tmp_path / "one", url, rounds=2))  # 20 matches
+        run(config, tmp_path / "one")
+        total = lines(tmp_path / "one")
+        two = tmp_path / "two"
+        run(config, two, "--workers", "2")
+        assert_same_outputs(tmp_path / "one", two)
+
+        cut = tmp_path / "cut"
+        head = subprocess.Popen(
+            [sys.executable, "-m", "referee", "run", str(config), "--output", str(cut), "-q", "--workers", "2"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            first = kill9_after(head, cut, 3, timeout_s=180)  # type: ignore[arg-type]
+        finally:
+            _stop(head)
+        assert first < total
+        time.sleep(1.0)
+        assert_nothing_listens(all_bot_ports(cut / "logs"))  # workers and their bots died with the head
+        run(config, cut, "--resume", "--workers", "1")
+        assert sorted(indices(cut)) == list(range(total))
+        assert_same_outputs(tmp_path / "one", cut)
+
+
+def test_workers_and_cluster_are_checked_before_anything_starts(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1, extra="workers = 0"))
+    bad = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(config)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and "tournament.workers: must be at least 1" in bad.stderr
+    config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1) + '[cluster]\naddress = "nope"\n')
+    bad = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(config)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and "cluster.address" in bad.stderr and "Traceback" not in bad.stderr
+    # a scheduler nobody listens at: one line, exit 1
+    config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1))
+    gone = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(config), "-q", "--cluster", f"tcp://127.0.0.1:{free_port()}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert gone.returncode == 1 and "cannot reach the Dask scheduler" in gone.stderr
+    assert "Traceback" not in gone.stderr
+
+
+def _cfg(rate: float, min_decisions: int = 10) -> Any:
+    doc = {
+        "tournament": {"name": "dq", "game": "nimmt_plus", "players": 3, "rounds": 150},
+        "limits": {"max_fault_rate": rate, "fault_rate_min_decisions": min_decisions},
+        "bot": [{"name": n, "url": "http://127.0.0.1:9/"} for n in ("a", "b", "c", "d")],
+    }
+    return parse_config(doc, Path("dq.toml"), {})
+
+
+def _line(f: Any, names: list[str], faulty: str) -> dict[str, Any]:
+    bots = [names[b] for b in f.seats]
+    faults = [{"seat": s, "decision": 0, "phase": "act"} for s, b in enumerate(bots) if b == faulty]
+    return {"index": f.index, "bots": bots, "decisions": [10] * len(bots), "faults": faults * 6}
+
+
+def test_disqualification_is_judged_in_fixture_order_whatever_order_matches_end() -> None:
+    cfg = _cfg(0.5)
+    fixtures = schedule(cfg)
+    names = [b.name for b in cfg.bots]
+    assert len(fixtures) > DQ_LAG + 2 * BATCH
+    judged = []
+    for order in (fixtures, list(reversed(fixtures)), fixtures[1::2] + fixtures[::2]):
+        judge = DqJudge(cfg, len(fixtures))
+        for f in order:
+            judge.add(_line(f, names, "b"))
+        judged.append(dict(judge.dq_at))
+    assert judged[0] == judged[1] == judged[2] == {1: judged[0][1]}  # b alone, at the same fixture
+    judge = DqJudge(cfg, len(fixtures))
+    for f in fixtures[: DQ_LAG + BATCH]:
+        judge.add(_line(f, names, "b"))
+    at = judge.dq_at[1]
+    first_batch_with_dq = next(s for s in range(0, len(fixtures), BATCH) if s - DQ_LAG >= at)
+    assert judge.disqualified(first_batch_with_dq - BATCH) == []
+    assert judge.disqualified(first_batch_with_dq) == [1]
+    # a batch waits until the prefix its disqualifications are judged on is in
+    late = DqJudge(cfg, len(fixtures))
+    assert late.ready(DQ_LAG) and not late.ready(DQ_LAG + BATCH)
+    # with max_fault_rate = 1 nothing is ever held back
+    assert DqJudge(_cfg(1.0), len(fixtures)).ready(len(fixtures))
+
+
+def test_batches_are_cut_at_fixed_multiples_whatever_is_left_to_play() -> None:
+    cfg = _cfg(1.0)
+    fixtures = schedule(cfg)
+    left = [f for f in fixtures if f.index % 3]  # as after a resume
+    for batch in _batches(left):
+        assert len({f.index // BATCH for f in batch}) == 1
+    assert [f.index for b in _batches(left) for f in b] == [f.index for f in left]
+
+
+def _wait_port(port: int, proc: subprocess.Popen[Any], timeout_s: float = 60) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"process exited with {proc.returncode}"
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+def _stop(proc: subprocess.Popen[Any]) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)

@@ -1,0 +1,38 @@
+"""The JavaScript sample bot (sample_bots/js/nimmt.js) in its tournament file against the
+Python samples, as a real ``referee run``. Skipped, saying why, when node is not on PATH."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None, reason="node is not on PATH: the JavaScript sample bot cannot run"
+)
+
+
+def test_js_sample_plays_its_tournament_without_a_fault(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee", "run", "configs/nimmt_plus_js.toml", "--output", str(out), "--quiet"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "standings.json").read_text())
+    rows = {r["name"]: r for r in doc["standings"]}
+    assert set(rows) == {"cautious", "greedy", "random-a", "random-b", "js-careful"}
+    js = rows["js-careful"]
+    assert js["matches"] == 16 and js["decisions"] > 0
+    assert js["faults"]["total"] == 0 and js["notice_faults"] == 0
+    # a heuristic, not noise: it beats both random bots on mean score (highest wins in plus)
+    assert js["mean_score"] > max(rows["random-a"]["mean_score"], rows["random-b"]["mean_score"])
+    assert "listening on http://127.0.0.1:" in (out / "logs" / "js-careful.log").read_text()
