@@ -451,6 +451,11 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "tournament.grow",
             "is for round_robin, gauntlet (with rounds) and team: random tables depend on the bot list",
         )
+    if tv["grow"] and lv["max_fault_rate"] < 1.0:
+        err.fail(
+            "tournament.grow",
+            "cannot be combined with limits.max_fault_rate yet (disqualification is judged by position)",
+        )
     if tv["grow"] and tv["stop"] == "settled":
         err.fail("tournament.grow", "a tournament that grows cannot also stop when settled (choose one)")
     if not 0.0 <= tv["publish_every_s"] <= 86400.0:

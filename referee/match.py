@@ -4,7 +4,8 @@ The only module that knows games and bots. A bot failure never raises here: it i
 fault (seat, decision, kind, detail, latency) in the ``MatchRecord``, and a seeded
 random legal action is played for the seat. With ``on_fault = "forfeit"`` a seat with
 a fault in play is also ranked last in the match. Past ``max_faults`` faults a seat
-is played by fallback without being called, as is a disqualified bot's seat.
+is played by fallback without being called, as is the seat of a bot the tournament
+disqualified for this match (``disqualified``, judged in fixture order by ``tournament/dq.py``).
 
 The fault policy lives in ``Seats`` (per-seat bookkeeping); ``play_match`` runs the
 decisions. Three things are not charged to bots:
@@ -24,7 +25,7 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +59,13 @@ class Seats:
     place: what a reply costs a seat (a fault, its time bank, a restart), whether a seat
     is still asked, and the log it may keep. ``play_match`` only runs the decisions."""
 
-    def __init__(self, endpoints: Sequence[Endpoint], runtimes: Sequence[BotRuntime], limits: Limits) -> None:
+    def __init__(
+        self,
+        endpoints: Sequence[Endpoint],
+        runtimes: Sequence[BotRuntime],
+        limits: Limits,
+        disqualified: Collection[int] = (),
+    ) -> None:
         n = len(endpoints)
         self.names = [e.name for e in endpoints]
         self.rts = list(runtimes)
@@ -69,15 +76,14 @@ class Seats:
         self.decisions = [0] * n
         self.bank = [float(limits.time_bank_ms)] * n
         self.restarts = [0] * n
-        self.disqualified: set[int] = set()
+        self.disqualified: set[int] = set(disqualified)
         self.voided = 0
         self.log_used = [0] * n  # characters of bot logs kept per seat
 
     def asked(self, s: int) -> bool:
         """Whether seat ``s`` is asked for its next decision: not when its bot is
-        disqualified (tournament-wide), nor past ``max_faults`` faults in this match."""
-        if self.rts[s].disqualified:
-            self.disqualified.add(s)
+        disqualified for this match, nor past ``max_faults`` faults in this match."""
+        if s in self.disqualified:
             return False
         return self.fault_count[s] <= self.limits.max_faults
 
@@ -122,11 +128,10 @@ class Seats:
             }
         )
 
-    def answered(self, s: int, ex: Exchange, faulted: bool) -> None:
-        """Count one decision the bot of ``s`` was asked, for this match and the tournament."""
+    def answered(self, s: int, ex: Exchange) -> None:
+        """Count one decision the bot of ``s`` was asked."""
         self.decisions[s] += 1
         self.latency[s].append(round(ex.latency_ms, 2))
-        self.rts[s].tally(faulted)
 
     def keep_log(self, s: int, log: str | None) -> str | None:
         """The part of a bot's ``log`` kept: 1 KB a decision, 64 KB a seat."""
@@ -156,18 +161,21 @@ async def play_match(
     limits: Limits,
     runtimes: Sequence[BotRuntime] | None = None,
     pacer: Pacer | None = None,
+    disqualified: Collection[int] = (),
 ) -> MatchRecord:
     """Play one match between the bots at ``seats`` and return its record.
 
     ``runtimes`` (one per seat; a bot holding several seats has one runtime) carry the
     tournament-wide state of each bot; without them every seat is a plain endpoint.
+    ``disqualified``: seats whose bot is disqualified for this match (never called,
+    played by the fallback, listed in the record).
     """
     started = time.perf_counter()
     n = len(seats)
     ctx = protocol.MatchContext(tournament, match_id, game.info.id, options, [e.name for e in seats])
     deadline, cap = limits.deadline_ms, limits.max_response_bytes
     extra_fields = game.info.extra_reply_fields
-    book = Seats(seats, runtimes if runtimes is not None else [BotRuntime(e) for e in seats], limits)
+    book = Seats(seats, runtimes if runtimes is not None else [BotRuntime(e) for e in seats], limits, disqualified)
     rts = book.rts
     moves: list[Move] = []
 
@@ -182,7 +190,7 @@ async def play_match(
         return ex
 
     async def notify(phase: str, bodies: list[bytes]) -> None:
-        to = [s for s in range(n) if not rts[s].disqualified]
+        to = [s for s in range(n) if s not in book.disqualified]
         done = await asyncio.gather(*(exchange(s, bodies[s], acting=False) for s in to))
         for s, ex in zip(to, done):
             if ex.fault is not None:
@@ -229,7 +237,7 @@ async def play_match(
             ms = round(ex.latency_ms, 2) if ex is not None else None
             moves.append(Move(s, dec, action, by, kind, ms, extras, book.keep_log(s, verdict.log)))
             if ex is not None:
-                book.answered(s, ex, kind is not None)
+                book.answered(s, ex)
 
     result = game.result(state)
     forfeited = book.forfeited()
@@ -241,7 +249,8 @@ async def play_match(
         "forfeited": forfeited,
         "details": result.details,
     }
-    await notify("end", [protocol.end(ctx, s, published) for s in range(n)])
+    # each seat's view of the final position: the last hand/round is shown nowhere else
+    await notify("end", [protocol.end(ctx, s, published, game.view(state, s)) for s in range(n)])
     return MatchRecord(
         id=match_id,
         index=index,

@@ -24,7 +24,8 @@ from test_resume import journal, kill9_after, lines, published
 
 from referee.bots.process import free_port
 from referee.config import parse_config
-from referee.tournament.distributed import BATCH, DQ_LAG, DqJudge, _batches
+from referee.tournament.distributed import BATCH, _batches
+from referee.tournament.dq import DQ_LAG, DqJudge
 from referee.tournament.schedule import schedule
 
 DASK = str(Path(sys.executable).with_name("dask"))
@@ -281,12 +282,11 @@ def test_disqualification_is_judged_in_fixture_order_whatever_order_matches_end(
     for f in fixtures[: DQ_LAG + BATCH]:
         judge.add(_line(f, names, "b"))
     at = judge.dq_at[1]
-    first_batch_with_dq = next(s for s in range(0, len(fixtures), BATCH) if s - DQ_LAG >= at)
-    assert judge.disqualified(first_batch_with_dq - BATCH) == []
-    assert judge.disqualified(first_batch_with_dq) == [1]
-    # a batch waits until the prefix its disqualifications are judged on is in
+    assert judge.disqualified(at + DQ_LAG - 1) == []  # fixture i: judged on the fixtures before i - DQ_LAG
+    assert judge.disqualified(at + DQ_LAG) == [1]
+    # a fixture waits until the prefix its disqualifications are judged on is in
     late = DqJudge(cfg, len(fixtures))
-    assert late.ready(DQ_LAG) and not late.ready(DQ_LAG + BATCH)
+    assert late.ready(DQ_LAG) and not late.ready(DQ_LAG + 1)
     # with max_fault_rate = 1 nothing is ever held back
     assert DqJudge(_cfg(1.0), len(fixtures)).ready(len(fixtures))
 

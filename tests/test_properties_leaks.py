@@ -125,7 +125,7 @@ def act_bytes(game: Game, ctx: protocol.MatchContext, state: Any, seat: int, dec
 
 def end_bytes(game: Game, ctx: protocol.MatchContext, state: Any, seat: int) -> bytes:
     """The ``end`` message ``seat`` gets, with the result published as ``match.py``
-    publishes it when nobody forfeited."""
+    publishes it when nobody forfeited, and the seat's view of the final position."""
     result: Result = game.result(state)
     published = {
         "scores": result.scores,
@@ -134,7 +134,7 @@ def end_bytes(game: Game, ctx: protocol.MatchContext, state: Any, seat: int) -> 
         "forfeited": [],
         "details": result.details,
     }
-    return protocol.end(ctx, seat, published)
+    return protocol.end(ctx, seat, published, game.view(state, seat))
 
 
 # The properties ------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_every_message_of_a_playout_validates(game: Game, seats: int, options: d
         "details": result.details,
     }
     for s in range(seats):
-        _check(_sent(protocol.end(ctx, s, published)), gid)
+        _check(_sent(protocol.end(ctx, s, published, game.view(state, s))), gid)
 
 
 def test_every_game_has_a_schema_and_every_schema_is_valid() -> None:
@@ -177,23 +177,25 @@ def test_cli_prints_the_schemas() -> None:
 @pytest.mark.parametrize("gid", sorted(GAMES))
 def test_messages_of_real_matches_validate(gid: str) -> None:
     """Every message ``play_match`` sends (with a time bank, forfeits on) in one match per
-    option combination of each game, received by a bot behind ``httpx.MockTransport`` that
-    answers the first legal action but faults now and then (so ``forfeited`` is filled)."""
+    option combination of each game, received by real local bot servers (the production
+    transport) that answer the first legal action but fault now and then (so
+    ``forfeited`` is filled)."""
     import asyncio
 
     import httpx
 
+    from referee.bots import http
     from referee.bots.http import Endpoint
     from referee.config import Limits
     from referee.match import play_match
+    from tests.support.localbots import serve
     from tests.test_conformance import option_grid
 
     game = GAMES[gid]
     seats = max(game.info.min_seats, min(game.info.max_seats, 4))
     received: list[Any] = []
 
-    async def route(request: httpx.Request) -> httpx.Response:
-        message = json.loads(request.content)
+    async def route(message: dict[str, Any]) -> httpx.Response:
         received.append(message)
         if message["type"] != "act":
             return httpx.Response(200, json={})
@@ -204,8 +206,9 @@ def test_messages_of_real_matches_validate(gid: str) -> None:
     limits = Limits(deadline_ms=5000, time_bank_ms=1000, on_fault="forfeit")
 
     async def one(options: dict[str, Any], index: int) -> None:
-        eps = [Endpoint.make(f"b{i}", f"http://b{i}/", None) for i in range(seats)]
-        async with httpx.AsyncClient(transport=httpx.MockTransport(route)) as client:
+        names = [f"b{i}" for i in range(seats)]
+        async with serve(dict.fromkeys(names, route)) as urls, http.new_client(seats + 2) as client:
+            eps = [Endpoint.make(n, urls[n], None) for n in names]
             await play_match(
                 game,
                 options,
@@ -231,5 +234,12 @@ def test_messages_of_real_matches_validate(gid: str) -> None:
     assert kinds == {"start", "act", "end"}
     assert any("time_bank_ms" in m for m in received if m["type"] == "act")
     assert any(m["result"]["forfeited"] == [1] for m in received if m["type"] == "end")
+    ends = [m for m in received if m["type"] == "end"]
+    # every seat's end message shows its own view of the final position
+    assert ends and all(m["state"]["seat"] == m["seat"] if "seat" in m["state"] else m["state"] for m in ends)
+    if gid == "nimmt_plus":  # the last hand complete: every turn of it, the hands empty
+        assert all(m["state"]["history"] and m["state"]["hand"] == [] for m in ends)
+    if gid == "drahtseilakt":  # the last round complete: all 9 tricks
+        assert all(len(m["state"]["tricks"]) == 9 for m in ends)
     for message in received:
         _check(message, gid)

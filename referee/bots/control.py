@@ -4,9 +4,6 @@
 - ``max_concurrent``: at most that many requests in flight to the bot at once (bots
   that can think about one position at a time); waiting for a slot is not part of
   the deadline, which runs from sending;
-- disqualification: once the bot has answered ``fault_rate_min_decisions`` decisions,
-  a share of faulted decisions above ``max_fault_rate`` disqualifies it: from then on
-  its seats are played by the fallback without calling it;
 - restarts: a managed bot whose process died is restarted (with backoff, up to a
   limit) by ``BotRuntime.restart_if_dead``; a bot that cannot be restarted is ``down`` and is
   played by the fallback, every decision a fault without a request.
@@ -64,17 +61,13 @@ class ReviveArgs:
 
 @dataclass
 class BotRuntime:
-    """One bot during a tournament: its limits, its fault tally, its process."""
+    """One bot during a tournament: its limits and its process (fault-rate
+    disqualification is judged per fixture by the tournament, ``tournament/dq.py``)."""
 
     endpoint: Endpoint
     max_concurrent: int = 0
-    max_fault_rate: float = 1.0
-    min_decisions: int = 50
     managed: ManagedBot | None = None
     revive_args: ReviveArgs | None = None
-    decisions: int = 0
-    faults: int = 0
-    disqualified: bool = False
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
 
     @property
@@ -86,13 +79,6 @@ class BotRuntime:
     def down(self) -> bool:
         """True once a crashed managed bot could not be restarted."""
         return self.managed is not None and self.managed.down
-
-    def tally(self, faulted: bool) -> None:
-        """Count one settled decision; disqualify past the fault rate."""
-        self.decisions += 1
-        self.faults += faulted
-        if self.decisions >= self.min_decisions and self.faults / self.decisions > self.max_fault_rate:
-            self.disqualified = True
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:

@@ -132,21 +132,23 @@ def act(
     )
 
 
-def end(ctx: MatchContext, seat: int, result: Mapping[str, Any]) -> bytes:
-    """The match is over; ``result`` is the match result as published."""
-    return _dumps(
-        {
-            "protocol": PROTOCOL,
-            "type": "end",
-            "tournament": ctx.tournament,
-            "match": ctx.match,
-            "game": ctx.game,
-            "options": ctx.options,
-            "seat": seat,
-            "players": ctx.players,
-            "result": result,
-        }
-    )
+def end(ctx: MatchContext, seat: int, result: Mapping[str, Any], state: Any = None) -> bytes:
+    """The match is over; ``result`` is the match result as published, ``state`` the
+    seat's view of the final position (the match's last hand or round complete)."""
+    msg: dict[str, Any] = {
+        "protocol": PROTOCOL,
+        "type": "end",
+        "tournament": ctx.tournament,
+        "match": ctx.match,
+        "game": ctx.game,
+        "options": ctx.options,
+        "seat": seat,
+        "players": ctx.players,
+        "result": result,
+    }
+    if state is not None:
+        msg["state"] = state
+    return _dumps(msg)
 
 
 class ReplyError(ValueError):

@@ -302,9 +302,10 @@ def _assemble(
     valid = seat[None, :] < width[keep][:, None]
     flat = (start[keep][:, None] + seat[None, :])[valid]
 
-    def per_seat(buf: Any, dtype: Any, fill: Any, per: int = 1) -> Any:
+    def per_seat(buf: Any, dtype: Any, fill: Any, per: int | None = None) -> Any:
+        """A (rows, seats) column, or (rows, seats, per) with ``per`` values a seat."""
         src = np.frombuffer(buf, dtype) if len(buf) else np.zeros(0, dtype)
-        if per == 1:
+        if per is None:
             out = np.full((rows, kmax), fill, dtype)
             out[valid] = src[flat]
             return out

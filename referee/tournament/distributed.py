@@ -38,13 +38,11 @@ already sent arrive again; the head keeps the first of each fixture (a bit per f
 and drops the rest, so the journal never holds a match twice, and nothing from a lost
 match reaches the journal or a tally.
 
-Disqualification is judged at the head in fixture order, so it is the same for any
-number of workers: a bot is disqualified from batch k on when, over the fixtures before
-``k * BATCH - DQ_LAG`` (all in the journal, counted in fixture order), it has answered at
-least ``fault_rate_min_decisions`` decisions and faulted in more than ``max_fault_rate``
-of them. Batch k is sent only once that prefix is in the journal; the disqualified bots
-travel with the batch. Workers never disqualify on their own tally (it depends on which
-matches ran where). With ``max_fault_rate = 1`` (the default) nothing waits.
+Disqualification is judged at the head in fixture order by ``dq.DqJudge``, the same
+rule as a single process (see ``dq.py``), so it is the same for any number of workers: a
+batch is sent only once the prefix its last fixture is judged on is in the journal, and
+each fixture's disqualified seats travel with the batch. Workers never disqualify on
+their own tally (it depends on which matches ran where).
 """
 
 from __future__ import annotations
@@ -71,11 +69,11 @@ from ..errors import RefereeError
 from ..games import get_game
 from ..match import play_match
 from ..record import MatchRecord
+from .dq import DqJudge
 from .runner import BotPool, BotStatus
 from .schedule import Fixture, schedule
 
-BATCH = 16  # fixtures per batch (a constant: disqualification depends on it, not on the workers)
-DQ_LAG = 512  # fixtures between the prefix a disqualification is judged on and the batch it applies to
+BATCH = 16  # fixtures per batch (a constant, so a batch's place never depends on what was played before)
 THREADS_PER_WORKER = 2  # batches a local worker plays at once (its matches still share `concurrency`)
 POLL_S = 0.02  # how long the head waits before it looks at the record queue again
 IDLE_STOP_S = 300.0  # a worker whose head vanished stops the run's bots after this long without a batch
@@ -93,8 +91,8 @@ _STATES: dict[str, _WorkerState] = {}  # run token -> that run's state in this w
 
 @dataclass
 class _ClusterRuntime(BotRuntime):
-    """A bot as one batch sees it: disqualified or not for the whole batch, and its
-    ``max_concurrent`` as a cluster-wide lease instead of a per-process semaphore."""
+    """A bot as one batch sees it: its ``max_concurrent`` as a cluster-wide lease
+    instead of a per-process semaphore."""
 
     lease: Any = None
 
@@ -181,22 +179,18 @@ class _WorkerState:
             if limit > 0:
                 self.leases[b.name] = await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
 
-    def runtimes(self, disqualified: Iterable[int]) -> list[BotRuntime]:
+    def runtimes(self) -> list[BotRuntime]:
         """The bots as one batch sees them."""
         assert self.pool is not None
-        dq = set(disqualified)
         return [
             _ClusterRuntime(
                 rt.endpoint,
                 max_concurrent=0,
-                max_fault_rate=1.0,
-                min_decisions=rt.min_decisions,
                 managed=rt.managed,
                 revive_args=rt.revive_args,
-                disqualified=i in dq,
                 lease=self.leases.get(rt.name),
             )
-            for i, rt in enumerate(self.pool.runtimes)
+            for rt in self.pool.runtimes
         ]
 
     def send(self, rec: MatchRecord) -> None:
@@ -249,8 +243,9 @@ class _Plugin(WorkerPlugin):  # type: ignore[misc]
         """Unused (the WorkerPlugin interface)."""
 
 
-async def _play_batch(token: str, indices: list[int], disqualified: list[int]) -> list[int]:
-    """Play the fixtures ``indices`` on this worker; every record is in the queue on return."""
+async def _play_batch(token: str, indices: list[int], disqualified: list[list[int]]) -> list[int]:
+    """Play the fixtures ``indices`` (each with its disqualified seats) on this worker;
+    every record is in the queue on return."""
     state = _STATES.get(token)
     if state is None or not state.ready:
         raise Reschedule()  # this worker's bots are not up: let another worker play it
@@ -259,10 +254,10 @@ async def _play_batch(token: str, indices: list[int], disqualified: list[int]) -
         await state.connect()
         cfg = state.config
         game = get_game(cfg.game)
-        rts = state.runtimes(disqualified)
+        rts = state.runtimes()
         assert state.slots is not None
 
-        async def one(i: int) -> None:
+        async def one(i: int, dq: list[int]) -> None:
             f = state.fixtures[i]
             assert state.slots is not None
             async with state.slots, http.new_client(cfg.players + 2) as client:
@@ -278,13 +273,14 @@ async def _play_batch(token: str, indices: list[int], disqualified: list[int]) -
                     limits=cfg.limits,
                     runtimes=[rts[b] for b in f.seats],
                     pacer=state.pacer,
+                    disqualified=dq,
                 )
             state.decisions += sum(rec.decisions)
             state.send(rec)
 
         async with asyncio.TaskGroup() as tg:
-            for i in indices:
-                tg.create_task(one(i))
+            for i, dq in zip(indices, disqualified):
+                tg.create_task(one(i, dq))
         await state.flush()
     finally:
         state.active -= 1
@@ -324,70 +320,16 @@ def _lease_name(token: str, bot: str) -> str:
 # ------------------------------------------------------------------ the head
 
 
-class DqJudge:
-    """Disqualification in fixture order at the head (see the module doc).
-
-    Counts arrive in any order; they are folded in fixture order as the prefix fills,
-    holding only the counts of fixtures past a gap.
-    """
-
-    def __init__(self, config: TournamentConfig, total: int) -> None:
-        self.names = {b.name: i for i, b in enumerate(config.bots)}
-        self.rate = config.limits.max_fault_rate
-        self.min_decisions = config.limits.fault_rate_min_decisions
-        self.enabled = self.rate < 1.0
-        self.total = total
-        self.settled = 0  # fixtures below this index are folded in
-        self.decisions = [0] * len(config.bots)
-        self.faults = [0] * len(config.bots)
-        self.pending: dict[int, list[tuple[int, int, int]]] = {}
-        self.dq_at: dict[int, int] = {}  # bot -> the settled prefix at which it was disqualified
-
-    def add(self, rec: dict[str, Any] | MatchRecord) -> None:
-        """Count one journaled match (a record or a journal line)."""
-        d = rec.to_json() if isinstance(rec, MatchRecord) else rec
-        faulted = [0] * len(d["bots"])
-        for f in d["faults"]:
-            if f.get("phase") == "act":
-                faulted[f["seat"]] += 1
-        self.pending[int(d["index"])] = [
-            (self.names.get(b, -1), d["decisions"][s], faulted[s]) for s, b in enumerate(d["bots"])
-        ]
-        while self.settled in self.pending:
-            for bot, dec, flt in self.pending.pop(self.settled):
-                if bot < 0:
-                    continue
-                self.decisions[bot] += dec
-                self.faults[bot] += flt
-                if (
-                    self.enabled
-                    and bot not in self.dq_at
-                    and self.decisions[bot] >= self.min_decisions
-                    and self.faults[bot] / self.decisions[bot] > self.rate
-                ):
-                    self.dq_at[bot] = self.settled + 1
-            self.settled += 1
-
-    def ready(self, start: int) -> bool:
-        """True when the batch starting at fixture ``start`` may be sent."""
-        return not self.enabled or self.settled >= min(self.total, start - DQ_LAG)
-
-    def disqualified(self, start: int) -> list[int]:
-        """The bots disqualified for the batch starting at fixture ``start``."""
-        cut = start - DQ_LAG
-        return sorted(b for b, at in self.dq_at.items() if at <= cut)
-
-
 class DaskExecutor:
     """Plays fixtures on Dask workers and yields each record as its match ends."""
 
-    def __init__(self, config: TournamentConfig, journaled: Iterable[dict[str, Any]] = ()) -> None:
+    def __init__(self, config: TournamentConfig, judge: DqJudge | None = None) -> None:
         self.config = config
         self.token = uuid.uuid4().hex[:12]
         self.total = len(schedule(config))
-        self.judge = DqJudge(config, self.total)
-        for rec in journaled:
-            self.judge.add(rec)
+        self.judge = judge if judge is not None else DqJudge(config, self.total)
+        if self.judge.lag < BATCH - 1:  # a batch must be judged on fixtures before it
+            raise ClusterError(f"disqualification lag {self.judge.lag} is shorter than a batch ({BATCH})")
         self.cluster: LocalCluster | None = None
         self.client: Client | None = None
         self.statuses: list[BotStatus] = []
@@ -481,12 +423,11 @@ class DaskExecutor:
 
         def submit(batch: list[Fixture]) -> None:
             assert self.client is not None
-            start = batch[0].index // BATCH * BATCH
             fut = self.client.submit(
                 _play_batch,
                 self.token,
                 [f.index for f in batch],
-                self.judge.disqualified(start),
+                [self.judge.seats(f.index, f.seats) for f in batch],
                 key=f"referee-batch-{self.token}-{batch[0].index}-{uuid.uuid4().hex[:6]}",
                 pure=False,
             )
@@ -504,7 +445,7 @@ class DaskExecutor:
                         more = False
                     else:
                         waiting.append(nxt)
-                if not waiting or not self.judge.ready(waiting[0][0].index // BATCH * BATCH):
+                if not waiting or not self.judge.ready(waiting[0][-1].index):
                     break
                 submit(waiting.pop(0))
             if not outstanding and not waiting and not more:

@@ -543,12 +543,15 @@ class _BotTimes:
 class Timings:
     """Response times per bot, summarised as matches end (the journal keeps none): a
     histogram of 1 %-wide buckets, the exact maximum, decisions and voided decisions.
-    Kept across ``--resume`` in ``OUTPUT/.timings-state.json``; rendered as ``timings.json``."""
+    Kept across ``--resume`` in ``OUTPUT/.timings-state.json``; rendered as ``timings.json``.
+    ``referee_lag``: the referee's own event-loop lag (``Pacer.report``), one entry per
+    ``referee run`` or ``--resume`` in order (percentiles of separate runs do not merge)."""
 
     bots: dict[str, _BotTimes] = field(default_factory=dict)
     matches: int = 0
     match_seconds: float = 0.0
     voided: int = 0
+    referee_lag: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, rec: MatchRecord) -> None:
         """Count one finished match's response times (``rec.latency_ms``, in memory only)."""
@@ -583,6 +586,7 @@ class Timings:
             "matches": self.matches,
             "match_seconds": _round(self.match_seconds),
             "voided": self.voided,
+            "referee_lag": self.referee_lag,
             "bots": bots,
         }
 
@@ -592,6 +596,7 @@ class Timings:
             "matches": self.matches,
             "match_seconds": self.match_seconds,
             "voided": self.voided,
+            "referee_lag": self.referee_lag,
             "bots": {
                 n: {"decisions": t.decisions, "max_ms": t.max_ms, "voided": t.voided, "hist": t.hist}
                 for n, t in self.bots.items()
@@ -612,6 +617,12 @@ class Timings:
         try:
             doc = json.loads((out / TIMINGS_STATE).read_text(), parse_constant=_no_constant)
             t = cls(matches=int(doc["matches"]), match_seconds=float(doc["match_seconds"]), voided=int(doc["voided"]))
+            lag = doc.get("referee_lag", [])  # absent in the state of an older referee
+            t.referee_lag = [
+                {str(k): v for k, v in r.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+                for r in (lag if isinstance(lag, list) else [])
+                if isinstance(r, dict)
+            ]
             for name, b in doc["bots"].items():
                 t.bots[str(name)] = _BotTimes(
                     int(b["decisions"]),

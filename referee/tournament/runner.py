@@ -49,6 +49,7 @@ from ..match import play_match
 from ..record import MatchRecord
 from . import journal as jn
 from . import transcripts
+from .dq import DqJudge, judge_for
 from .journal import JOURNAL as JOURNAL  # re-exported: callers may import it from here
 from .journal import JournalState
 from .schedule import Fixture, Schedule, schedule
@@ -134,8 +135,6 @@ class BotPool:
             BotRuntime(
                 ep,
                 max_concurrent=b.max_concurrent or lim.max_concurrent,
-                max_fault_rate=lim.max_fault_rate,
-                min_decisions=lim.fault_rate_min_decisions,
                 managed=self.managed.get(b.name),
                 revive_args=ReviveArgs(
                     protocol.hello(cfg.name, cfg.game, dict(cfg.options), b.name),
@@ -271,34 +270,49 @@ class Executor(Protocol):
 
 @dataclass
 class LocalExecutor:
-    """Today's executor: matches on this event loop, at most ``concurrency`` in flight."""
+    """Today's executor: matches on this event loop, at most ``concurrency`` in flight.
+
+    Fixture *i* starts once the prefix its disqualifications are judged on is journaled
+    (``dq.DqJudge.ready``) and plays with the seats the judge disqualifies there, so a
+    run's outputs are the same at any concurrency and for any number of workers."""
 
     config: TournamentConfig
     game: Game
     runtimes: list[BotRuntime]
     pacer: Pacer | None
+    judge: DqJudge | None = None
 
     async def play(self, fixtures: Iterator[Fixture], sink: Sink) -> None:
         """Play ``fixtures``, pulling the next only when a slot frees (see the module doc)."""
+        judge = self.judge or DqJudge(self.config, 0)
         in_flight: dict[asyncio.Task[MatchRecord], Fixture] = {}
+        nxt: Fixture | None = None
         try:
             while True:
                 while len(in_flight) < self.config.concurrency:
-                    f = next(fixtures, None)
-                    if f is None:
-                        break
-                    in_flight[asyncio.create_task(self._one(f))] = f
+                    if nxt is None:
+                        nxt = next(fixtures, None)
+                        if nxt is None:
+                            break
+                    if not judge.ready(nxt.index):
+                        break  # waits for a match in flight below it to end
+                    in_flight[asyncio.create_task(self._one(nxt, judge.seats(nxt.index, nxt.seats)))] = nxt
+                    nxt = None
                 if not in_flight:
+                    if nxt is not None:  # cannot happen: fixtures come in order, so the prefix is in flight
+                        raise RuntimeError(f"fixture {nxt.index} waits for a prefix nobody plays")
                     return
                 finished, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
                 for task in sorted(finished, key=lambda t: in_flight[t].index):
-                    sink.accept(in_flight.pop(task), task.result())
+                    rec = task.result()
+                    sink.accept(in_flight.pop(task), rec)
+                    judge.add(rec)
         finally:
             for task in in_flight:
                 task.cancel()
             await asyncio.gather(*in_flight, return_exceptions=True)
 
-    async def _one(self, f: Fixture) -> MatchRecord:
+    async def _one(self, f: Fixture, disqualified: list[int]) -> MatchRecord:
         config, runtimes = self.config, self.runtimes
         async with http.new_client(config.players + 2) as client:
             return await play_match(
@@ -313,6 +327,7 @@ class LocalExecutor:
                 limits=config.limits,
                 runtimes=[runtimes[b] for b in f.seats],
                 pacer=self.pacer,
+                disqualified=disqualified,
             )
 
 
@@ -343,6 +358,7 @@ async def run_tournament(
         if journal.exists() and journal.stat().st_size > 0:
             journal.replace(out / (JOURNAL + ".prev"))
         state = jn.empty_state(fixtures.total)
+    judge = judge_for(config, fixtures.total, journal, resume)  # disqualification in fixture order
     started = time.perf_counter()
     progress = Progress(state.count, fixtures.total, state.faults, 0.0, state.count)
     if on_progress:
@@ -357,8 +373,7 @@ async def run_tournament(
                 "drop workers / --cluster for them"
             )
 
-        journaled = jn.read_journal(journal) if resume else iter(())  # primes the fixture-order DQ judge
-        async with DaskExecutor(config, journaled) as executor:
+        async with DaskExecutor(config, judge) as executor:
             if on_ready:
                 on_ready(executor.statuses)
             failed = [s for s in executor.statuses if not s.ok]
@@ -384,7 +399,11 @@ async def run_tournament(
                         await live.stop()
                     with contextlib.suppress(JournalError):
                         sink.save_timings()
-            return await executor.report()
+                report = await executor.report()
+                timings.referee_lag.append(_lag_entry(report))
+                with contextlib.suppress(JournalError):
+                    sink.save_timings()
+            return report
 
     with BotPool(config, out / "logs") as pool:
         statuses = await pool.start()
@@ -393,7 +412,6 @@ async def run_tournament(
         failed = [s for s in statuses if not s.ok]
         if failed:
             raise BotStartError("; ".join(s.detail for s in failed))
-        _restore_tallies(pool.runtimes, state)
         pacer = Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players)
         async with pacer:
             timings = (jn.Timings.load(out) if resume else None) or jn.Timings()
@@ -407,7 +425,7 @@ async def run_tournament(
                 ]  # a journal line always has its transcript
                 sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
                 sink._saved = time.monotonic()
-                local = LocalExecutor(config, game, pool.runtimes, pacer)
+                local = LocalExecutor(config, game, pool.runtimes, pacer, judge)
                 stopped: dict[str, Any] | None = None
                 live = LivePublisher(config.publish_every_s, publish) if publish and config.publish_every_s else None
                 try:
@@ -418,6 +436,7 @@ async def run_tournament(
                 finally:
                     if live is not None:
                         await live.stop()
+                    timings.referee_lag.append(_lag_entry(pacer.report()))  # an interrupted run's lag too
                     with contextlib.suppress(JournalError):  # a full disk: the journal's error is the one to report
                         sink.save_timings()
         report = pacer.report()
@@ -476,11 +495,6 @@ async def play_until_settled(
     return make_stop(config, values, verdict, upto).document()
 
 
-def _restore_tallies(runtimes: list[BotRuntime], state: JournalState) -> None:
-    """Fault tallies and disqualifications of the matches already in the journal."""
-    for rt in runtimes:
-        t = state.bots.get(rt.name)
-        if t is not None:
-            rt.decisions += t.decisions
-            rt.faults += t.faults
-            rt.disqualified = rt.disqualified or t.disqualified
+def _lag_entry(report: dict[str, Any]) -> dict[str, Any]:
+    """The numbers of a lag report, as ``timings.json`` keeps them."""
+    return {k: v for k, v in report.items() if isinstance(v, (int, float))}
