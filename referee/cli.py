@@ -7,8 +7,11 @@ journal that does not fit), 2 bad usage or a bad tournament file.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import secrets
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,8 @@ from .tournament.publish import (
 from .tournament.runner import BotPool, BotStatus, Progress, read_journal, run_tournament
 from .tournament.schedule import Schedule, schedule, seat_balance
 from .tournament.seeding import published_settings, resolve_seed
+from .tournament.settle import deals_needed
+from .tournament.stopping import DealValues
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -88,10 +93,18 @@ def run(
     )
     if resume:  # a journal of another tournament: refuse before touching the folder
         try:
-            read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
+            state = read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
         except RefereeError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_FAILED)
+        for bot, n in sorted(state.left_out.items()):
+            click.echo(
+                f"note: bot {bot!r} is no longer in {config}: its {n} match(es) stay in the journal "
+                "and are left out of the standings",
+                err=True,
+            )
+        if cfg.grow and state.count:
+            click.echo(f"grow: {state.count} finished matches kept, {len(fixtures) - state.count} to play", err=True)
     try:
         write_tournament_file(cfg.output, published_settings(cfg, complete=False), len(fixtures))
     except OSError as exc:
@@ -111,7 +124,10 @@ def run(
         click.echo(f"error: {exc}", err=True)
         code = EXIT_FAILED
     display.finish()
-    board = _publish(cfg, fixtures)
+    stopped = lag.pop("stopped", None)
+    if stopped is not None:
+        click.echo(f"stopped: {stopped['reason']}", err=True)
+    board = _publish(cfg, fixtures, stopped)
     if board is None:
         code = EXIT_FAILED
     elif code == EXIT_OK:
@@ -162,6 +178,47 @@ def check(config: Path) -> None:
         click.echo(f"{len(bad)} of {len(statuses)} bots are not ready", err=True)
         sys.exit(EXIT_FAILED)
     click.echo(f"all {len(statuses)} bots ready")
+
+
+@main.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--deals", type=int, default=30, show_default=True, help="Deals the pilot plays.")
+@click.option("--seed", type=int, default=None, help="Override [tournament] seed for the pilot.")
+def plan(config: Path, deals: int, seed: int | None) -> None:
+    """Play a small pilot of CONFIG (in a temporary folder) and estimate how many matches
+    a settled top K needs at the configured confidence."""
+    if deals < 2:
+        click.echo("error: --deals: the pilot needs at least 2 deals", err=True)
+        sys.exit(EXIT_USAGE)
+    cfg = _load(config, seed, None, None)
+    with tempfile.TemporaryDirectory(prefix="referee-plan-") as tmp:
+        pilot = cfg.with_overrides(output=Path(tmp))
+        if pilot.seed_secret:  # the pilot's cards need not be secret: a fresh seed, used once
+            pilot = pilot.with_overrides(seed=secrets.randbits(63))
+        click.echo(f"referee plan: a pilot of {deals} deals of {cfg.name} ({cfg.game}), {len(cfg.bots)} bots", err=True)
+        try:
+            asyncio.run(run_tournament(pilot, pilot_deals=deals))
+        except RefereeError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_FAILED)
+        values = DealValues(pilot)
+        values.add_lines(jn.read_journal(pilot.output / JOURNAL))
+    played = min(deals, values.deals)
+    what = f"top {cfg.top}" if cfg.top else "whole ranking"
+    need = deals_needed(values.values(played), values.bound, confidence=cfg.confidence, top=cfg.top)
+    click.echo(f"pilot: {played} deals, {played * values.deal_size} matches")
+    if need is None:
+        click.echo(
+            f"a settled {what} at confidence {cfg.confidence}: not in sight (a pair of the pilot looks equal); "
+            f"budget {cfg.match_count} matches"
+        )
+        return
+    matches = need * values.deal_size
+    fits = "within" if matches <= cfg.match_count else "MORE than"
+    click.echo(
+        f"a settled {what} at confidence {cfg.confidence}: about {need} deals, {matches} matches "
+        f"({fits} the budget of {cfg.match_count} matches)"
+    )
 
 
 @main.command()
@@ -420,22 +477,30 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _Progr
     if task is not None:
         loop.add_signal_handler(signal.SIGTERM, task.cancel)
     try:
-        return await run_tournament(cfg, resume=resume, on_progress=display.update, on_ready=display.ready)
+        return await run_tournament(
+            cfg,
+            resume=resume,
+            on_progress=display.update,
+            on_ready=display.ready,
+            publish=lambda: _publish_live(cfg, len(schedule(cfg))),
+        )
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _publish(cfg: TournamentConfig, fixtures: Schedule) -> Leaderboard | None:
+def _publish(cfg: TournamentConfig, fixtures: Schedule, stopped: dict[str, Any] | None = None) -> Leaderboard | None:
     """Write the leaderboard files from the journal; return what they were rendered from.
-    A complete run with a secret seed reveals it in ``tournament.json`` first."""
+    A complete run with a secret seed reveals it in ``tournament.json`` first; a run that
+    stopped settled (``stopped``) is complete and says why there."""
     names = [b.name for b in cfg.bots]
     journal = cfg.output / JOURNAL
     try:
         state = read_journal(journal, fixtures, names, repair=False)
-        settings = published_settings(cfg, complete=state.count == fixtures.total)
-        if cfg.seed_secret and state.count == fixtures.total:
-            write_tournament_file(cfg.output, settings, len(fixtures))
-        board = build_leaderboard(tournament_document(settings, len(fixtures)), jn.read_journal(journal))
+        complete = state.count == fixtures.total or stopped is not None
+        settings = published_settings(cfg, complete=complete)
+        if (cfg.seed_secret and complete) or stopped is not None:
+            write_tournament_file(cfg.output, settings, len(fixtures), stopped)
+        board = build_leaderboard(tournament_document(settings, len(fixtures), stopped), jn.read_journal(journal))
         _timings_from_run(board, cfg.output, names)
         write_leaderboard(cfg.output, board)
     except RefereeError as exc:
@@ -446,6 +511,28 @@ def _publish(cfg: TournamentConfig, fixtures: Schedule) -> Leaderboard | None:
         return None
     _write_replays(cfg.output)
     return board
+
+
+def publish_live(cfg: TournamentConfig, scheduled: int, now: datetime.datetime | None = None) -> Leaderboard:
+    """Render the outputs from the journal as it stands, marked as in progress (``live``:
+    the matches it covers and when); every file replaced whole (temporary file + rename)."""
+    journal = cfg.output / JOURNAL
+    board = build_leaderboard(
+        tournament_document(published_settings(cfg, complete=False), scheduled), jn.read_journal(journal)
+    )
+    at = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%d %H:%M:%S UTC")
+    board.document["live"] = {"matches": board.document["matches"], "scheduled": scheduled, "at": at}
+    _timings_from_run(board, cfg.output, [b.name for b in cfg.bots])
+    write_leaderboard(cfg.output, board)
+    return board
+
+
+def _publish_live(cfg: TournamentConfig, scheduled: int) -> None:
+    """``publish_live`` from the run's worker thread: a failure is a warning, never the run's end."""
+    try:
+        publish_live(cfg, scheduled)
+    except (RefereeError, OSError) as exc:
+        click.echo(f"\nwarning: live publish failed (the run goes on): {exc}", err=True)
 
 
 def _timings_from_run(board: Leaderboard, out: Path, names: list[str]) -> None:

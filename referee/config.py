@@ -24,7 +24,8 @@ from .games import GAMES, get_game
 from .games.base import OptionError
 from .secret import Secret
 
-FORMATS = ("round_robin", "random", "team")
+FORMATS = ("round_robin", "random", "team", "gauntlet")
+TRANSCRIPTS = ("all", "none")
 # The most matches one tournament may schedule: its fixtures are lazy, but resume keeps
 # one bit per match and ids, seeds and the journal are sized for it. Counted before
 # anything is allocated, so ``rounds = 10**9`` is a config error, not a MemoryError.
@@ -101,11 +102,38 @@ class TournamentConfig:
     # no seed in the file: the referee draws a 128-bit secret seed when the run starts
     # (``seed`` is 0 until then) and reveals it when the run is complete
     seed_secret: bool = False
+    # gauntlet: the bots under test (every table holds one), the rest of the bots are the field
+    challengers: tuple[str, ...] = ()
+    challengers_meet: bool = False  # gauntlet: a challenger's opponents include the other challengers
+    gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
+    stop: str = "all"  # all: play every match; settled: stop once the top ``top`` is settled (stopping.py)
+    confidence: float = 0.95  # stop = "settled": the confidence of every claimed order, together
+    top: int = 0  # stop = "settled": the places that must be settled (0: the whole ranking)
+    batch: int = 10  # stop = "settled": deals played between two looks
+    grow: bool = False  # fixtures keyed by bot names: bots may be added (or removed) and the run resumed
+    publish_every_s: float = (
+        0.0  # re-render the outputs from the journal this often during the run (0: only at the end)
+    )
 
     @property
     def match_count(self) -> int:
         """How many matches the schedule holds, counted without building it."""
-        return match_count(self.format, len(self.bots), self.players, self.rounds, self.matches, self.duplicate)
+        return match_count(
+            self.format,
+            len(self.bots),
+            self.players,
+            self.rounds,
+            self.matches,
+            self.duplicate,
+            gauntlet=self.gauntlet_shape,
+        )
+
+    @property
+    def gauntlet_shape(self) -> tuple[int, int, bool]:
+        """(challengers, opponents each challenger meets, random tables) of a gauntlet."""
+        n_chal = len(self.challengers)
+        opponents = len(self.bots) - 1 if self.challengers_meet else len(self.bots) - n_chal
+        return n_chal, opponents, self.gauntlet_random
 
     transcripts: str = "all"  # "all": every decision kept in OUT/transcripts; "none": none
 
@@ -153,18 +181,33 @@ class TournamentConfig:
             **secret,
             "players": self.players,
             "format": self.format,
-            "rounds": self.rounds if self.format == "round_robin" else None,
-            "matches": self.matches if self.format in ("random", "team") else None,
+            "rounds": self.rounds if self.format == "round_robin" or self._gauntlet_rounds() else None,
+            "matches": self.matches if self.format in ("random", "team") or self.gauntlet_random else None,
             "deadline_ms": self.limits.deadline_ms,
             "on_fault": self.limits.on_fault,
             "max_faults": self.limits.max_faults,
             "duplicate": self.duplicate,
+            **self._gauntlet_settings(),
+            **({"grow": True} if self.grow else {}),
+            **(
+                {"stop": self.stop, "confidence": self.confidence, "top": self.top, "batch": self.batch}
+                if self.stop != "all"
+                else {}
+            ),
             "time_bank_ms": self.limits.time_bank_ms,
             "max_fault_rate": self.limits.max_fault_rate,
             "sandbox": self.limits.sandbox,
             "bots": [b.name for b in self.bots],
             "transcripts": self.transcripts,
         }
+
+    def _gauntlet_rounds(self) -> bool:
+        return self.format == "gauntlet" and not self.gauntlet_random
+
+    def _gauntlet_settings(self) -> dict[str, Any]:
+        if self.format != "gauntlet":
+            return {}
+        return {"challengers": list(self.challengers), "challengers_meet": self.challengers_meet}
 
 
 # Schema: key -> (type, default). A default of _REQUIRED means the key must be given.
@@ -180,9 +223,18 @@ _TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "concurrency": (int, 8),
     "output": (str, None),
     "duplicate": (bool, False),
+    "challengers": (list, None),
+    "challengers_meet": (bool, False),
+    "stop": (str, "all"),
+    "confidence": (float, 0.95),
+    "top": (int, 0),
+    "batch": (int, 10),
+    "publish_every_s": (float, 0.0),
+    "grow": (bool, False),
     "workers": (int, 1),
     "transcripts": (str, "all"),
 }
+STOP_RULES = ("all", "settled")
 _LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "deadline_ms": (int, 1000),
     "on_fault": (str, "fallback"),
@@ -356,9 +408,22 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     address = _values(err, "cluster", cl, _CLUSTER)["address"]
     if address is not None and not _CLUSTER_RE.match(address):
         err.fail("cluster.address", f"{address!r} is not a scheduler address like tcp://HOST:PORT")
-    count = match_count(fmt, len(bots), players, tv["rounds"], tv["matches"], tv["duplicate"])
+    challengers = _challengers(err, fmt, tv, t, bots, players, game.info.cooperative)
+    n_opp = len(bots) - 1 if tv["challengers_meet"] else len(bots) - len(challengers)
+    gauntlet_random = fmt == "gauntlet" and "matches" in t and "rounds" not in t
+    count = match_count(
+        fmt,
+        len(bots),
+        players,
+        tv["rounds"],
+        tv["matches"],
+        tv["duplicate"],
+        gauntlet=(len(challengers), n_opp, gauntlet_random),
+    )
     if count > MAX_MATCHES:
-        key = "tournament.rounds" if fmt == "round_robin" else "tournament.matches"
+        key = (
+            "tournament.rounds" if fmt in ("round_robin", "gauntlet") and not gauntlet_random else "tournament.matches"
+        )
         err.fail(
             key,
             f"the tournament would schedule {count:,} matches, more than the limit of {MAX_MATCHES:,}; "
@@ -369,6 +434,35 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             ),
         )
 
+    if tv["stop"] not in STOP_RULES:
+        err.fail(
+            "tournament.stop",
+            f"unknown rule {tv['stop']!r}" + _hint(tv["stop"], STOP_RULES) + " (all: every match; settled: "
+            "stop once the ranking is settled at the confidence)",
+        )
+    if not 0.5 <= tv["confidence"] < 1.0:
+        err.fail("tournament.confidence", f"must be at least 0.5 and below 1, got {tv['confidence']}")
+    if tv["top"] < 0:
+        err.fail("tournament.top", f"must be at least 0 (0: the whole ranking), got {tv['top']}")
+    if tv["batch"] < 1:
+        err.fail("tournament.batch", f"must be at least 1 deal, got {tv['batch']}")
+    if tv["grow"] and (fmt == "random" or gauntlet_random):
+        err.fail(
+            "tournament.grow",
+            "is for round_robin, gauntlet (with rounds) and team: random tables depend on the bot list",
+        )
+    if tv["grow"] and lv["max_fault_rate"] < 1.0:
+        err.fail(
+            "tournament.grow",
+            "cannot be combined with limits.max_fault_rate yet (disqualification is judged by position)",
+        )
+    if tv["grow"] and tv["stop"] == "settled":
+        err.fail("tournament.grow", "a tournament that grows cannot also stop when settled (choose one)")
+    if not 0.0 <= tv["publish_every_s"] <= 86400.0:
+        err.fail(
+            "tournament.publish_every_s",
+            f"must be a number of seconds from 0 (only at the end) to 86400, got {tv['publish_every_s']}",
+        )
     if tv["transcripts"] not in TRANSCRIPTS:
         err.fail(
             "tournament.transcripts",
@@ -401,12 +495,76 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         options=options,
         limits=Limits(**lv),
         bots=bots,
+        challengers=challengers,
+        challengers_meet=tv["challengers_meet"],
+        gauntlet_random=gauntlet_random,
+        stop=tv["stop"],
+        confidence=tv["confidence"],
+        top=tv["top"],
+        batch=tv["batch"],
+        publish_every_s=tv["publish_every_s"],
+        grow=tv["grow"],
     )
 
 
-def match_count(fmt: str, n_bots: int, players: int, rounds: int, matches: int, duplicate: bool) -> int:
-    """The number of matches a schedule of these settings holds (arithmetic only)."""
-    if fmt == "round_robin":
+def _challengers(
+    err: _Errors,
+    fmt: str,
+    tv: Mapping[str, Any],
+    table: Mapping[str, Any],
+    bots: tuple[BotConfig, ...],
+    players: int,
+    cooperative: bool,
+) -> tuple[str, ...]:
+    """The gauntlet's challengers, checked (names of bots, and a field big enough)."""
+    if fmt != "gauntlet":
+        for key in ("challengers", "challengers_meet"):
+            if key in table:
+                err.fail(f"tournament.{key}", "is for format = 'gauntlet'")
+        return ()
+    if cooperative:
+        err.fail("tournament.format", "gauntlet is for competitive games (cooperative games: use team)")
+    raw = tv["challengers"]
+    if not raw:
+        err.fail("tournament.challengers", 'a gauntlet needs challengers = ["bot name", ...]')
+    names = {b.name for b in bots}
+    out: list[str] = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, str) or c not in names:
+            err.fail(
+                f"tournament.challengers[{i}]",
+                f"{c!r} is not the name of a [[bot]]" + (_hint(c, names) if isinstance(c, str) else ""),
+            )
+        if c in out:
+            err.fail(f"tournament.challengers[{i}]", f"{c!r} is named twice")
+        out.append(c)
+    if players < 2:
+        err.fail("tournament.players", "a gauntlet needs at least 2 seats per table")
+    opponents = len(bots) - 1 if tv["challengers_meet"] else len(bots) - len(out)
+    if opponents < players - 1:
+        err.fail(
+            "tournament.challengers",
+            f"each table needs {players - 1} bots besides its challenger but the field has {opponents}: "
+            "add bots, lower players or set challengers_meet = true",
+        )
+    return tuple(out)
+
+
+def match_count(
+    fmt: str,
+    n_bots: int,
+    players: int,
+    rounds: int,
+    matches: int,
+    duplicate: bool,
+    gauntlet: tuple[int, int, bool] = (0, 0, False),
+) -> int:
+    """The number of matches a schedule of these settings holds (arithmetic only); a
+    gauntlet's ``(challengers, opponents each meets, random tables)`` in ``gauntlet``."""
+    if fmt == "gauntlet":
+        n_chal, n_opp, rnd = gauntlet
+        tables = matches if rnd else n_chal * math.comb(n_opp, players - 1) * rounds
+    elif fmt == "round_robin":
         tables = math.comb(n_bots, players) * rounds
     elif fmt == "team":
         tables = matches * n_bots

@@ -499,6 +499,7 @@ class JournalState:
     faults: int = 0
     bots: dict[str, BotTally] = field(default_factory=dict)
     good_end: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)  # grow: matches of bots no longer in the file, per bot
 
     def is_done(self, index: int) -> bool:
         """True when fixture ``index`` is in the journal."""
@@ -539,6 +540,11 @@ class FixtureLookup(Protocol):
         """(id, seed, seats) of fixture ``index``."""
         ...
 
+    def position(self, doc: Mapping[str, Any]) -> int | None:
+        """The fixture a line is of (its ``index``, or in a tournament that grows the
+        position its names give); None for a line of a bot no longer in the file."""
+        ...
+
 
 def scan(path: Path, schedule: FixtureLookup, bot_names: Sequence[str]) -> JournalState:
     """Read the journal at ``path`` once into a ``JournalState``, checking that every line
@@ -547,9 +553,14 @@ def scan(path: Path, schedule: FixtureLookup, bot_names: Sequence[str]) -> Journ
     if not path.exists():
         return state
     reader = JournalReader(path)
+    known = set(bot_names)
     for doc in reader:
-        i = doc["index"]
-        fits = i < schedule.total
+        i = schedule.position(doc)
+        if i is None:  # grow: a bot removed from the file; its matches stay here, out of the standings
+            for b in set(doc["bots"]) - known:
+                state.left_out[b] = state.left_out.get(b, 0) + 1
+            continue
+        fits = 0 <= i < schedule.total
         if fits:
             fid, seed, seats = schedule.expected(i)
             fits = doc["id"] == fid and doc["seed"] == seed and doc["bots"] == [bot_names[b] for b in seats]
@@ -574,7 +585,7 @@ def repair(path: Path, good_end: int) -> None:
 
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # as config.py accepts names
-_SETTINGS_FORMATS = ("round_robin", "random", "team")
+_SETTINGS_FORMATS = ("round_robin", "random", "team", "gauntlet")
 
 
 def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
@@ -584,6 +595,11 @@ def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
         raise JournalError(f"{where}: not a JSON object")
     c = _Check(where)
     c.integer(doc, "scheduled", 0)
+    if "stopped" in doc:
+        st = doc["stopped"]
+        if not isinstance(st, dict) or not isinstance(st.get("reason"), str) or len(st["reason"]) > MAX_STR:
+            c.fail("stopped", "not an object with a reason")
+        c.depth(st, "stopped", MAX_DEPTH - 2)
     s = doc.get("settings")
     if not isinstance(s, dict):
         c.fail("settings", "missing or not an object")
@@ -619,9 +635,20 @@ def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
     for key in ("rounds", "matches"):
         if s.get(key) is not None:
             c.integer(s, key, 1)
-    for key in ("duplicate", "seed_secret"):
+    if "challengers" in s:
+        chal = c.lst(s, "challengers", 1, len(bots))
+        if any(x not in bots for x in chal):
+            c.fail("challengers", "names a bot that is not in bots")
+    for key in ("duplicate", "seed_secret", "challengers_meet", "grow"):
         if key in s and not isinstance(s[key], bool):
             c.fail(key, "not true/false")
+    if "stop" in s and s["stop"] not in ("all", "settled"):
+        c.fail("stop", "must be all or settled")
+    for key in ("top", "batch"):
+        if key in s:
+            c.integer(s, key, 0)
+    if "confidence" in s:
+        c.number(s, "confidence")
     if "time_bank_ms" in s:
         c.integer(s, "time_bank_ms", 0)
     if "max_fault_rate" in s:

@@ -37,6 +37,7 @@ from .table import (
     fmt_ci,
     fmt_pair,
     fmt_toml,
+    role_mark,
     standings_columns,
 )
 
@@ -69,6 +70,15 @@ def format_text(settings: Mapping[str, Any]) -> str:
         text = f"round robin, {settings.get('rounds')} round(s), {settings['players']} players per match"
     elif settings["format"] == "team":
         text = f"team (duplicate): {settings.get('matches')} deals, each played by every bot as a team of {settings['players']}"
+    elif settings["format"] == "gauntlet":
+        size = (
+            f"{settings['rounds']} round(s)" if settings.get("rounds") else f"{settings.get('matches')} random tables"
+        )
+        text = (
+            f"gauntlet of {', '.join(settings.get('challengers', []))} against the field, {size}, "
+            f"{settings['players']} players per match"
+            + ("; challengers meet" if settings.get("challengers_meet") else "; challengers never meet")
+        )
     else:
         text = f"random tables, {settings.get('matches')} matches, {settings['players']} players per match"
     if settings.get("duplicate"):
@@ -92,6 +102,11 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
     other = [f"{k} = {fmt_toml(v)}" for k, v in sorted(s.items()) if k not in _KNOWN_SETTINGS]
     if other:
         lines.append(("Other settings", "; ".join(other)))
+    if doc.get("stopped"):  # stop = "settled": why the run ended
+        lines.insert(3, ("Stopped", str(doc["stopped"]["reason"])))
+    if doc.get("live"):  # publish_every_s: a page rendered while the run goes on
+        live = doc["live"]
+        lines.insert(0, ("In progress", f"covers {live['matches']} of {live['scheduled']} matches, as of {live['at']}"))
     return lines
 
 
@@ -263,7 +278,9 @@ def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, s
         cells = []
         for c in columns:
             if c.key == "bot":
-                text = f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{e(r["name"])}'
+                text = (
+                    f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{e(r["name"] + role_mark(r))}'
+                )
             elif c.value is not None and c.interval is not None:
                 text = _value_ci(c.value(r), c.interval(r))
             elif c.key == "rating":

@@ -114,17 +114,25 @@ class Leaderboard:
     timings: dict[str, Any]  # timings.json
 
 
-def tournament_document(settings: Mapping[str, Any], scheduled: int) -> dict[str, Any]:
-    """The content of ``tournament.json``, JSON-normalised so that reading it back gives it again."""
-    doc: dict[str, Any] = json.loads(json.dumps({"settings": dict(settings), "scheduled": scheduled}))
+def tournament_document(
+    settings: Mapping[str, Any], scheduled: int, stopped: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The content of ``tournament.json``, JSON-normalised so that reading it back gives it
+    again; ``stopped``: why a ``stop = "settled"`` run ended."""
+    body: dict[str, Any] = {"settings": dict(settings), "scheduled": scheduled}
+    if stopped is not None:
+        body["stopped"] = dict(stopped)
+    doc: dict[str, Any] = json.loads(json.dumps(body))
     return doc
 
 
-def write_tournament_file(out: Path, settings: Mapping[str, Any], scheduled: int) -> Path:
+def write_tournament_file(
+    out: Path, settings: Mapping[str, Any], scheduled: int, stopped: Mapping[str, Any] | None = None
+) -> Path:
     """Write ``tournament.json`` into ``out`` (created if needed); return its path."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / TOURNAMENT_FILE
-    _atomic_write(path, json.dumps(tournament_document(settings, scheduled), indent=2) + "\n")
+    _atomic_write(path, json.dumps(tournament_document(settings, scheduled, stopped), indent=2) + "\n")
     return path
 
 
@@ -209,6 +217,9 @@ def build_leaderboard(
     except KeyError as exc:
         raise LeaderboardError(f"unknown game {settings['game']!r} in {TOURNAMENT_FILE}") from exc
     names = list(settings["bots"])
+    if settings.get("grow"):  # a tournament that grows: the lines of a bot removed from the file are left out
+        known = set(names)
+        records = (d for d in records if known.issuperset(d.get("bots", ())))
     try:
         cols = build_columns(records, names, [s.key for s in game.info.stats], JOURNAL)
     except JournalError as exc:
@@ -235,6 +246,11 @@ def build_leaderboard(
             "mu": {name: verdicts.rating_history["mu"][name] for name in order},
         },
     }
+    if settings.get("challengers"):  # a gauntlet: the challengers are ranked, the field shown for reference
+        for row in doc["standings"]:
+            row["role"] = "challenger" if row["name"] in settings["challengers"] else "field"
+    if "stopped" in tournament:  # stop = "settled": why the run ended before (or at) its budget
+        doc["stopped"] = tournament["stopped"]
     return Leaderboard(game, doc, {"tournament": settings["name"], **timings_from_columns(cols)})
 
 

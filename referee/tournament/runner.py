@@ -42,7 +42,7 @@ from ..bots.http import Endpoint
 from ..bots.process import ManagedBot, wait_ready
 from ..bots.sandbox import BotSpec, CageLimits
 from ..config import BotConfig, TournamentConfig
-from ..errors import BotStartError, JournalError
+from ..errors import BotStartError, ConfigError, JournalError
 from ..games import get_game
 from ..games.base import Game
 from ..match import play_match
@@ -53,6 +53,7 @@ from .dq import DqJudge, judge_for
 from .journal import JOURNAL as JOURNAL  # re-exported: callers may import it from here
 from .journal import JournalState
 from .schedule import Fixture, Schedule, schedule
+from .stopping import DealValues, batches, look, make_stop
 
 TIMINGS_EVERY_S = 2.0  # a kill loses at most this much of the response-time summary
 
@@ -201,6 +202,13 @@ def read_journal(path: Path, fixtures: Schedule, bot_names: list[str], repair: b
     return state
 
 
+def pending_range(fixtures: Schedule, state: JournalState, lo: int, hi: int) -> Iterator[Fixture]:
+    """The source of one batch: fixtures ``lo`` to ``hi`` (excluded) not yet in the journal."""
+    for i in range(lo, hi):
+        if not state.is_done(i):
+            yield fixtures[i]
+
+
 def pending(fixtures: Schedule, state: JournalState) -> Iterator[Fixture]:
     """The source: fixtures not yet in the journal, lazily, in fixture order."""
     done = state.done
@@ -312,7 +320,7 @@ class LocalExecutor:
                 config.options,
                 tournament=config.name,
                 match_id=f.id,
-                index=f.index,
+                index=f.index if f.order is None else f.order,
                 seed=f.seed,
                 seats=[runtimes[b].endpoint for b in f.seats],
                 client=client,
@@ -330,9 +338,14 @@ async def run_tournament(
     on_progress: Callable[[Progress], None] | None = None,
     on_ready: Callable[[list[BotStatus]], None] | None = None,
     before_write: list[Callable[[Fixture, MatchRecord], None]] | None = None,
+    pilot_deals: int | None = None,
+    publish: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Play every fixture not yet in the journal, appending each to it as it ends.
-    Returns the referee's own lag figures (``Pacer.report``)."""
+    Returns the referee's own lag figures (``Pacer.report``), and with ``stop =
+    "settled"`` why the run stopped (``stopped``). ``pilot_deals``: play only the
+    first that many deals (``referee plan``). ``publish``: called in a worker thread
+    every ``publish_every_s`` seconds while matches are played (``LivePublisher``)."""
     game = get_game(config.game)
     fixtures = schedule(config)
     names = [b.name for b in config.bots]
@@ -354,6 +367,12 @@ async def run_tournament(
     if config.workers > 1 or config.cluster:
         from .distributed import DaskExecutor  # Dask is imported only when used
 
+        if config.stop == "settled" or config.grow or pilot_deals is not None:
+            raise ConfigError(
+                f"{config.path}: stop = 'settled', grow and referee plan play in this process for now: "
+                "drop workers / --cluster for them"
+            )
+
         async with DaskExecutor(config, judge) as executor:
             if on_ready:
                 on_ready(executor.statuses)
@@ -371,10 +390,13 @@ async def run_tournament(
                 ]  # a journal line always has its transcript
                 sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
                 sink._saved = time.monotonic()
+                live = LivePublisher(config.publish_every_s, publish) if publish and config.publish_every_s else None
                 try:
                     async for f, rec in executor.play(pending(fixtures, state)):
                         sink.accept(f, rec)
                 finally:
+                    if live is not None:
+                        await live.stop()
                     with contextlib.suppress(JournalError):
                         sink.save_timings()
                 report = await executor.report()
@@ -403,13 +425,74 @@ async def run_tournament(
                 ]  # a journal line always has its transcript
                 sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
                 sink._saved = time.monotonic()
+                local = LocalExecutor(config, game, pool.runtimes, pacer, judge)
+                stopped: dict[str, Any] | None = None
+                live = LivePublisher(config.publish_every_s, publish) if publish and config.publish_every_s else None
                 try:
-                    await LocalExecutor(config, game, pool.runtimes, pacer, judge).play(pending(fixtures, state), sink)
+                    if config.stop == "settled" or pilot_deals is not None:
+                        stopped = await play_until_settled(config, fixtures, state, sink, local, pilot_deals)
+                    else:
+                        await local.play(pending(fixtures, state), sink)
                 finally:
+                    if live is not None:
+                        await live.stop()
                     timings.referee_lag.append(_lag_entry(pacer.report()))  # an interrupted run's lag too
                     with contextlib.suppress(JournalError):  # a full disk: the journal's error is the one to report
                         sink.save_timings()
-        return pacer.report()
+        report = pacer.report()
+        if stopped is not None:
+            report["stopped"] = stopped
+        return report
+
+
+class LivePublisher:
+    """Calls ``publish`` every ``every_s`` seconds in a worker thread while the run goes on
+    (rendering reads the journal and takes CPU: the event loop keeps serving the bots).
+    ``stop`` waits for a publish in progress, so the final publish never races with it."""
+
+    def __init__(self, every_s: float, publish: Callable[[], None]) -> None:
+        self.every_s, self.publish = every_s, publish
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._loop())
+
+    async def _loop(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self.every_s)
+            if not self._stop.is_set():
+                await asyncio.to_thread(self.publish)
+
+    async def stop(self) -> None:
+        """Stop publishing, after the publish in progress (if any) has finished."""
+        self._stop.set()
+        await asyncio.shield(self._task)
+
+
+async def play_until_settled(
+    config: TournamentConfig,
+    fixtures: Schedule,
+    state: JournalState,
+    sink: Sink,
+    executor: Executor,
+    pilot_deals: int | None = None,
+) -> dict[str, Any] | None:
+    """Play batch after batch of deals, looking after each whole batch (stopping.py);
+    return the ``stopped`` document (None for a pilot)."""
+    values = DealValues(config)
+    if state.count:  # a resumed run: its finished matches count, and the looks are replayed
+        values.add_lines(jn.read_journal(config.output / JOURNAL))
+    sink.before_write.append(lambda f, rec: values.add(f.index, rec.bots, rec.ranks, rec.scores, rec.lower_is_better))
+    deals = values.deals if pilot_deals is None else min(values.deals, pilot_deals)
+    verdict, upto = None, 0
+    for lo, hi, upto in batches(deals, values.deal_size, config.batch):
+        await executor.play(pending_range(fixtures, state, lo, hi), sink)
+        if pilot_deals is None:
+            verdict = look(values, upto, config)
+            if verdict.settled:
+                break
+    if pilot_deals is not None:
+        return None
+    return make_stop(config, values, verdict, upto).document()
 
 
 def _lag_entry(report: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,14 @@ a run stopped half-way has played whole rounds.
 ``team`` (cooperative games): ``matches`` deals, and every bot plays every deal as a
 homogeneous team (all seats the same bot), so bots are compared on identical cards.
 
-``duplicate = true`` (round_robin and random): every table above is a deal, played
+``gauntlet``: every table holds one challenger and ``players - 1`` of its opponents (the
+field, and the other challengers too with ``challengers_meet``): per round, challenger
+by challenger (in the order of ``challengers``), every combination of its opponents,
+the challenger first, the table rotated by the round as in round robin; or, with
+``matches`` and no ``rounds``, ``matches`` tables, challengers in turn, opponents drawn
+from the table's own seed, the table rotated by its turn.
+
+``duplicate = true`` (round_robin, random and gauntlet): every table above is a deal, played
 once per seat rotation of the table, one after another, all with the deal's seed, so
 every bot of the table holds every hand of the deal (results are then compared per
 deal, which removes most of the luck of the cards).
@@ -34,7 +41,7 @@ import hmac
 import math
 import random
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -50,6 +57,7 @@ class Fixture:
     seed: int
     seats: tuple[int, ...]
     deal: int | None = None  # the deal index where several fixtures share a deal
+    order: int | None = None  # grow: the journal's ``index``, from the names (``index`` is the position)
 
 
 def derive_seed(tournament_seed: int, index: int, secret: bool = False) -> int:
@@ -61,6 +69,31 @@ def derive_seed(tournament_seed: int, index: int, secret: bool = False) -> int:
     else:
         digest = hashlib.sha256(f"referee/{tournament_seed}/{index}".encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+def derive_key_seed(tournament_seed: int, key: str, secret: bool = False) -> int:
+    """The seed of the fixture with name ``key`` in a tournament that grows (63 bits)."""
+    if secret:
+        mac = hmac.new(tournament_seed.to_bytes(16, "big"), f"referee/grow/{key}".encode(), hashlib.sha256)
+        digest = mac.digest()
+    else:
+        digest = hashlib.sha256(f"referee/{tournament_seed}/grow/{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def _bits(text: str, bits: int) -> int:
+    """``bits`` bits of the SHA-256 of ``text``."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> (64 - bits)
+
+
+def rank_combination(combo: Sequence[int], n: int) -> int:
+    """The rank of the sorted ``combo`` of range(n) in ``itertools.combinations`` order."""
+    k, rank, prev = len(combo), 0, -1
+    for slot, x in enumerate(combo):
+        for y in range(prev + 1, x):
+            rank += math.comb(n - y - 1, k - slot - 1)
+        prev = x
+    return rank
 
 
 def match_id(index: int) -> str:
@@ -91,6 +124,9 @@ class Schedule(Sequence[Fixture]):
 
     def __init__(self, config: TournamentConfig) -> None:
         self.n_bots, self.k = len(config.bots), config.players
+        self.names = [b.name for b in config.bots]
+        self.position_of = {n: i for i, n in enumerate(self.names)}
+        self.grow = config.grow
         self.format = config.format
         self.seed, self.secret = config.seed, config.seed_secret
         self.duplicate = config.duplicate and config.format != "team"
@@ -102,6 +138,18 @@ class Schedule(Sequence[Fixture]):
             tables = config.matches * self.n_bots
         elif config.format == "random":
             tables = config.matches
+        elif config.format == "gauntlet":
+            index = {b.name: i for i, b in enumerate(config.bots)}
+            self.challengers = [index[c] for c in config.challengers]
+            self.challenger_pos = {c: i for i, c in enumerate(self.challengers)}
+            chal = set(self.challengers)
+            self.opponents = [
+                [b for b in range(self.n_bots) if b != c and (config.challengers_meet or b not in chal)]
+                for c in self.challengers
+            ]
+            self.gauntlet_random = config.gauntlet_random
+            self.combos = math.comb(len(self.opponents[0]), self.k - 1)
+            tables = config.matches if self.gauntlet_random else len(self.challengers) * self.combos * config.rounds
         else:  # config.py refuses other formats before this point
             raise ValueError(f"unknown format {config.format!r}")
         self.tables = tables
@@ -128,6 +176,8 @@ class Schedule(Sequence[Fixture]):
         if not 0 <= i < self.total:
             raise IndexError(f"fixture {i} out of range (the schedule has {self.total})")
         t, r = divmod(i, self.rotations)
+        if self.grow:
+            return self._grown(i, t, r)
         table = self.table(t)
         deal: int | None = None
         if self.duplicate:
@@ -158,7 +208,82 @@ class Schedule(Sequence[Fixture]):
             return combo[shift:] + combo[:shift]
         if self.format == "team":
             return (t % self.n_bots,) * self.k
+        if self.format == "gauntlet":
+            return self._gauntlet_table(t)
         return self._random_table(t)
+
+    def _grown(self, i: int, t: int, r: int) -> Fixture:
+        """Fixture ``i`` of a tournament that grows: its seed, id, order and deal come from
+        the round and the names at its table, never from positions in the bot list."""
+        if self.format == "team":
+            d, b = divmod(t, self.n_bots)
+            order = (d << 40) | _bits(f"team/{self.names[b]}", 40)
+            return Fixture(i, f"g{order:x}", derive_seed(self.seed, d, self.secret), (b,) * self.k, d, order)
+        rnd, canon = self._canonical(t)
+        key = f"{rnd}/" + "|".join(self.names[b] for b in canon)
+        deal = (rnd << 50) | _bits(key, 50)
+        order = (deal << 6) | r
+        shift = (rnd + r) % self.k
+        seats = canon[shift:] + canon[:shift]
+        seed = derive_key_seed(self.seed, key, self.secret)
+        return Fixture(i, f"g{order:x}", seed, seats, deal if self.duplicate else None, order)
+
+    def _canonical(self, t: int) -> tuple[int, tuple[int, ...]]:
+        """(round, the table in name order) of base table ``t`` of a tournament that grows;
+        a gauntlet's challenger first, then its opponents by name."""
+        if self.format == "gauntlet":
+            rnd, rest = divmod(t, len(self.challengers) * self.combos)
+            c, rank = divmod(rest, self.combos)
+            opp = self.opponents[c]
+            others = sorted(
+                (opp[j] for j in unrank_combination(rank, len(opp), self.k - 1)), key=self.names.__getitem__
+            )
+            return rnd, (self.challengers[c], *others)
+        rnd, c = divmod(t, self.combos)
+        return rnd, tuple(sorted(unrank_combination(c, self.n_bots, self.k), key=self.names.__getitem__))
+
+    def position(self, doc: Mapping[str, Any]) -> int | None:
+        """The fixture a journal line is of: its ``index``; in a tournament that grows, the
+        position its round and names give (-1 when none fits, None when a bot of the line
+        is no longer in the file)."""
+        if not self.grow:
+            return int(doc["index"])
+        bots, order = doc["bots"], int(doc["index"])
+        if any(b not in self.position_of for b in bots):
+            return None
+        if self.format == "team":
+            return (order >> 40) * self.n_bots + self.position_of[bots[0]]
+        rnd, r, k = order >> 56, order & 63, self.k
+        if len(set(bots)) != k or r >= self.rotations:
+            return -1
+        if self.format == "gauntlet":
+            seat = (k - (rnd + r) % k) % k
+            ci = self.challenger_pos.get(self.position_of[bots[seat]])
+            if ci is None:
+                return -1
+            opp = {b: j for j, b in enumerate(self.opponents[ci])}
+            others = [opp.get(self.position_of[b], -1) for s, b in enumerate(bots) if s != seat]
+            if -1 in others:
+                return -1
+            rank = rank_combination(sorted(others), len(opp))
+            t = (rnd * len(self.challengers) + ci) * self.combos + rank
+        else:
+            t = rnd * self.combos + rank_combination(sorted(self.position_of[b] for b in bots), self.n_bots)
+        return t * self.rotations + r
+
+    def _gauntlet_table(self, t: int) -> tuple[int, ...]:
+        n_chal = len(self.challengers)
+        if self.gauntlet_random:
+            turn, c = divmod(t, n_chal)
+            rng = random.Random(derive_seed(self.seed, -2 - t, self.secret))  # the table's own draw: random access
+            others = tuple(rng.sample(self.opponents[c], self.k - 1))
+        else:
+            turn, rest = divmod(t, n_chal * self.combos)
+            c, rank = divmod(rest, self.combos)
+            others = tuple(self.opponents[c][i] for i in unrank_combination(rank, len(self.opponents[c]), self.k - 1))
+        table = (self.challengers[c], *others)
+        shift = turn % self.k
+        return table[shift:] + table[:shift]
 
     def _random_table(self, t: int) -> tuple[int, ...]:
         if t in self._recent:

@@ -103,12 +103,17 @@ class Column:
     interval: Callable[[Mapping[str, Any]], Any] | None = None
 
 
+def role_mark(row: Mapping[str, Any]) -> str:
+    """The mark after a bot's name in a gauntlet's tables: challengers are ranked, the field is for reference."""
+    return {"challenger": " (challenger)", "field": " (field)"}.get(str(row.get("role", "")), "")
+
+
 def standings_columns(game: Game, rows: Sequence[Mapping[str, Any]], stats: bool = True) -> list[Column]:
     """The columns of the standings table, for every output; optional ones only where they say something."""
     coop = game.info.cooperative
     cols = [
         Column("rank", "Rank", lambda r: str(r["rank"])),
-        Column("bot", "Bot", lambda r: str(r["name"])),
+        Column("bot", "Bot", lambda r: str(r["name"]) + role_mark(r)),
         Column("matches", "Matches", lambda r: str(r["matches"])),
         Column("wins", "Wins (share)", fmt_wins),
     ]

@@ -1,0 +1,136 @@
+"""A tournament that grows (``grow = true``): fixtures keyed by round and names, so adding a
+bot and resuming keeps every finished match, plays only what the new bot adds and ends
+where a run with every bot from the start ends, byte for byte (timings.json aside); a
+removed bot's matches stay in the journal and out of the standings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+from click.testing import CliRunner
+
+from referee.cli import main
+from referee.config import load_config
+from referee.errors import ConfigError
+from referee.tournament.schedule import schedule
+
+NIMMT = ["python", "-m", "sample_bots.nimmt"]
+BOTS = (("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("r2", "random"), ("late", "greedy"))
+
+
+def _write(tmp_path: Path, file: str, out: str, bots: tuple[tuple[str, str], ...], **tournament: Any) -> Path:
+    doc = {
+        "tournament": {
+            "name": "ladder",
+            "game": "nimmt_plus",
+            "seed": 12,
+            "players": 3,
+            "rounds": 3,
+            "grow": True,
+            "concurrency": 4,
+            "output": str(tmp_path / out),
+            **tournament,
+        },
+        "bot": [{"name": n, "command": NIMMT + [s, "--port", "{port}"]} for n, s in bots],
+    }
+    path = tmp_path / file
+    path.write_text(tomli_w.dumps(doc))
+    return path
+
+
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(main, ["run", *args, "-q"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("duplicate", [False, True], ids=["plain", "duplicate"])
+def test_adding_a_bot_and_resuming_equals_a_run_with_every_bot_from_the_start(tmp_path: Path, duplicate: bool) -> None:
+    ladder = _write(tmp_path, "ladder.toml", "ladder", BOTS[:4], duplicate=duplicate)
+    _run(str(ladder))
+    first = (tmp_path / "ladder" / "matches.jsonl").read_text().splitlines(keepends=True)
+    rot = 3 if duplicate else 1
+    assert len(first) == 4 * 3 * rot  # C(4, 3) tables x 3 rounds
+
+    _write(tmp_path, "ladder.toml", "ladder", BOTS, duplicate=duplicate)  # a submission arrives
+    output = _run(str(ladder), "--resume")
+    assert f"grow: {len(first)} finished matches kept, {(10 - 4) * 3 * rot} to play" in output
+    grown = (tmp_path / "ladder" / "matches.jsonl").read_text().splitlines(keepends=True)
+    assert grown[: len(first)] == first, "the first run's lines are unchanged"
+    assert len(grown) == 10 * 3 * rot and all("late" in json.loads(x)["bots"] for x in grown[len(first) :])
+
+    scratch = _write(tmp_path, "scratch.toml", "scratch", BOTS, duplicate=duplicate)
+    _run(str(scratch))
+    fresh = (tmp_path / "scratch" / "matches.jsonl").read_text().splitlines()
+
+    def fixtures(lines: list[str]) -> set[tuple[Any, ...]]:
+        return {(d["id"], d["index"], d["seed"], tuple(d["bots"]), d.get("deal")) for d in map(json.loads, lines)}
+
+    assert fixtures(grown) == fixtures(fresh), "same fixtures, same seeds"
+    for name in ("README.md", "index.html", "standings.json", "standings.csv"):
+        assert (tmp_path / "ladder" / name).read_bytes() == (tmp_path / "scratch" / name).read_bytes(), name
+    assert json.loads((tmp_path / "ladder" / "standings.json").read_text())["matches"] == 10 * 3 * rot
+
+
+def test_a_removed_bot_is_reported_and_left_out_of_the_standings(tmp_path: Path) -> None:
+    ladder = _write(tmp_path, "ladder.toml", "ladder", BOTS)
+    _run(str(ladder))
+    lines = (tmp_path / "ladder" / "matches.jsonl").read_text()
+    _write(tmp_path, "ladder.toml", "ladder", BOTS[:2] + BOTS[3:])  # "random" withdrawn
+    output = _run(str(ladder), "--resume")
+    assert "note: bot 'random' is no longer in" in output and "its 18 match(es) stay in the journal" in output
+    assert (tmp_path / "ladder" / "matches.jsonl").read_text() == lines, "kept in the journal, nothing played"
+    doc = json.loads((tmp_path / "ladder" / "standings.json").read_text())
+    assert [r["name"] for r in doc["standings"]] and "random" not in {r["name"] for r in doc["standings"]}
+    assert doc["matches"] == 12 == doc["scheduled"]  # C(4, 3) x 3 rounds without it
+    # and the page agrees with a run of the four from the start
+    scratch = _write(tmp_path, "scratch.toml", "scratch", BOTS[:2] + BOTS[3:])
+    _run(str(scratch))
+    assert (tmp_path / "ladder" / "README.md").read_bytes() == (tmp_path / "scratch" / "README.md").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"duplicate": True},
+        {"format": "gauntlet", "challengers": ["late", "r2"], "duplicate": True, "rounds": 2},
+        {"format": "gauntlet", "challengers": ["late", "r2"], "challengers_meet": True, "rounds": 3},
+    ],
+    ids=["round_robin", "gauntlet", "gauntlet-meet"],
+)
+def test_fixture_identity_does_not_depend_on_positions_and_lines_find_their_fixture(
+    tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    forward = schedule(load_config(_write(tmp_path, "f.toml", "f", BOTS, **settings)))
+    backward = schedule(load_config(_write(tmp_path, "b.toml", "b", BOTS[::-1], **settings)))
+
+    def named(s: Any) -> set[tuple[Any, ...]]:
+        return {(f.id, f.order, f.seed, tuple(s.names[b] for b in f.seats), f.deal) for f in s}
+
+    assert named(forward) == named(backward)
+    assert len({f.order for f in forward}) == len(forward)
+    for s in (forward, backward):
+        for f in s:
+            assert s.position({"index": f.order, "bots": [s.names[b] for b in f.seats]}) == f.index
+
+
+def test_team_grows_too_and_todays_fixtures_are_unchanged_without_grow(tmp_path: Path) -> None:
+    team = {"game": "the_game", "format": "team", "matches": 4, "players": 2}
+    small = schedule(load_config(_write(tmp_path, "s.toml", "s", BOTS[:3], **team)))
+    big = schedule(load_config(_write(tmp_path, "b.toml", "b", BOTS, **team)))
+    assert {(f.id, f.seed) for f in small} < {(f.id, f.seed) for f in big}
+    for f in big:
+        assert big.position({"index": f.order, "bots": [big.names[f.seats[0]]] * 2}) == f.index
+    plain = schedule(load_config(_write(tmp_path, "p.toml", "p", BOTS[:4], grow=False)))
+    assert [f.id for f in plain][:3] == ["m000000", "m000001", "m000002"] and plain[0].order is None
+
+
+def test_grow_with_random_tables_or_settled_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tournament\.grow: is for round_robin"):
+        load_config(_write(tmp_path, "r.toml", "r", BOTS, format="random", matches=5))
+    with pytest.raises(ConfigError, match="cannot also stop when settled"):
+        load_config(_write(tmp_path, "s.toml", "s", BOTS, stop="settled"))

@@ -1,0 +1,85 @@
+"""``publish_every_s``: the outputs re-rendered from the journal while the run goes on, each
+file replaced whole, the page saying what it covers and when; the final outputs carry no
+time and equal those of a run without live publishing."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from referee.cli import _publish, publish_live
+from referee.config import load_config
+from referee.record import MatchRecord
+from referee.tournament.runner import JOURNAL, run_tournament
+from referee.tournament.schedule import Fixture, schedule
+
+NIMMT = ["python", "-m", "sample_bots.nimmt"]
+
+
+def _config(tmp_path: Path, out: str, **tournament: Any) -> Path:
+    doc = {
+        "tournament": {
+            "name": "ladder",
+            "game": "nimmt_plus",
+            "seed": 2,
+            "players": 3,
+            "rounds": 6,
+            "concurrency": 2,
+            "output": str(tmp_path / out),
+            **tournament,
+        },
+        "bot": [
+            {"name": n, "command": NIMMT + [s, "--port", "{port}"]}
+            for n, s in (("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("r2", "random"))
+        ],
+    }
+    path = tmp_path / f"{out}.toml"
+    path.write_text(tomli_w.dumps(doc))
+    return path
+
+
+def test_a_partial_journal_is_published_with_what_it_covers_and_when(tmp_path: Path) -> None:
+    cfg = load_config(_config(tmp_path, "full"))
+    asyncio.run(run_tournament(cfg))
+    part = load_config(_config(tmp_path, "part"))
+    part.output.mkdir()
+    lines = (cfg.output / JOURNAL).read_text().splitlines(keepends=True)
+    (part.output / JOURNAL).write_text("".join(lines[:5]) + lines[5][:40])  # and a torn line being written
+    when = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    publish_live(part, len(schedule(part)), now=when)
+    text = (part.output / "README.md").read_text()
+    assert "- In progress: covers 5 of 24 matches, as of 2026-01-02 03:04:05 UTC" in text
+    assert "covers 5 of 24 matches, as of 2026-01-02 03:04:05 UTC" in (part.output / "index.html").read_text()
+    assert json.loads((part.output / "standings.json").read_text())["live"]["matches"] == 5
+
+
+def test_live_pages_during_a_run_are_whole_and_the_final_ones_carry_no_time(tmp_path: Path) -> None:
+    cfg = load_config(_config(tmp_path, "live", publish_every_s=0.05))
+    seen: list[str] = []
+    published: list[int] = []
+
+    def watch(f: Fixture, rec: MatchRecord) -> None:  # a reader on the event loop, while the thread writes
+        page = cfg.output / "index.html"
+        if page.exists():
+            seen.append(page.read_text())
+
+    def live() -> None:
+        published.append(publish_live(cfg, len(schedule(cfg))).document["matches"])
+
+    asyncio.run(run_tournament(cfg, before_write=[watch], publish=live))
+    assert published and all(n < 24 for n in published[:-1]), published
+    assert all(p.rstrip().endswith("</html>") and "In progress" in p for p in seen), "never a half-written page"
+    assert _publish(cfg, schedule(cfg)) is not None
+    plain = load_config(_config(tmp_path, "plain"))
+    shutil.copytree(cfg.output, plain.output, ignore=shutil.ignore_patterns("*.html", "*.md", "*.json", "*.csv"))
+    assert _publish(plain, schedule(plain)) is not None
+    for name in ("README.md", "index.html", "standings.json", "standings.csv"):
+        final = (cfg.output / name).read_text()
+        assert "In progress" not in final and '"live":' not in final
+        assert final.replace("/live", "/plain") == (plain.output / name).read_text()
