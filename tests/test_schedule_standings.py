@@ -310,7 +310,7 @@ def test_the_executor_holds_at_most_concurrency_fixtures_and_the_sink_journals_a
                 return
 
     class Fake(LocalExecutor):
-        async def _one(self, f: Fixture) -> MatchRecord:
+        async def _one(self, f: Fixture, disqualified: list[int]) -> MatchRecord:
             live[0] += 1
             peak[0] = max(peak[0], live[0])
             await asyncio.sleep(0.001 * (f.index % 3))
