@@ -379,17 +379,7 @@ async def run_tournament(
             failed = [s for s in executor.statuses if not s.ok]
             if failed:
                 raise BotStartError("; ".join(s.detail for s in failed))
-            timings = (jn.Timings.load(out) if resume else None) or jn.Timings()
-            with (
-                transcripts.Writer(out, config.transcripts == "all", resume) as tw,
-                jn.JournalWriter(journal) as writer,
-            ):
-                hooks = [
-                    lambda f, rec: tw.write(rec),
-                    *(before_write or ()),
-                ]  # a journal line always has its transcript
-                sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
-                sink._saved = time.monotonic()
+            with _open_sink(config, state, progress, started, on_progress, before_write, resume) as sink:
                 live = LivePublisher(config.publish_every_s, publish) if publish and config.publish_every_s else None
                 try:
                     async for f, rec in executor.play(pending(fixtures, state)):
@@ -400,7 +390,7 @@ async def run_tournament(
                     with contextlib.suppress(JournalError):
                         sink.save_timings()
                 report = await executor.report()
-                timings.referee_lag.append(_lag_entry(report))
+                sink.timings.referee_lag.append(_lag_entry(report))
                 with contextlib.suppress(JournalError):
                     sink.save_timings()
             return report
@@ -414,17 +404,7 @@ async def run_tournament(
             raise BotStartError("; ".join(s.detail for s in failed))
         pacer = Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players)
         async with pacer:
-            timings = (jn.Timings.load(out) if resume else None) or jn.Timings()
-            with (
-                transcripts.Writer(out, config.transcripts == "all", resume) as tw,
-                jn.JournalWriter(journal) as writer,
-            ):
-                hooks = [
-                    lambda f, rec: tw.write(rec),
-                    *(before_write or ()),
-                ]  # a journal line always has its transcript
-                sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
-                sink._saved = time.monotonic()
+            with _open_sink(config, state, progress, started, on_progress, before_write, resume) as sink:
                 local = LocalExecutor(config, game, pool.runtimes, pacer, judge)
                 stopped: dict[str, Any] | None = None
                 live = LivePublisher(config.publish_every_s, publish) if publish and config.publish_every_s else None
@@ -436,13 +416,37 @@ async def run_tournament(
                 finally:
                     if live is not None:
                         await live.stop()
-                    timings.referee_lag.append(_lag_entry(pacer.report()))  # an interrupted run's lag too
+                    sink.timings.referee_lag.append(_lag_entry(pacer.report()))  # an interrupted run's lag too
                     with contextlib.suppress(JournalError):  # a full disk: the journal's error is the one to report
                         sink.save_timings()
         report = pacer.report()
         if stopped is not None:
             report["stopped"] = stopped
         return report
+
+
+@contextlib.contextmanager
+def _open_sink(
+    config: TournamentConfig,
+    state: JournalState,
+    progress: Progress,
+    started: float,
+    on_progress: Callable[[Progress], None] | None,
+    before_write: list[Callable[[Fixture, MatchRecord], None]] | None,
+    resume: bool,
+) -> Iterator[Sink]:
+    """The sink of a run, with its transcript writer, journal writer and response-time
+    summary open (the same for one process and for Dask)."""
+    out = config.output
+    timings = (jn.Timings.load(out) if resume else None) or jn.Timings()
+    with (
+        transcripts.Writer(out, config.transcripts == "all", resume) as tw,
+        jn.JournalWriter(out / JOURNAL) as writer,
+    ):
+        hooks = [lambda f, rec: tw.write(rec), *(before_write or ())]  # a journal line always has its transcript
+        sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
+        sink._saved = time.monotonic()
+        yield sink
 
 
 class LivePublisher:
