@@ -96,18 +96,21 @@ def hello(tournament: str, game: str, options: Mapping[str, Any], bot: str) -> b
 
 def start(ctx: MatchContext, seat: int) -> bytes:
     """A match begins; ``seat`` is the receiver's seat."""
-    return _dumps(
-        {
-            "protocol": PROTOCOL,
-            "type": "start",
-            "tournament": ctx.tournament,
-            "match": ctx.match,
-            "game": ctx.game,
-            "options": ctx.options,
-            "seat": seat,
-            "players": ctx.players,
-        }
-    )
+    return _dumps(_notice("start", ctx, seat))
+
+
+def _notice(kind: str, ctx: MatchContext, seat: int) -> dict[str, Any]:
+    """The fields ``start`` and ``end`` share, in wire order."""
+    return {
+        "protocol": PROTOCOL,
+        "type": kind,
+        "tournament": ctx.tournament,
+        "match": ctx.match,
+        "game": ctx.game,
+        "options": ctx.options,
+        "seat": seat,
+        "players": ctx.players,
+    }
 
 
 def act(
@@ -135,17 +138,8 @@ def act(
 def end(ctx: MatchContext, seat: int, result: Mapping[str, Any], state: Any = None) -> bytes:
     """The match is over; ``result`` is the match result as published, ``state`` the
     seat's view of the final position (the match's last hand or round complete)."""
-    msg: dict[str, Any] = {
-        "protocol": PROTOCOL,
-        "type": "end",
-        "tournament": ctx.tournament,
-        "match": ctx.match,
-        "game": ctx.game,
-        "options": ctx.options,
-        "seat": seat,
-        "players": ctx.players,
-        "result": result,
-    }
+    msg = _notice("end", ctx, seat)
+    msg["result"] = result
     if state is not None:
         msg["state"] = state
     return _dumps(msg)
