@@ -75,11 +75,11 @@ async def head_costs(cfg: Any, seconds: float, messages: int) -> tuple[float, fl
     """With ``cfg.workers`` workers: the head's CPU share with no match at all (heartbeats,
     the scheduler, the nannies), and its CPU µs per record event the workers ship (the
     scheduler's forwarding and the head's handler)."""
-    from .tournament.distributed import DaskExecutor, _topic
+    from .tournament.distributed import DaskExecutor
 
     async with DaskExecutor(cfg) as ex:
         assert ex.client is not None
-        topic = _topic(ex.token)
+        topic = ex.topic
         got = [0]
 
         def arrived(_event: Any) -> None:

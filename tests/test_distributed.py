@@ -343,11 +343,11 @@ def _record(index: int) -> Any:
 def test_a_worker_ships_records_within_a_short_delay_together_and_all_at_a_batch_end() -> None:
     import asyncio
 
-    from referee.tournament.distributed import SEND_EVERY_S, _records, _topic, _WorkerState
+    from referee.tournament.distributed import SEND_EVERY_S, _records, _WorkerState
 
     async def go() -> list[list[int]]:
         stream = _Stream()
-        state = _WorkerState("tok", _cfg(1.0), Path("."), worker=stream)
+        state = _WorkerState("tok", _cfg(1.0), Path("."), worker=stream, topic="head-client")
         state.send(_record(3))
         state.send(_record(1))  # ends before the first has left: same event
         assert stream.events == []  # nothing waits for a batch's end, but nothing goes at once either
@@ -356,7 +356,7 @@ def test_a_worker_ships_records_within_a_short_delay_together_and_all_at_a_batch
         state.flush()  # the batch ends: what is left goes now
         state.flush()  # nothing left: no empty event
         await asyncio.sleep(SEND_EVERY_S * 5)  # the cancelled timer sends nothing more
-        assert {t for t, _ in stream.events} == {_topic("tok")}
+        assert {t for t, _ in stream.events} == {"head-client"}
         return [[r.index for r in _records([m])] for _, m in stream.events]
 
     assert asyncio.run(go()) == [[3, 1], [2]]

@@ -22,7 +22,8 @@ head: no round trip per record for the worker and nothing the head has to poll (
 distributed ``Queue`` cost a scheduler RPC per put and one per poll of the head,
 fifty a second even with no match at all). The scheduler keeps the last
 ``distributed.admin.low-level-log-length`` events of a topic (1000), so its memory is
-bounded whatever the run's length. Why not one future per match with
+bounded whatever the run's length, and the topic is the head client's id, which the
+scheduler forgets once the head has gone (``distributed.scheduler.events-cleanup-delay``). Why not one future per match with
 ``as_completed``: a task costs the scheduler several times what an event does and the
 task's whole lifecycle (submit, assign, result, release) is per match, where a batch
 pays it once for ``BATCH``; a batch also lets a worker keep its matches in flight
@@ -136,6 +137,7 @@ class _WorkerState:
     pacer: Pacer | None = None
     fixtures: Sequence[Fixture] = field(default_factory=list)
     worker: Any = None  # the Dask worker this state lives in (its batched stream carries the records)
+    topic: str = ""  # the event topic the head listens to: its client's id
     slots: asyncio.Semaphore | None = None
     connected: bool = False
     leases: dict[str, Any] = field(default_factory=dict)
@@ -226,7 +228,7 @@ class _WorkerState:
             self.shipping = None
         if self.outbox:
             recs, self.outbox = self.outbox, []
-            self.worker.log_event(_topic(self.token), pickle.dumps(recs, protocol=pickle.HIGHEST_PROTOCOL))
+            self.worker.log_event(self.topic, pickle.dumps(recs, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 class _Plugin(WorkerPlugin):  # type: ignore[misc]
@@ -234,15 +236,17 @@ class _Plugin(WorkerPlugin):  # type: ignore[misc]
 
     name: str
 
-    def __init__(self, token: str, config: TournamentConfig, log_root: str) -> None:
+    def __init__(self, token: str, config: TournamentConfig, log_root: str, topic: str) -> None:
         self.token = token
+        self.topic = topic
         self.config = config
         self.log_root = log_root
         self.name = f"referee-{token}"
 
     async def setup(self, worker: Any) -> None:
         """Start the run's bots on this worker."""
-        state = _WorkerState(self.token, self.config, Path(self.log_root) / _worker_dir(worker.name), worker=worker)
+        log_dir = Path(self.log_root) / _worker_dir(worker.name)
+        state = _WorkerState(self.token, self.config, log_dir, worker=worker, topic=self.topic)
         _STATES[self.token] = state
         await state.start()
 
@@ -308,10 +312,6 @@ def _worker_dir(name: Any) -> str:
     return "worker-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-")
 
 
-def _topic(token: str) -> str:
-    return f"referee-{token}-records"
-
-
 def _lease_name(token: str, bot: str) -> str:
     return f"referee-{token}-bot-{bot}"
 
@@ -335,6 +335,8 @@ class DaskExecutor:
         self.duplicates = 0  # records of a fixture already received (a batch played again)
         self.resubmitted = 0  # batches played again because a record was missing
         self.started_cpu = 0.0
+        self.topic = ""  # where workers ship records: the head client's id, so the scheduler drops the
+        # events it keeps of it (the last 1000) when the head leaves, after events-cleanup-delay
         self.record_cpu_s = 0.0  # head CPU spent on records: unpickle, judge, journal line
 
     async def __aenter__(self) -> DaskExecutor:
@@ -386,13 +388,14 @@ class DaskExecutor:
     async def _setup_workers(self) -> None:
         """Start every worker's bots; ``statuses`` is each bot's worst answer."""
         assert self.client is not None
+        self.topic = str(self.client.id)
         cfg = self.config
         lim = cfg.limits
         for b in cfg.bots:  # the scheduler keeps the leases; make each with its limit before any worker asks
             limit = b.max_concurrent or lim.max_concurrent
             if limit > 0:
                 await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
-        plugin = _Plugin(self.token, cfg, str((cfg.output / "logs").resolve()))
+        plugin = _Plugin(self.token, cfg, str((cfg.output / "logs").resolve()), self.topic)
         await self.client.register_plugin(plugin, name=plugin.name)
         answers: dict[str, list[tuple[str, bool, str, float]]] = await self.client.run(_worker_statuses, self.token)
         by_bot: dict[str, BotStatus] = {}
@@ -424,7 +427,7 @@ class DaskExecutor:
         def ended(_fut: Any) -> None:  # called in Dask's callback thread
             loop.call_soon_threadsafe(wake.set)
 
-        topic = _topic(self.token)
+        topic = self.topic
         self.client.subscribe_topic(topic, arrived)  # before any batch goes out, on the same ordered stream
         seen = bytearray(self.total)
         batches = _batches(fixtures)
