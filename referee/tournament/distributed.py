@@ -420,9 +420,10 @@ class DaskExecutor:
         wake = asyncio.Event()
         inbox: list[bytes] = []  # record events pushed by the scheduler, not yet read
 
-        def arrived(event: tuple[float, bytes]) -> None:
-            inbox.append(event[1])
-            wake.set()
+        def arrived(event: tuple[float, Any]) -> None:
+            if isinstance(event[1], bytes):  # the scheduler's own events on the client's topic are dicts
+                inbox.append(event[1])
+                wake.set()
 
         def ended(_fut: Any) -> None:  # called in Dask's callback thread
             loop.call_soon_threadsafe(wake.set)
