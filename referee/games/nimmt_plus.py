@@ -87,7 +87,8 @@ from __future__ import annotations
 
 import copy as _copy
 import random
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +102,7 @@ from .base import (
     StatSpec,
     View,
     ranks_from_scores,
+    shuffle,
 )
 
 VARIANTS = ("plus", "plus_dealt_zeros", "zeros_negative", "simple")
@@ -157,6 +159,8 @@ class NimmtState:
 
 class NimmtPlus(Game):
     """6 nimmt! Plus and its variants."""
+
+    fast_replay = True
 
     info = GameInfo(
         id="nimmt_plus",
@@ -284,6 +288,12 @@ class NimmtPlus(Game):
             if not any(state.hands):
                 _end_hand(state)
         return state
+
+    def replay(self, state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) -> Result | None:
+        """A whole transcript played at once (see ``Game.replay``); the result, or None."""
+        if state.over or state.hand_number != 1 or any(p is not None for p in state.pending) or state.history:
+            return None
+        return self.result(state) if _replay(state, seats, actions) else None
 
     def is_over(self, state: NimmtState) -> bool:
         """True once every hand of the match has been played."""
@@ -413,7 +423,7 @@ def _deal(state: NimmtState) -> None:
     n, rng = state.seats, state.rng
     state.hand_number += 1
     cards = list(range(1, TOP + 1))
-    rng.shuffle(cards)
+    shuffle(rng, cards)
     state.rows = [[c] for c in cards[:ROWS]]
     if state.variant == "plus_dealt_zeros":
         given = 2 if n <= 3 else 1
@@ -423,7 +433,7 @@ def _deal(state: NimmtState) -> None:
         given = 0
         hands = [[] for _ in range(n)]
         deck = cards[ROWS:] + [0] * ZEROS
-    rng.shuffle(deck)
+    shuffle(rng, deck)
     size = (SIMPLE_HAND_SIZE if state.variant == "simple" else HAND_SIZE) - given
     for s in range(n):
         hands[s].extend(deck[s * size : (s + 1) * size])
@@ -544,26 +554,131 @@ def _advance_simple(state: NimmtState) -> None:
 
 def _end_hand(state: NimmtState) -> None:
     """Score the hand, log it, and deal the next one or end the match."""
-    n = state.seats
-    scores = [_pile_score(state, s) for s in range(n)]
+    zeros = [p.count(0) for p in state.piles]
+    taken = [len(p) - z for p, z in zip(state.piles, zeros)]
+    if _log_hand(state, list(state.pile_heads), list(state.rows_taken), taken, zeros):
+        return
+    state.previous = {"hand": state.hand_number, "history": state.history, "rows": [list(r) for r in state.rows]}
+    _deal(state)
+
+
+def _log_hand(state: NimmtState, heads: list[int], rows_taken: list[int], taken: list[int], zeros: list[int]) -> bool:
+    """Score and log the finished hand from its per-seat counts; True when the match is over."""
+    zh = state.zero_heads if state.variant in POSITIVE else 0
+    scores = [h + zh * z for h, z in zip(heads, zeros)] if zh else list(heads)
     state.hand_log.append(
         {
             "hand": state.hand_number,
             "scores": scores,
-            "heads": list(state.pile_heads),
-            "rows_taken": list(state.rows_taken),
-            "cards_taken": [sum(1 for c in p if c) for p in state.piles],
-            "zeros_played": [p.count(0) for p in state.piles],
+            "heads": heads,
+            "rows_taken": rows_taken,
+            "cards_taken": taken,
+            "zeros_played": zeros,
             **({"starter": state.starter} if state.variant == "simple" else {}),
         }
     )
     state.totals = [t + sc for t, sc in zip(state.totals, scores)]
     if state.hand_number >= state.hands_total:
         state.over = True
-        state.pending = [None] * n
-        return
-    state.previous = {"hand": state.hand_number, "history": state.history, "rows": [list(r) for r in state.rows]}
-    _deal(state)
+        state.pending = [None] * state.seats
+        return True
+    return False
+
+
+def _replay(state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) -> bool:
+    """Play every action from the fresh deal ``state``, keeping only what the result needs
+    (hands, per-seat counts, and per row its end card, length and heads, the rows kept in
+    the order of their end cards, so a card's row is one bisection); False at the first
+    action out of turn or not legal, or when the actions end early or run past the end."""
+    n, total, simple, heads_of = state.seats, len(seats), state.variant == "simple", HEADS
+    i = 0
+    owner = [0] * (TOP + 1)
+    while True:  # one hand per pass
+        hands = state.hands
+        order = sorted(state.rows, key=lambda r: r[-1])
+        ends = [r[-1] for r in order]
+        lens = [len(r) for r in order]
+        rheads = [sum(heads_of[c] for c in r) for r in order]
+        ph, rt, ct, zs = [0] * n, [0] * n, [0] * n, [0] * n
+        left = sum(len(h) for h in hands)
+        turn = state.turn
+        while left:
+            if simple:
+                active: Sequence[int] = (turn,)
+                turn = (turn + 1) % n
+            else:
+                active = [s for s in range(n) if hands[s]]
+            first: list[int] = []
+            rest: list[int] = []
+            for s in active:
+                if i >= total or seats[i] != s:
+                    return False
+                a = actions[i]
+                i += 1
+                hand = hands[s]
+                if type(a) is not list:
+                    return False
+                if len(a) == 1:
+                    c = a[0]
+                    if type(c) is not int or c not in hand:
+                        return False
+                    hand.remove(c)
+                    left -= 1
+                    if c:
+                        rest.append(c)
+                        owner[c] = s
+                    else:
+                        zs[s] += 1
+                elif len(a) == 2 and not simple:
+                    c, d = a
+                    if type(c) is not int or type(d) is not int or c > d:
+                        return False
+                    if (hand.count(c) < 2) if c == d else (c not in hand or d not in hand):
+                        return False
+                    hand.remove(c)
+                    hand.remove(d)
+                    left -= 2
+                    if c:
+                        rest += (c, d)
+                        owner[c] = owner[d] = s
+                    else:
+                        zs[s] += 1
+                        if d:
+                            first.append(d)
+                            owner[d] = s
+                        else:
+                            zs[s] += 1
+                else:
+                    return False
+            if first:
+                first.sort()
+                rest.sort()
+                rest = first + rest
+            elif len(rest) > 1:
+                rest.sort()
+            for c in rest:
+                k = bisect_left(ends, c)
+                if k:  # after the highest end below the card: the order of ends is kept
+                    k -= 1
+                    ends[k] = c
+                else:  # below every end: onto the row with the highest end, which becomes the lowest
+                    ends.insert(0, c)
+                    del ends[4]
+                    lens.insert(0, lens.pop())
+                    rheads.insert(0, rheads.pop())
+                if lens[k] == ROW_LIMIT:
+                    s = owner[c]
+                    ph[s] += rheads[k]
+                    rt[s] += 1
+                    ct[s] += ROW_LIMIT
+                    lens[k] = 1
+                    rheads[k] = heads_of[c]
+                else:
+                    lens[k] += 1
+                    rheads[k] += heads_of[c]
+        if _log_hand(state, ph, rt, ct, zs):
+            return i == total
+        _deal(state)
 
 
 def _known_zeros(state: NimmtState, seat: int) -> int:
