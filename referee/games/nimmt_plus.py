@@ -293,7 +293,7 @@ class NimmtPlus(Game):
         """A whole transcript played at once (see ``Game.replay``); the result, or None."""
         if state.over or state.hand_number != 1 or any(p is not None for p in state.pending) or state.history:
             return None
-        return self.result(state) if _replay(state, seats, actions) else None
+        return _result(state, state.hand_log) if _replay(state, seats, actions) else None
 
     def is_over(self, state: NimmtState) -> bool:
         """True once every hand of the match has been played."""
@@ -301,19 +301,7 @@ class NimmtPlus(Game):
 
     def result(self, state: NimmtState) -> Result:
         """Totals over the finished hands, ranks, and the per-hand breakdown."""
-        lower = state.variant not in POSITIVE
-        scores = [float(t) for t in state.totals]
-        return Result(
-            scores=scores,
-            ranks=ranks_from_scores(scores, lower),
-            lower_is_better=lower,
-            details={
-                "variant": state.variant,
-                "zero_heads": state.zero_heads,
-                "hands": _copy.deepcopy(state.hand_log),
-                "totals": list(state.totals),
-            },
-        )
+        return _result(state, _copy.deepcopy(state.hand_log))
 
     # Hooks --------------------------------------------------------------------------
 
@@ -560,6 +548,23 @@ def _end_hand(state: NimmtState) -> None:
         return
     state.previous = {"hand": state.hand_number, "history": state.history, "rows": [list(r) for r in state.rows]}
     _deal(state)
+
+
+def _result(state: NimmtState, hands: list[dict[str, Any]]) -> Result:
+    """The result of the finished match ``state`` with ``hands`` as its per-hand breakdown."""
+    lower = state.variant not in POSITIVE
+    scores = [float(t) for t in state.totals]
+    return Result(
+        scores=scores,
+        ranks=ranks_from_scores(scores, lower),
+        lower_is_better=lower,
+        details={
+            "variant": state.variant,
+            "zero_heads": state.zero_heads,
+            "hands": hands,
+            "totals": list(state.totals),
+        },
+    )
 
 
 def _log_hand(state: NimmtState, heads: list[int], rows_taken: list[int], taken: list[int], zeros: list[int]) -> bool:
