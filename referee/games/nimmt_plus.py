@@ -90,6 +90,7 @@ import random
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 from .base import (
@@ -208,17 +209,23 @@ class NimmtPlus(Game):
             return ()
         if state.variant == "simple":
             return (state.turn,)
-        return tuple(s for s in range(state.seats) if state.hands[s] and state.pending[s] is None)
+        hands, pending = state.hands, state.pending
+        return tuple([s for s in range(state.seats) if hands[s] and pending[s] is None])
 
     def view(self, state: NimmtState, seat: int) -> View:
         """What ``seat`` sees: own hand, rows, piles, sizes, totals, this hand's history."""
         simple = state.variant == "simple"
+        hands, n = state.hands, state.seats
         if state.over:
             asked: list[int] = []
+            mine = False
         elif simple:
             asked = [state.turn]
+            mine = seat == state.turn
         else:
-            asked = [s for s in range(state.seats) if state.hands[s]]
+            asked = [s for s in range(n) if hands[s]]
+            mine = bool(hands[seat]) and state.pending[seat] is None
+        zh = state.zero_heads if state.variant in POSITIVE else 0
         return {
             "variant": state.variant,
             "lower_is_better": state.variant not in POSITIVE,
@@ -228,17 +235,20 @@ class NimmtPlus(Game):
             "hand_number": state.hand_number,
             "hands_total": state.hands_total,
             "turn_number": len(state.history) + 1,
-            "hand": list(state.hands[seat]),
+            "hand": list(hands[seat]),
             "rows": [list(r) for r in state.rows],
-            "hand_sizes": [len(h) for h in state.hands],
-            "points": [{"cards": list(state.piles[s]), "heads": _pile_score(state, s)} for s in range(state.seats)],
+            "hand_sizes": [len(h) for h in hands],
+            "points": [
+                {"cards": list(p), "heads": h + zh * p.count(0) if zh else h}
+                for p, h in zip(state.piles, state.pile_heads)
+            ],
             "totals": list(state.totals),
             "hand_scores": [list(h["scores"]) for h in state.hand_log],
             "history": list(state.history),  # entries are never changed once recorded
             # built once per hand, never changed; shown until every seat was asked once
             "previous_hand": state.previous if len(state.history) < (state.seats if simple else 1) else None,
             "to_act": asked,
-            "your_turn": seat in self.to_act(state),
+            "your_turn": mine,
             "turn": state.turn if simple and not state.over else None,
         }
 
@@ -255,12 +265,9 @@ class NimmtPlus(Game):
             return []
         values = _distinct(hand)
         out: list[Action] = [[c] for c in values]
-        zero_pair = len(hand) >= 2 and hand[1] == 0
-        for i, a in enumerate(values):
-            if a == 0 and zero_pair:
-                out.append([0, 0])
-            for b in values[i + 1 :]:
-                out.append([a, b])
+        if len(hand) >= 2 and hand[1] == 0:  # two zeros: [0, 0] before the pairs with one 0
+            out.append([0, 0])
+        out += map(list, combinations(values, 2))  # (a, b) with a < b, in the order of a then b
         return out
 
     def apply(self, state: NimmtState, seat: int, action: Action) -> NimmtState:
@@ -281,7 +288,7 @@ class NimmtPlus(Game):
             raise IllegalAction(f"seat {seat} is not to act")
         _check_in_hand(state.hands[seat], cards, action)
         state.pending[seat] = cards
-        if all(p is not None or not h for p, h in zip(state.pending, state.hands)):
+        if not any([p is None and h for p, h in zip(state.pending, state.hands)]):
             plays = {s: p for s, p in enumerate(state.pending) if p is not None}
             state.pending = [None] * state.seats
             _resolve(state, plays)
@@ -522,14 +529,6 @@ def _place(state: NimmtState, card: int, seat: int) -> dict[str, Any]:
     else:
         row.append(card)
     return {"seat": seat, "card": card, "row": target, "took": list(took)}
-
-
-def _pile_score(state: NimmtState, seat: int) -> int:
-    """What ``seat``'s pile scores this hand: heads, plus zero_heads per 0 when positive."""
-    score = state.pile_heads[seat]
-    if state.zero_heads and state.variant in POSITIVE:
-        score += state.zero_heads * state.piles[seat].count(0)
-    return score
 
 
 def _advance_simple(state: NimmtState) -> None:
