@@ -146,3 +146,19 @@ def test_a_fallback_or_fault_goes_the_ordinary_way(
     report, calls = verify_counting(out, monkeypatch)
     assert len(calls) == len(lines) - 1  # that match never reached the fast path
     assert report.problems[0].match == lines[0]["id"] and report.problems[0].field == "by"
+
+
+def test_older_journal_lines_with_response_times_are_compared(
+    nimmt_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = copy(nimmt_out, tmp_path)
+    recs, lines = journal(out), transcript_lines(out)
+    for rec, line in zip(recs, lines):  # as older journals kept them: each seat's times in ms
+        rec["latency_ms"] = [[t / 10 for s, t in zip(line["seats"], line["ms"]) if s == seat] for seat in range(4)]
+    write_journal(out, recs)
+    report, calls = verify_counting(out, monkeypatch)
+    assert all(calls) and not [p for p in report.problems if p.match != "-"], shown(report)
+    recs[1]["latency_ms"][2][3] += 0.5
+    write_journal(out, recs)
+    report, calls = verify_counting(out, monkeypatch)
+    assert [(p.match, p.field) for p in report.problems if p.match != "-"] == [(recs[1]["id"], "latency_ms[2]")]

@@ -604,61 +604,58 @@ def _replay(state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) 
         lens = [len(r) for r in order]
         rheads = [sum(heads_of[c] for c in r) for r in order]
         ph, rt, ct, zs = [0] * n, [0] * n, [0] * n, [0] * n
-        left = sum(len(h) for h in hands)
         turn = state.turn
-        while left:
+        while any(hands):
             if simple:
                 active: Sequence[int] = (turn,)
                 turn = (turn + 1) % n
             else:
                 active = [s for s in range(n) if hands[s]]
+            if i + len(active) > total:
+                return False
             first: list[int] = []
             rest: list[int] = []
             for s in active:
-                if i >= total or seats[i] != s:
-                    return False
                 a = actions[i]
+                if seats[i] != s or type(a) is not list:
+                    return False
                 i += 1
                 hand = hands[s]
-                if type(a) is not list:
-                    return False
-                if len(a) == 1:
-                    c = a[0]
-                    if type(c) is not int or c not in hand:
-                        return False
-                    hand.remove(c)
-                    left -= 1
-                    if c:
-                        rest.append(c)
-                        owner[c] = s
-                    else:
-                        zs[s] += 1
-                elif len(a) == 2 and not simple:
-                    c, d = a
-                    if type(c) is not int or type(d) is not int or c > d:
-                        return False
-                    if (hand.count(c) < 2) if c == d else (c not in hand or d not in hand):
-                        return False
-                    hand.remove(c)
-                    hand.remove(d)
-                    left -= 2
-                    if c:
-                        rest += (c, d)
-                        owner[c] = owner[d] = s
-                    else:
-                        zs[s] += 1
-                        if d:
+                try:
+                    if len(a) == 1:
+                        c = a[0]
+                        if type(c) is not int:
+                            return False
+                        hand.remove(c)
+                        if c:
+                            rest.append(c)
+                            owner[c] = s
+                        else:
+                            zs[s] += 1
+                    elif len(a) == 2 and not simple:
+                        c, d = a
+                        if type(c) is not int or type(d) is not int or c > d:
+                            return False
+                        hand.remove(c)
+                        hand.remove(d)  # a pair of equal cards needs two in hand: only zeros are
+                        if c:
+                            rest += (c, d)
+                            owner[c] = owner[d] = s
+                        elif d:
+                            zs[s] += 1
                             first.append(d)
                             owner[d] = s
                         else:
-                            zs[s] += 1
-                else:
+                            zs[s] += 2
+                    else:
+                        return False
+                except ValueError:  # a card not in the hand
                     return False
             if first:
                 first.sort()
                 rest.sort()
                 rest = first + rest
-            elif len(rest) > 1:
+            else:
                 rest.sort()
             for c in rest:
                 k = bisect_left(ends, c)
