@@ -605,16 +605,18 @@ def _replay(state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) 
         rheads = [sum(heads_of[c] for c in r) for r in order]
         ph, rt, ct, zs = [0] * n, [0] * n, [0] * n, [0] * n
         turn = state.turn
-        while any(hands):
+        holding = [s for s in range(n) if hands[s]]  # simultaneous: the seats asked each turn
+        while holding:
             if simple:
                 active: Sequence[int] = (turn,)
                 turn = (turn + 1) % n
             else:
-                active = [s for s in range(n) if hands[s]]
+                active = holding
             if i + len(active) > total:
                 return False
             first: list[int] = []
             rest: list[int] = []
+            emptied = False
             for s in active:
                 a = actions[i]
                 if seats[i] != s or type(a) is not list:
@@ -639,7 +641,7 @@ def _replay(state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) 
                         hand.remove(c)
                         hand.remove(d)  # a pair of equal cards needs two in hand: only zeros are
                         if c:
-                            rest += (c, d)
+                            rest += a
                             owner[c] = owner[d] = s
                         elif d:
                             zs[s] += 1
@@ -651,6 +653,10 @@ def _replay(state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) 
                         return False
                 except ValueError:  # a card not in the hand
                     return False
+                if not hand:
+                    emptied = True
+            if emptied:
+                holding = [s for s in range(n) if hands[s]]
             if first:
                 first.sort()
                 rest.sort()
