@@ -162,3 +162,13 @@ def test_older_journal_lines_with_response_times_are_compared(
     write_journal(out, recs)
     report, calls = verify_counting(out, monkeypatch)
     assert [(p.match, p.field) for p in report.problems if p.match != "-"] == [(recs[1]["id"], "latency_ms[2]")]
+
+
+def test_the_verify_bench_prints_both_figures(nimmt_out: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from referee import bench_verify
+
+    bench_verify.main(["--folder", str(nimmt_out), "--reps", "1"])
+    text = capsys.readouterr().out
+    assert "whole-transcript fast path:" in text and "ordinary apply per decision:" in text
+    assert f"({len(journal(nimmt_out))} matches," in text and "target >= 2,000 matches/s per core" in text
+    assert NimmtPlus.fast_replay  # the bench puts the fast path back
