@@ -172,7 +172,7 @@ def _jackknife_se(loo: FloatArray, present: BoolArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(present, loo, 0.0).sum(0) / n
         dev = np.where(present, loo - mean, 0.0)
-        return np.sqrt((n - 1) / n * (dev * dev).sum(0))
+        return np.asarray(np.sqrt((n - 1) / n * (dev * dev).sum(0)), np.float64)
 
 
 def _studentized(
