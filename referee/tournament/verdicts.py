@@ -498,6 +498,8 @@ def _method(
         "resamples": resamples,
         "confidence": CONFIDENCE,
         "interval": "studentized bootstrap (bootstrap-t) over deals",
+        "few_deals_interval": f"below {FEW_DEALS} deals: Student-t on the larger of the delta-method and "
+        "jackknife errors, widened to the percentile interval",
         "rank_set": "max-type bootstrap over pairwise differences (simultaneous)",
         "rank_set_critical_value": rnd(crit),
         "rng": "numpy PCG64 seeded from sha256 of the tournament seed",
