@@ -253,6 +253,44 @@ async def ask(
     return await _paced(rt, pacer, client, body, limit_ms, cap)
 
 
+def ask_now(
+    rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
+) -> http.Sent | None:
+    """``ask``'s common case without a coroutine: the bot is up and has no slot limit,
+    the pacer has room and nobody waits for it, a keep-alive connection is idle. The
+    request is on the wire on return; ``finish`` awaits it. ``None``: use ``ask``."""
+    if rt.max_concurrent > 0 or rt.down:
+        return None
+    if pacer is not None and (pacer.in_flight >= pacer.limit or pacer._waiters):
+        return None
+    sent = http.send_now(client, rt.endpoint, body, limit_ms, cap)
+    if sent is not None and pacer is not None:
+        pacer.in_flight += 1
+    return sent
+
+
+async def finish(pacer: Pacer | None, sent: http.Sent) -> Exchange:
+    """The exchange of a request ``ask_now`` sent; its place among the pacer's requests in
+    flight is given back once the match has it."""
+    if pacer is None:
+        return await sent.result()
+    try:
+        return await sent.result()
+    finally:
+        pacer.in_flight -= 1
+        if pacer._waiters:
+            pacer._wake()
+
+
+def abandon(pacer: Pacer | None, sent: http.Sent) -> None:
+    """Give up on a request ``ask_now`` sent (its match was cancelled): its place back."""
+    sent.abandon()
+    if pacer is not None:
+        pacer.in_flight -= 1
+        if pacer._waiters:
+            pacer._wake()
+
+
 async def _paced(
     rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
 ) -> Exchange:

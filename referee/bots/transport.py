@@ -28,7 +28,9 @@ after a reply was read to its end with nothing after it; one that was cut off, b
 timed out, or that carried bytes nobody asked for (a bot must not answer the next
 request in advance) is closed, and so is an idle one that receives anything. A request
 on a reused connection that the bot had closed meanwhile (no byte of a reply came back)
-is sent once more on a fresh connection, as browsers do.
+is sent once more on a fresh connection, as browsers do. ``send_now`` starts a request
+on an idle connection without any coroutine and returns the future of its reply (what
+``match.py`` uses for the seats of one decision: no task per seat).
 
 The clock: a reply's time is taken when its last byte is parsed (``Reply.done_at``), not
 when the awaiting task resumes; the deadline timer reports how late it fired
@@ -183,7 +185,7 @@ class _Conn(asyncio.Protocol):
                 slow.receive_data(b"")  # a close-delimited body ends here
                 self._parse_slow()
             elif not self.got_bytes:
-                self._fail(_Retryable("connection closed before a complete response"))
+                self._fail(Retryable("connection closed before a complete response"))
             else:
                 self._fail(TransportError("connection closed before a complete response"))
         return False
@@ -193,7 +195,7 @@ class _Conn(asyncio.Protocol):
         self.closed = True
         if self.waiter is not None and not self.waiter.done():
             detail = f"{type(exc).__name__}: {exc}" if exc else "connection closed before a complete response"
-            self._fail(_Retryable(detail) if not self.got_bytes else TransportError(detail))
+            self._fail(Retryable(detail) if not self.got_bytes else TransportError(detail))
 
     # -- one exchange -------------------------------------------------------------
     def start(self, target: Target, data: bytes, deadline: float, max_bytes: int) -> asyncio.Future[Reply]:
@@ -232,6 +234,7 @@ class _Conn(asyncio.Protocol):
         self._finish()
         if reusable and self.keep_alive and not self.closed:
             self.reusable = True
+            self.pool._put_idle(self)  # free for the next request at once, whoever awaits this one
         else:
             self._drop()
 
@@ -394,16 +397,20 @@ def _head_size(event: object) -> int:
     return sum(len(k) + len(v) + 4 for k, v in event.headers) + len(event.reason) + 15
 
 
-class _Retryable(TransportError):
-    """The connection closed before any byte of a reply (maybe a keep-alive close race)."""
+class Retryable(TransportError):
+    """The connection closed before any byte of a reply (maybe a keep-alive close race):
+    the request may be sent once more on a fresh connection (``LeanPool.post_fresh``)."""
 
 
 class LeanPool:
-    """Idle keep-alive connections per (host, port), at most ``max_idle`` each; plain http:// only."""
+    """Idle keep-alive connections per (host, port), at most ``max_idle`` each; plain
+    http:// only. One pool may serve a whole tournament (connections reused across
+    matches); a connection goes back to it the moment its reply was read to the end."""
 
     def __init__(self, max_idle: int = 8) -> None:
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
         self._max = max_idle
+        self.connects = 0  # connections opened (for tests and the bench)
 
     async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
         """POST ``body`` to ``endpoint`` (which must have a ``target``); the reply by ``deadline``."""
@@ -412,35 +419,41 @@ class LeanPool:
             raise TransportError(f"not a plain http:// URL: {endpoint.url}")
         return await self.post(target, body, deadline, max_bytes)
 
+    def send_now(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> asyncio.Future[Reply] | None:
+        """Send ``body`` on an idle connection and return the future of its reply (no task,
+        no coroutine); ``None`` when no connection is idle. The future may fail with
+        ``Retryable``: then ``post_fresh`` sends the request once more."""
+        conn = self._idle_conn((target.host, target.port))
+        if conn is None:
+            return None
+        return conn.start(target, _request(target, body), deadline, max_bytes)
+
     async def post(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
         """POST ``body`` to ``target``; the reply by ``deadline`` (event-loop time)."""
-        data = b"%bContent-Length: %d\r\n\r\n%b" % (target.head, len(body), body)
-        key = (target.host, target.port)
-        conn = self._idle_conn(key)
+        conn = self._idle_conn((target.host, target.port))
         if conn is not None:
             try:
-                return await self._run(conn, target, data, deadline, max_bytes)
-            except _Retryable:
+                return await _wait(conn, conn.start(target, _request(target, body), deadline, max_bytes))
+            except Retryable:
                 pass  # closed by the bot while idle: once more, on a new connection
-        conn = await self._connect(target, key, deadline)
+        return await self.post_fresh(target, body, deadline, max_bytes)
+
+    async def post_fresh(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
+        """POST ``body`` to ``target`` on a new connection."""
+        conn = await self._connect(target, (target.host, target.port), deadline)
         try:
-            return await self._run(conn, target, data, deadline, max_bytes)
-        except _Retryable as exc:
+            return await _wait(conn, conn.start(target, _request(target, body), deadline, max_bytes))
+        except Retryable as exc:
             raise TransportError(str(exc)) from None
 
-    async def _run(self, conn: _Conn, target: Target, data: bytes, deadline: float, max_bytes: int) -> Reply:
-        try:
-            reply = await conn.start(target, data, deadline, max_bytes)
-        except asyncio.CancelledError:
+    def _put_idle(self, conn: _Conn) -> None:
+        idle = self._idle.get(conn.key)
+        if idle is None:
+            idle = self._idle[conn.key] = []
+        if len(idle) < self._max:
+            idle.append(conn)
+        else:
             conn._drop()
-            raise
-        if conn.reusable:
-            idle = self._idle.setdefault(conn.key, [])
-            if len(idle) < self._max:
-                idle.append(conn)
-            else:
-                conn._drop()
-        return reply
 
     def _idle_conn(self, key: tuple[str, int]) -> _Conn | None:
         idle = self._idle.get(key)
@@ -453,6 +466,7 @@ class LeanPool:
 
     async def _connect(self, target: Target, key: tuple[str, int], deadline: float) -> _Conn:
         loop = asyncio.get_running_loop()
+        self.connects += 1
         try:
             async with asyncio.timeout_at(deadline):
                 _, conn = await loop.create_connection(lambda: _Conn(self, key), target.host, target.port)
@@ -472,3 +486,25 @@ class LeanPool:
             for conn in conns:
                 conn._drop()
         self._idle.clear()
+
+
+def _request(target: Target, body: bytes) -> bytes:
+    return b"%bContent-Length: %d\r\n\r\n%b" % (target.head, len(body), body)
+
+
+async def _wait(conn: _Conn, fut: asyncio.Future[Reply]) -> Reply:
+    """The reply of ``fut``; a cancelled wait drops the connection (its reply is nobody's)."""
+    try:
+        return await fut
+    except asyncio.CancelledError:
+        conn._drop()
+        raise
+
+
+def drop_unawaited(fut: asyncio.Future[Reply]) -> None:
+    """Give up on a reply from ``send_now`` that nobody will await (the match was
+    cancelled): its connection is closed when its bytes or its deadline come."""
+    if not fut.done():
+        fut.cancel()
+    elif not fut.cancelled():
+        fut.exception()  # retrieved: no "exception never retrieved" warning
