@@ -303,7 +303,7 @@ async def play_match(
         "details": result.details,
     }
     # each seat's view of the final position: the last hand/round is shown nowhere else
-    await notify("end", [protocol.end(ctx, s, published, game.view(state, s)) for s in range(n)])
+    await notify("end", protocol.ends(ctx, published, [game.view(state, s) for s in range(n)], range(n)))
     return MatchRecord(
         id=match_id,
         index=index,
