@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .bots import protocol
-from .bots.control import BotRuntime, Pacer, abandon, ask, ask_now, finish, referee_was_late
+from .bots.control import BotRuntime, Pacer, abandon, ask, finish, referee_was_late, send_placed
 from .bots.http import Endpoint, Exchange, Sent
 from .bots.transport import Transport
 from .config import Limits
@@ -209,20 +209,21 @@ async def play_match(
         return ex
 
     async def ask_all(to: list[int], bodies: list[bytes], acting: bool) -> list[Exchange]:
-        """Ask seats ``to`` at once, answers in seat order: a request goes on the wire at
-        once on an idle connection (``ask_now``, no task), any other in a task of its own."""
-        if len(to) == 1:
-            s, body = to[0], bodies[0]
-            one = ask_now(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
-            ex = await finish(pacer, one) if one is not None else None
-            if ex is None or not book.settled_at_once(s, ex, acting):
-                ex = await replay(s, body, acting, ex)
-            return [ex]
+        """Ask seats ``to`` at once, answers in seat order. The pacer's places are taken
+        for all of them together; each request goes on the wire at once on an idle
+        connection (``send_placed``: no task, no coroutine), any other in a task of its own."""
+        if pacer is not None and not pacer.try_take(len(to)):
+            await pacer.take(len(to))
         pending: list[Sent | asyncio.Task[Exchange] | None] = []
         try:
             for s, body in zip(to, bodies):
-                sent = ask_now(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
-                pending.append(sent if sent is not None else asyncio.ensure_future(replay(s, body, acting, None)))
+                sent = send_placed(rts[s], client, body, book.limit_ms(s, acting), cap)
+                if sent is None:
+                    if pacer is not None:
+                        pacer.release(1)  # ``ask`` takes its own place
+                    pending.append(asyncio.ensure_future(replay(s, body, acting, None)))
+                else:
+                    pending.append(sent)
             out: list[Exchange] = []
             for i, s in enumerate(to):
                 p = pending[i]

@@ -135,7 +135,7 @@ class Pacer:
         self.in_flight = 0
         self.lags_ms: collections.deque[float] = collections.deque(maxlen=100_000)
         self.lowest_limit = self.limit
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._waiters: collections.deque[tuple[asyncio.Future[None], int]] = collections.deque()
         self._waited = False
         self._cut_in_window = False
         self._task: asyncio.Task[None] | None = None
@@ -160,25 +160,44 @@ class Pacer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
+    def try_take(self, places: int = 1) -> bool:
+        """Take ``places`` among the requests in flight at once if there is room and
+        nobody waits (a caller alone may exceed the limit: a decision of many seats is
+        never stuck); False: ``take`` waits for them."""
+        if self._waiters or (self.in_flight + places > self.limit and self.in_flight > 0):
+            return False
+        self.in_flight += places
+        return True
+
+    async def take(self, places: int = 1) -> None:
+        """Take ``places`` among the requests in flight, waiting (first come, first
+        served) while the limit is reached; ``release`` gives each back."""
+        if self.try_take(places):
+            return
+        self._waited = True
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((fut, places))
+        try:
+            await fut  # the places are taken for us when we are woken
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release(places)  # woken, then cancelled: pass the places on
+            raise
+
+    def release(self, places: int = 1) -> None:
+        """Give back ``places`` taken with ``take`` or ``try_take``."""
+        self.in_flight -= places
+        if self._waiters:
+            self._wake()
+
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         """A place among the requests in flight; waits while the limit is reached."""
-        while self.in_flight >= self.limit:
-            self._waited = True
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(fut)
-            try:
-                await fut
-            except asyncio.CancelledError:
-                if fut.done() and not fut.cancelled():
-                    self._wake()  # pass the wake-up on
-                raise
-        self.in_flight += 1
+        await self.take(1)
         try:
             yield
         finally:
-            self.in_flight -= 1
-            self._wake()
+            self.release(1)
 
     def note_late(self) -> None:
         """A decision was voided because the referee was late: halve the limit (once per
@@ -189,13 +208,19 @@ class Pacer:
             self.lowest_limit = min(self.lowest_limit, self.limit)
 
     def _wake(self) -> None:
-        """Wake as many waiters as there are free places."""
-        free = self.limit - self.in_flight
-        while free > 0 and self._waiters:
-            fut = self._waiters.popleft()
-            if not fut.done():
-                fut.set_result(None)
-                free -= 1
+        """Wake waiters in order while their places fit under the limit (the first one
+        also when nothing is in flight), taking the places for them."""
+        waiters = self._waiters
+        while waiters:
+            fut, places = waiters[0]
+            if fut.done():  # cancelled while waiting
+                waiters.popleft()
+                continue
+            if self.in_flight + places > self.limit and self.in_flight > 0:
+                return
+            waiters.popleft()
+            self.in_flight += places
+            fut.set_result(None)
 
     async def _watch(self) -> None:
         """Sample the loop's lag; adjust the limit once per window."""
@@ -253,42 +278,31 @@ async def ask(
     return await _paced(rt, pacer, client, body, limit_ms, cap)
 
 
-def ask_now(
-    rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
-) -> http.Sent | None:
-    """``ask``'s common case without a coroutine: the bot is up and has no slot limit,
-    the pacer has room and nobody waits for it, a keep-alive connection is idle. The
-    request is on the wire on return; ``finish`` awaits it. ``None``: use ``ask``."""
+def send_placed(rt: BotRuntime, client: Transport, body: bytes, limit_ms: float, cap: int) -> http.Sent | None:
+    """``ask``'s common case without a coroutine, for a caller holding a pacer place: the
+    bot is up and has no slot limit, a keep-alive connection is idle. The request is on
+    the wire on return; ``finish`` awaits it. ``None``: use ``ask``."""
     if rt.max_concurrent > 0 or rt.down:
         return None
-    if pacer is not None and (pacer.in_flight >= pacer.limit or pacer._waiters):
-        return None
-    sent = http.send_now(client, rt.endpoint, body, limit_ms, cap)
-    if sent is not None and pacer is not None:
-        pacer.in_flight += 1
-    return sent
+    return http.send_now(client, rt.endpoint, body, limit_ms, cap)
 
 
 async def finish(pacer: Pacer | None, sent: http.Sent) -> Exchange:
-    """The exchange of a request ``ask_now`` sent; its place among the pacer's requests in
-    flight is given back once the match has it."""
+    """The exchange of a request ``send_placed`` sent; its pacer place is given back
+    once the match has it."""
     if pacer is None:
         return await sent.result()
     try:
         return await sent.result()
     finally:
-        pacer.in_flight -= 1
-        if pacer._waiters:
-            pacer._wake()
+        pacer.release(1)
 
 
 def abandon(pacer: Pacer | None, sent: http.Sent) -> None:
-    """Give up on a request ``ask_now`` sent (its match was cancelled): its place back."""
+    """Give up on a request ``send_placed`` sent (its match was cancelled): its place back."""
     sent.abandon()
     if pacer is not None:
-        pacer.in_flight -= 1
-        if pacer._waiters:
-            pacer._wake()
+        pacer.release(1)
 
 
 async def _paced(
@@ -296,13 +310,9 @@ async def _paced(
 ) -> Exchange:
     if pacer is None:
         return await http.post(client, rt.endpoint, body, limit_ms, cap)
-    if pacer.in_flight < pacer.limit and not pacer._waiters:  # the common case: no context manager
-        pacer.in_flight += 1
-        try:
-            return await http.post(client, rt.endpoint, body, limit_ms, cap)
-        finally:
-            pacer.in_flight -= 1
-            if pacer._waiters:
-                pacer._wake()
-    async with pacer.slot():
+    if not pacer.try_take(1):
+        await pacer.take(1)
+    try:
         return await http.post(client, rt.endpoint, body, limit_ms, cap)
+    finally:
+        pacer.release(1)
