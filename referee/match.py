@@ -22,6 +22,7 @@ decisions. Three things are not charged to bots:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -227,13 +228,21 @@ async def play_match(
             out: list[Exchange] = []
             for i, s in enumerate(to):
                 p = pending[i]
-                pending[i] = None
                 if type(p) is Sent:
-                    ex = await finish(pacer, p)
+                    fut = p.fut
+                    if not fut.done():
+                        with contextlib.suppress(Exception):  # exchange_now reads it; a cancellation goes on
+                            await fut
+                    got = p.exchange_now()
+                    pending[i] = None
+                    ex = got if got is not None else await finish(pacer, p)  # sent again
+                    if got is not None and pacer is not None:
+                        pacer.release(1)
                     if not book.settled_at_once(s, ex, acting):
                         ex = await replay(s, bodies[i], acting, ex)
                 else:
                     assert isinstance(p, asyncio.Task)
+                    pending[i] = None
                     ex = await p
                 out.append(ex)
             return out
@@ -335,7 +344,7 @@ def _deal_hash(game: Game, state: Any, n: int) -> str:
     return hashlib.sha256(views.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Verdict:
     """What a reply amounts to: the legal action chosen and its extras, or a fault kind
     with its detail; and the bot's optional ``log`` string either way (a reply that is

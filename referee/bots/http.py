@@ -214,6 +214,21 @@ class Sent:
             return Exchange(None, (time.perf_counter() - self.started) * 1000.0, ERROR, str(exc))
         return _outcome(reply, self.started, self.max_bytes)
 
+    def exchange_now(self) -> Exchange | None:
+        """The exchange, its reply being in (the future done): what ``result`` returns,
+        without a coroutine; ``None`` when the request must be sent again (``result``)."""
+        fut = self.fut
+        exc = fut.exception()
+        if exc is None:
+            return _outcome(fut.result(), self.started, self.max_bytes)
+        if isinstance(exc, Retryable):
+            return None
+        if isinstance(exc, DeadlineExceeded):
+            return _timed_out(self.started, self.deadline_ms, exc)
+        if isinstance(exc, TransportError):
+            return Exchange(None, (time.perf_counter() - self.started) * 1000.0, ERROR, str(exc))
+        raise exc
+
     def abandon(self) -> None:
         """Nobody will await this exchange (the match was cancelled)."""
         drop_unawaited(self.fut)

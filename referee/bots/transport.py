@@ -69,6 +69,11 @@ _HEAD = re.compile(
     rb"HTTP/1\.1 ([2-5][0-9][0-9])(?: [\t !-~\x80-\xff]*)?(?:\r\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t !-~\x80-\xff]*)*"
 )
 
+# Heads read before, and what they said: a bot's heads repeat (only the Date and the
+# Content-Length change), so most are one dict lookup. Bounded: cleared when full.
+_HEADS_SEEN: dict[bytes, tuple[int, int, bool]] = {}
+_HEADS_KEPT = 512
+
 
 class TransportError(Exception):
     """The exchange failed below HTTP: connect, reset, or a malformed response."""
@@ -83,7 +88,7 @@ class DeadlineExceeded(Exception):
         self.late_ms = late_ms
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reply:
     """A reply: status, body (``None`` when cut off at the size cap), and the
     ``time.perf_counter()`` at which its last byte was parsed."""
@@ -291,6 +296,10 @@ class _Conn(asyncio.Protocol):
 
     def _read_head(self, head: bytes) -> bool:
         """Status and Content-Length from an ordinary head; False when h11 must judge it."""
+        known = _HEADS_SEEN.get(head)
+        if known is not None:
+            self.status, self.length, self.keep_alive = known
+            return True
         m = _HEAD.fullmatch(head)
         if m is None:
             return False
@@ -311,6 +320,9 @@ class _Conn(asyncio.Protocol):
                 keep_alive = False
             at = low.find(b"\r\nconnection:", at + 13)
         self.status, self.length, self.keep_alive = status, int(value), keep_alive
+        if len(_HEADS_SEEN) >= _HEADS_KEPT:
+            _HEADS_SEEN.clear()
+        _HEADS_SEEN[head] = (status, self.length, keep_alive)
         return True
 
     def _switch_to_h11(self) -> None:
