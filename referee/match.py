@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .bots import protocol
-from .bots.control import BotRuntime, Pacer, abandon, ask, finish, referee_was_late, send_placed
+from .bots.control import BotRuntime, Pacer, ask, referee_was_late, send_placed
 from .bots.http import Endpoint, Exchange, Sent
 from .bots.transport import Transport
 from .config import Limits
@@ -218,7 +218,7 @@ async def play_match(
         pending: list[Sent | asyncio.Task[Exchange] | None] = []
         try:
             for s, body in zip(to, bodies):
-                sent = send_placed(rts[s], client, body, book.limit_ms(s, acting), cap)
+                sent = send_placed(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
                 if sent is None:
                     if pacer is not None:
                         pacer.release(1)  # ``ask`` takes its own place
@@ -235,9 +235,7 @@ async def play_match(
                             await fut
                     got = p.exchange_now()
                     pending[i] = None
-                    ex = got if got is not None else await finish(pacer, p)  # sent again
-                    if got is not None and pacer is not None:
-                        pacer.release(1)
+                    ex = got if got is not None else await p.result()  # sent again, on a new connection
                     if not book.settled_at_once(s, ex, acting):
                         ex = await replay(s, bodies[i], acting, ex)
                 else:
@@ -249,7 +247,7 @@ async def play_match(
         finally:
             for p in pending:  # only when cancelled or failed part-way
                 if isinstance(p, Sent):
-                    abandon(pacer, p)
+                    p.abandon()  # its place comes back with its future
                 elif p is not None:
                     p.cancel()
 

@@ -419,3 +419,18 @@ def test_a_parse_slice_yields_to_the_loop_and_other_work_goes_on(monkeypatch: py
     ex, during = asyncio.run(go())
     assert ex.fault is None and ex.body is not None and ex.body.startswith(b'{"action": 1}')
     assert during >= 1000 // 32
+
+
+def test_find_legal_compares_as_json_values() -> None:
+    legal: list[Any] = [1, True, 1.0, [1], [True], {"a": 1}, {"a": True}, "x"]
+    assert [protocol.find_legal(a, legal) for a in (1, True, 1.0, [1], [True], {"a": True}, "x")] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+        6,
+        7,
+    ]
+    assert protocol.find_legal(False, legal) == -1 and protocol.find_legal([1.0], legal) == -1
+    assert protocol.find_legal(2, legal) == -1 and protocol.find_legal(None, []) == -1

@@ -185,6 +185,10 @@ class Pacer:
                 self.release(places)  # woken, then cancelled: pass the places on
             raise
 
+    def released(self, _: object) -> None:
+        """``release(1)`` as a future's done-callback."""
+        self.release(1)
+
     def release(self, places: int = 1) -> None:
         """Give back ``places`` taken with ``take`` or ``try_take``."""
         self.in_flight -= places
@@ -279,31 +283,20 @@ async def ask(
     return await _paced(rt, pacer, client, body, limit_ms, cap)
 
 
-def send_placed(rt: BotRuntime, client: Transport, body: bytes, limit_ms: float, cap: int) -> http.Sent | None:
+def send_placed(
+    rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
+) -> http.Sent | None:
     """``ask``'s common case without a coroutine, for a caller holding a pacer place: the
     bot is up and has no slot limit, a keep-alive connection is idle. The request is on
-    the wire on return; ``finish`` awaits it. ``None``: use ``ask``."""
+    the wire on return, and its place is given back the moment its exchange ends (not
+    when the caller gets to it: a match reading its seats in order must not hold places
+    another bot's request waits for). ``None``: the place is the caller's; use ``ask``."""
     if rt.max_concurrent > 0 or rt.down:
         return None
-    return http.send_now(client, rt.endpoint, body, limit_ms, cap)
-
-
-async def finish(pacer: Pacer | None, sent: http.Sent) -> Exchange:
-    """The exchange of a request ``send_placed`` sent; its pacer place is given back
-    once the match has it."""
-    if pacer is None:
-        return await sent.result()
-    try:
-        return await sent.result()
-    finally:
-        pacer.release(1)
-
-
-def abandon(pacer: Pacer | None, sent: http.Sent) -> None:
-    """Give up on a request ``send_placed`` sent (its match was cancelled): its place back."""
-    sent.abandon()
-    if pacer is not None:
-        pacer.release(1)
+    sent = http.send_now(client, rt.endpoint, body, limit_ms, cap)
+    if sent is not None and pacer is not None:
+        sent.fut.add_done_callback(pacer.released)
+    return sent
 
 
 async def _paced(

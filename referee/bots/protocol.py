@@ -199,6 +199,12 @@ def reply_log(reply: Mapping[str, Any]) -> str | None:
 def find_legal(action: Any, legal: Sequence[Any]) -> int:
     """Index of ``action`` in ``legal`` comparing as JSON values (1 is not true,
     1.0 is not 1), or -1."""
+    try:
+        i = legal.index(action)  # the first equal one, in C; equal is not always the same JSON
+    except ValueError:
+        return -1
+    if _same_json(legal[i], action):
+        return i
     for i, candidate in enumerate(legal):
         if candidate == action and _same_json(candidate, action):
             return i
