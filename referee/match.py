@@ -233,9 +233,8 @@ async def play_match(
                     if not fut.done():
                         with contextlib.suppress(Exception):  # exchange_now reads it; a cancellation goes on
                             await fut
-                    got = p.exchange_now()
+                    ex = p.exchange_now()
                     pending[i] = None
-                    ex = got if got is not None else await p.result()  # sent again, on a new connection
                     if not book.settled_at_once(s, ex, acting):
                         ex = await replay(s, bodies[i], acting, ex)
                 else:

@@ -9,7 +9,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
+from support.localbots import serve
 
 from referee.bots import http
 from referee.bots.control import Pacer
@@ -199,3 +201,40 @@ def test_a_cancelled_waiter_passes_its_places_on() -> None:
         return pacer.in_flight, first.cancelled()
 
     assert asyncio.run(go()) == (2, True)
+
+
+def test_a_seats_failure_is_timed_when_it_failed_not_when_the_match_read_it() -> None:
+    """Seat 0 answers its first act after 1 s; seat 1 closes its connection at once, and
+    the fresh one it is asked again on too. The match reads seat 0 first, yet seat 1 was
+    asked again at once and its fault carries its own time (generous bound)."""
+    first = asyncio.Event()
+
+    async def slow_once(msg: dict[str, Any]) -> httpx.Response:
+        if msg["type"] == "act" and not first.is_set():
+            first.set()
+            await asyncio.sleep(1.0)
+        return httpx.Response(200, json={"action": msg["legal"][0]} if msg["type"] == "act" else {})
+
+    async def boom(msg: dict[str, Any]) -> httpx.Response:
+        if msg["type"] == "act":
+            raise httpx.ConnectError("closes the connection without a reply")
+        return httpx.Response(200, text="{}")
+
+    async def go() -> MatchRecord:
+        async with serve({"slow": slow_once, "boom": boom}) as urls, http.new_client(4) as client:
+            return await play_match(
+                GAME,
+                GAME.check_options(2, {}),
+                tournament="t",
+                match_id="m000001",
+                index=1,
+                seed=3,
+                seats=[Endpoint.make(n, urls[n], None) for n in ("slow", "boom")],
+                client=client,
+                limits=Limits(deadline_ms=5000, max_faults=1000),
+            )
+
+    rec = asyncio.run(go())
+    assert rec.latency_ms[0][0] >= 1000  # seat 0's first answer took its second
+    fault = next(f for f in rec.faults if f["seat"] == 1 and f["decision"] == 0)
+    assert fault["kind"] == "error" and fault["latency_ms"] < 500, fault

@@ -33,7 +33,7 @@ import httpx
 
 from ..record import ERROR, MALFORMED, TIMEOUT
 from ..secret import Secret
-from .transport import DeadlineExceeded, LeanPool, Reply, Retryable, Target, Transport, TransportError, drop_unawaited
+from .transport import DeadlineExceeded, LeanPool, Reply, Target, Transport, TransportError, drop_unawaited
 
 _SSL: ssl.SSLContext | None = None
 # httpx writes headers and body in two sends; with Nagle's algorithm on, the body
@@ -177,7 +177,7 @@ async def post(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: 
     except DeadlineExceeded as exc:
         return _timed_out(started, deadline_ms, exc)
     except TransportError as exc:
-        return Exchange(None, (time.perf_counter() - started) * 1000.0, ERROR, str(exc))
+        return Exchange(None, (exc.done_at - started) * 1000.0, ERROR, str(exc))
     return _outcome(reply, started, max_bytes)
 
 
@@ -204,29 +204,25 @@ class Sent:
     async def result(self) -> Exchange:
         """The exchange, once its reply is in (or its deadline passed)."""
         try:
-            try:
-                reply = await self.fut
-            except Retryable:  # closed by the bot while idle: once more, on a new connection
-                reply = await self.pool.post_fresh(self.target, self.body, self.deadline, self.max_bytes)
+            reply = await self.fut
         except DeadlineExceeded as exc:
             return _timed_out(self.started, self.deadline_ms, exc)
         except TransportError as exc:
-            return Exchange(None, (time.perf_counter() - self.started) * 1000.0, ERROR, str(exc))
+            return Exchange(None, (exc.done_at - self.started) * 1000.0, ERROR, str(exc))
         return _outcome(reply, self.started, self.max_bytes)
 
-    def exchange_now(self) -> Exchange | None:
+    def exchange_now(self) -> Exchange:
         """The exchange, its reply being in (the future done): what ``result`` returns,
-        without a coroutine; ``None`` when the request must be sent again (``result``)."""
+        without a coroutine."""
         fut = self.fut
         exc = fut.exception()
         if exc is None:
             return _outcome(fut.result(), self.started, self.max_bytes)
-        if isinstance(exc, Retryable):
-            return None
+        # times taken when the exchange failed, not when the match got to this seat
         if isinstance(exc, DeadlineExceeded):
             return _timed_out(self.started, self.deadline_ms, exc)
         if isinstance(exc, TransportError):
-            return Exchange(None, (time.perf_counter() - self.started) * 1000.0, ERROR, str(exc))
+            return Exchange(None, (exc.done_at - self.started) * 1000.0, ERROR, str(exc))
         raise exc
 
     def abandon(self) -> None:
@@ -256,7 +252,7 @@ def send_now(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: fl
 
 
 def _timed_out(started: float, deadline_ms: float, exc: DeadlineExceeded) -> Exchange:
-    ms = (time.perf_counter() - started) * 1000.0
+    ms = (exc.done_at - started) * 1000.0
     return Exchange(None, ms, TIMEOUT, f"no complete reply within {deadline_ms:.0f} ms", late_ms=exc.late_ms)
 
 

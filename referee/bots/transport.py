@@ -76,7 +76,12 @@ _HEADS_KEPT = 512
 
 
 class TransportError(Exception):
-    """The exchange failed below HTTP: connect, reset, or a malformed response."""
+    """The exchange failed below HTTP: connect, reset, or a malformed response;
+    ``done_at`` is the ``time.perf_counter()`` at which it failed."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.done_at = time.perf_counter()
 
 
 class DeadlineExceeded(Exception):
@@ -86,6 +91,7 @@ class DeadlineExceeded(Exception):
     def __init__(self, late_ms: float) -> None:
         super().__init__(f"deadline passed (noticed {late_ms:.1f} ms late)")
         self.late_ms = late_ms
+        self.done_at = time.perf_counter()
 
 
 @dataclass(slots=True)
@@ -160,6 +166,7 @@ class _Conn(asyncio.Protocol):
         self.keep_alive = True
         self.slow: h11.Connection | None = None  # the h11 fallback, once switched to it
         self.target: Target | None = None
+        self.resend: bytes | None = None  # the body, to send again after a keep-alive close race
         self.pending = False  # parsing paused after a slice, to go on at the next loop turn
         self.informational = 0
         self.chunks = 0
@@ -210,9 +217,14 @@ class _Conn(asyncio.Protocol):
             self._fail(Retryable(detail) if not self.got_bytes else TransportError(detail))
 
     # -- one exchange -------------------------------------------------------------
-    def start(self, target: Target, data: bytes, deadline: float, max_bytes: int) -> asyncio.Future[Reply]:
-        """Send ``data`` and return the future of its reply."""
+    def start(
+        self, target: Target, data: bytes, deadline: float, max_bytes: int, resend: bytes | None = None
+    ) -> asyncio.Future[Reply]:
+        """Send ``data`` and return the future of its reply. With ``resend`` (the body),
+        a close before any byte of a reply sends it again on a fresh connection for the
+        same future, at once (``LeanPool.send_now``)."""
         self.waiter = fut = self.loop.create_future()
+        self.resend = resend
         self.target, self.deadline, self.max_bytes = target, deadline, max_bytes
         self.buf.clear()
         self.got_bytes = False
@@ -235,7 +247,10 @@ class _Conn(asyncio.Protocol):
     def _fail(self, exc: Exception) -> None:
         waiter = self.waiter
         if waiter is not None and not waiter.done():
-            waiter.set_exception(exc)
+            if type(exc) is Retryable and self.resend is not None and self.target is not None:
+                self.pool._resend(self.target, self.resend, self.deadline, self.max_bytes, waiter)
+            else:
+                waiter.set_exception(exc)
         self._finish()
         self._drop()
 
@@ -431,6 +446,7 @@ class LeanPool:
     def __init__(self, max_idle: int = 8) -> None:
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
         self._max = max_idle
+        self._resending: set[asyncio.Task[None]] = set()
         self.connects = 0  # connections opened (for tests and the bench)
 
     async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
@@ -442,12 +458,31 @@ class LeanPool:
 
     def send_now(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> asyncio.Future[Reply] | None:
         """Send ``body`` on an idle connection and return the future of its reply (no task,
-        no coroutine); ``None`` when no connection is idle. The future may fail with
-        ``Retryable``: then ``post_fresh`` sends the request once more."""
+        no coroutine); ``None`` when no connection is idle. A connection the bot closed
+        while idle is replaced at once, for the same future."""
         conn = self._idle_conn((target.host, target.port))
         if conn is None:
             return None
-        return conn.start(target, _request(target, body), deadline, max_bytes)
+        return conn.start(target, _request(target, body), deadline, max_bytes, resend=body)
+
+    def _resend(
+        self, target: Target, body: bytes, deadline: float, max_bytes: int, waiter: asyncio.Future[Reply]
+    ) -> None:
+        """Send ``body`` again on a fresh connection; its outcome settles ``waiter``."""
+
+        async def again() -> None:
+            try:
+                reply = await self.post_fresh(target, body, deadline, max_bytes)
+            except (TransportError, DeadlineExceeded) as exc:
+                if not waiter.done():
+                    waiter.set_exception(exc)
+                return
+            if not waiter.done():
+                waiter.set_result(reply)
+
+        task = asyncio.ensure_future(again())
+        self._resending.add(task)
+        task.add_done_callback(self._resending.discard)
 
     async def post(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
         """POST ``body`` to ``target``; the reply by ``deadline`` (event-loop time)."""
