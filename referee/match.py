@@ -22,7 +22,6 @@ decisions. Three things are not charged to bots:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import time
@@ -229,11 +228,8 @@ async def play_match(
             for i, s in enumerate(to):
                 p = pending[i]
                 if type(p) is Sent:
-                    fut = p.fut
-                    if not fut.done():
-                        with contextlib.suppress(Exception):  # exchange_now reads it; a cancellation goes on
-                            await fut
-                    ex = p.exchange_now()
+                    # the common case without a coroutine: the reply is often in already
+                    ex = p.exchange_now() if p.fut.done() else await p.result()
                     pending[i] = None
                     if not book.settled_at_once(s, ex, acting):
                         ex = await replay(s, bodies[i], acting, ex)

@@ -24,6 +24,7 @@ followed here:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import ssl
 import time
@@ -185,31 +186,17 @@ class Sent:
     """A request ``send_now`` put on the wire; ``result`` awaits its ``Exchange``
     (exactly what ``post`` would have returned)."""
 
-    __slots__ = ("body", "deadline", "deadline_ms", "fut", "max_bytes", "pool", "started", "target")
+    __slots__ = ("deadline_ms", "fut", "max_bytes", "started")
 
-    def __init__(
-        self,
-        fut: asyncio.Future[Reply],
-        pool: LeanPool,
-        target: Target,
-        body: bytes,
-        started: float,
-        deadline: float,
-        deadline_ms: float,
-        max_bytes: int,
-    ) -> None:
-        self.fut, self.pool, self.target, self.body = fut, pool, target, body
-        self.started, self.deadline, self.deadline_ms, self.max_bytes = started, deadline, deadline_ms, max_bytes
+    def __init__(self, fut: asyncio.Future[Reply], started: float, deadline_ms: float, max_bytes: int) -> None:
+        self.fut, self.started, self.deadline_ms, self.max_bytes = fut, started, deadline_ms, max_bytes
 
     async def result(self) -> Exchange:
         """The exchange, once its reply is in (or its deadline passed)."""
-        try:
-            reply = await self.fut
-        except DeadlineExceeded as exc:
-            return _timed_out(self.started, self.deadline_ms, exc)
-        except TransportError as exc:
-            return Exchange(None, (exc.done_at - self.started) * 1000.0, ERROR, str(exc))
-        return _outcome(reply, self.started, self.max_bytes)
+        if not self.fut.done():
+            with contextlib.suppress(Exception):  # exchange_now reads it; a cancellation goes on
+                await self.fut
+        return self.exchange_now()
 
     def exchange_now(self) -> Exchange:
         """The exchange, its reply being in (the future done): what ``result`` returns,
@@ -248,7 +235,7 @@ def send_now(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: fl
     fut = pool.send_now(target, body, deadline, max_bytes)
     if fut is None:
         return None
-    return Sent(fut, pool, target, body, started, deadline, deadline_ms, max_bytes)
+    return Sent(fut, started, deadline_ms, max_bytes)
 
 
 def _timed_out(started: float, deadline_ms: float, exc: DeadlineExceeded) -> Exchange:
