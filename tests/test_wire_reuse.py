@@ -238,3 +238,46 @@ def test_a_seats_failure_is_timed_when_it_failed_not_when_the_match_read_it() ->
     assert rec.latency_ms[0][0] >= 1000  # seat 0's first answer took its second
     fault = next(f for f in rec.faults if f["seat"] == 1 and f["decision"] == 0)
     assert fault["kind"] == "error" and fault["latency_ms"] < 500, fault
+
+
+def test_deadlines_out_of_order_and_after_answered_requests_still_end_each_exchange() -> None:
+    """One pool, a bot that answers only bodies marked "answer": requests with deadlines
+    of 3 s, then 0.3 s (out of order: a timer of its own), then answered ones, then 0.6 s.
+    Each silent request times out at its own deadline (generous bounds), none at another's."""
+
+    async def silent_or_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                n = next(int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length"))
+                if b"answer" in await reader.readexactly(n):
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+
+    async def go() -> list[http.Exchange]:
+        server = await asyncio.start_server(silent_or_answer, "127.0.0.1", 0)
+        ep = Endpoint.make("b", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", None)
+        pool = LeanPool(8)
+        async with server:
+            warm = [http.post(pool, ep, b'{"answer":1}', 5000, 1024) for _ in range(4)]
+            await asyncio.gather(*warm)  # four idle connections
+            sent = [
+                http.send_now(pool, ep, b'{"wait":1}', 3000, 1024),
+                http.send_now(pool, ep, b'{"wait":2}', 300, 1024),
+                http.send_now(pool, ep, b'{"answer":2}', 5000, 1024),
+            ]
+            assert all(s is not None for s in sent)
+            answered = await sent[2].result()  # type: ignore[union-attr]
+            last = http.send_now(pool, ep, b'{"wait":3}', 600, 1024)
+            assert last is not None
+            out = [await s.result() for s in (*sent[:2], last)]  # type: ignore[union-attr]
+            pool.close()
+        return [*out, answered]
+
+    long, short, later, answered = asyncio.run(go())
+    assert answered.fault is None and answered.body == b"{}"
+    assert [e.fault for e in (long, short, later)] == ["timeout"] * 3
+    assert long.latency_ms >= 2900
+    assert 250 <= short.latency_ms < 2500  # its own deadline, not the 3 s one queued before it
+    assert 550 <= later.latency_ms < 2500

@@ -11,7 +11,8 @@ The lean pool (``LeanPool``) exists because the referee must never be the bottle
 on a 2-core VM one loopback POST through httpx cost the referee 250-500 µs of CPU,
 through asyncio streams and h11 ~70 µs, through this ``asyncio.Protocol`` ~25 µs
 (``make bench`` prints the figures of the machine it runs on). Per request it costs one
-future and one timer, no task. Requests are written by hand (the referee only ever
+future and an entry in its pool's deadline queue (one loop timer per pool, for the
+earliest deadline still waiting), no task. Requests are written by hand (the referee only ever
 POSTs a small JSON body with a Content-Length). Replies take one of two paths:
 
 - the fast path: an ``HTTP/1.1`` status line (not 1xx), well-formed header lines, one
@@ -42,6 +43,7 @@ itself was late: a deadline noticed while parsing the bot's own bytes is the bot
 from __future__ import annotations
 
 import asyncio
+import collections
 import re
 import socket
 import time
@@ -155,7 +157,8 @@ class _Conn(asyncio.Protocol):
         self.reusable = False
         # the exchange under way
         self.waiter: asyncio.Future[Reply] | None = None
-        self.timer: asyncio.TimerHandle | None = None
+        self.timer: asyncio.TimerHandle | None = None  # a timer of its own, for a deadline out of order
+        self.gen = 0  # exchanges started: tells the pool's deadline queue which entry is live
         self.deadline = 0.0
         self.max_bytes = 0
         self.buf = bytearray()
@@ -234,13 +237,17 @@ class _Conn(asyncio.Protocol):
         self.informational = self.chunks = self.body_size = 0
         self.body_parts = []
         self.reusable = False
-        self.timer = self.loop.call_at(deadline, self._on_deadline)
+        self.gen += 1
+        if not self.pool._deadlines.add(self, deadline):
+            self.timer = self.loop.call_at(deadline, self._on_deadline)
         assert self.transport is not None
         self.transport.write(data)
         return fut
 
     def _on_deadline(self) -> None:
         self.timer = None
+        if self.waiter is None or self.waiter.done():
+            return
         late_ms = max(0.0, (self.loop.time() - self.deadline) * 1000.0)
         self._fail(DeadlineExceeded(late_ms))
 
@@ -438,6 +445,44 @@ class Retryable(TransportError):
     the request may be sent once more on a fresh connection (``LeanPool.post_fresh``)."""
 
 
+class _Deadlines:
+    """The deadlines of a pool's exchanges in the order they started, and one loop timer
+    for the earliest one still waiting: a request costs a deque entry, not a timer of its
+    own (asyncio keeps timers in a heap compared in Python, and a cancelled one stays in
+    it). Deadlines come in order when every request has the same time to answer; one
+    earlier than the last queued gets a timer of its own (``add`` returns False). The
+    timer outlives the pool's ``close``: an exchange still under way ends at its deadline."""
+
+    def __init__(self) -> None:
+        self.queue: collections.deque[tuple[float, _Conn, int]] = collections.deque()
+        self.timer: asyncio.TimerHandle | None = None
+
+    def add(self, conn: _Conn, deadline: float) -> bool:
+        """Queue ``conn``'s exchange under way; False when its deadline is out of order."""
+        queue = self.queue
+        if queue and deadline < queue[-1][0]:
+            return False
+        queue.append((deadline, conn, conn.gen))
+        if self.timer is None:
+            self.timer = conn.loop.call_at(deadline, self._fire)
+        return True
+
+    def _fire(self) -> None:
+        """End the exchanges whose deadline came; wait for the next one still waiting."""
+        self.timer = None
+        queue = self.queue
+        while queue:
+            deadline, conn, gen = queue[0]
+            if conn.gen != gen or conn.waiter is None or conn.waiter.done():
+                queue.popleft()  # ended before its deadline
+                continue
+            if deadline - conn.loop.time() > 1e-6:
+                self.timer = conn.loop.call_at(deadline, self._fire)
+                return
+            queue.popleft()
+            conn._on_deadline()
+
+
 class LeanPool:
     """Idle keep-alive connections per (host, port), at most ``max_idle`` each; plain
     http:// only. One pool may serve a whole tournament (connections reused across
@@ -447,6 +492,7 @@ class LeanPool:
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
         self._max = max_idle
         self._resending: set[asyncio.Task[None]] = set()
+        self._deadlines = _Deadlines()
         self.connects = 0  # connections opened (for tests and the bench)
 
     async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
