@@ -297,7 +297,9 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(
             f"                    floor   {f['requests_per_s']:7.0f} requests/s, CPU {f['cpu_us_per_request']:6.1f}"
-            f" µs/request ({min(c * SEATS, 256)} in flight); referee reaches {ratio:.2f} of the floor (target ≥ 0.40)"
+            f" µs/request ({min(c * SEATS, 256)} in flight); referee reaches {ratio:.2f} of the floor (target ≥ 0.40);"
+            f" its CPU per decision is {r['cpu_us_per_decision'] / f['cpu_us_per_request']:.1f}× the floor's per"
+            f" request (steadier than absolute figures on a loaded machine), {r['connections']:.0f} connections"
         )
     if args.json:
         print(json.dumps(figures))
