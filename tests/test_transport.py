@@ -434,3 +434,22 @@ def test_find_legal_compares_as_json_values() -> None:
     ]
     assert protocol.find_legal(False, legal) == -1 and protocol.find_legal([1.0], legal) == -1
     assert protocol.find_legal(2, legal) == -1 and protocol.find_legal(None, []) == -1
+
+
+def test_a_declared_length_over_the_cap_is_judged_alike_on_both_paths() -> None:
+    """Content-Length over the cap, and the bot closes before sending all of it: the fast
+    path and the h11 fallback (a 1xx first sends the reply there) both call it cut off."""
+    over = b"HTTP/1.1 200 OK\r\nContent-Length: 2000\r\n\r\n" + b"x" * 1024
+
+    def close_after(payload: bytes) -> Serve:
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(payload)
+            await writer.drain()
+
+        return serve
+
+    for payload in (over, b"HTTP/1.1 100 Continue\r\n\r\n" + over):
+        results, _ = run(close_after(payload), max_bytes=1024)
+        assert (results[0].fault, results[0].body) == ("malformed", None), results[0]
+        assert "over the cap" in results[0].detail

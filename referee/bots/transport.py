@@ -396,6 +396,10 @@ class _Conn(asyncio.Protocol):
             elif kind is h11.Response:
                 assert isinstance(event, h11.Response)
                 self.status = event.status_code
+                declared = next((v for k, v in event.headers if k == b"content-length"), None)
+                if declared is not None and int(declared) > self.max_bytes and self.status not in (204, 304):
+                    self._succeed(None, reusable=False)  # as the fast path: over the cap, never read
+                    return
             elif kind is h11.Data:
                 assert isinstance(event, h11.Data)
                 if event.chunk_start:
