@@ -143,12 +143,12 @@ class Pacer:
     @classmethod
     def for_tournament(cls, deadline_ms: int, concurrency: int, players: int) -> Pacer:
         """The pacer of a tournament: it starts at 64 requests in flight at most, and
-        the lag it tolerates is a hundredth of the deadline, between 5 and 40 ms (so a
+        the lag it tolerates is a hundredth of the deadline, between 10 and 40 ms (so a
         bot's recorded time is its own to within about that: the loop lag is about how
         long replies already in wait to be read; a timer that still fires late is caught
         by the replay of match.py)."""
         return cls(
-            initial=min(64, max(16, concurrency * players)), target_lag_ms=min(40.0, max(5.0, deadline_ms / 100))
+            initial=min(64, max(16, concurrency * players)), target_lag_ms=min(40.0, max(10.0, deadline_ms / 100))
         )
 
     async def __aenter__(self) -> Pacer:
