@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .bots import protocol
-from .bots.control import BotRuntime, Pacer, ask, referee_was_late
-from .bots.http import Endpoint, Exchange
+from .bots.control import BotRuntime, Pacer, ask, referee_was_late, send_placed
+from .bots.http import Endpoint, Exchange, Sent
 from .bots.transport import Transport
 from .config import Limits
 from .games.base import Game, InvalidExtras, ranks_from_scores
@@ -101,6 +101,16 @@ class Seats:
         if pacer is not None:
             pacer.note_late()
 
+    def settled_at_once(self, s: int, ex: Exchange, acting: bool) -> bool:
+        """``settle`` for an answer without a fault (no restart to check): done here, True;
+        False when ``settle`` must be awaited."""
+        if ex.fault is not None:
+            return False
+        self.rts[s].timeouts_in_a_row = 0
+        if acting and ex.latency_ms > self.limits.deadline_ms:
+            self.bank[s] = max(0.0, self.bank[s] - (ex.latency_ms - self.limits.deadline_ms))
+        return True
+
     async def settle(self, s: int, ex: Exchange, acting: bool) -> None:
         """What an exchange costs seat ``s`` besides a fault: a timeout empties its bank,
         a late answer spends it; an ``error`` restarts a dead managed bot, and timeouts in
@@ -132,10 +142,12 @@ class Seats:
             }
         )
 
-    def answered(self, s: int, ex: Exchange) -> None:
-        """Count one decision the bot of ``s`` was asked."""
+    def answered(self, s: int, ex: Exchange) -> float:
+        """Count one decision the bot of ``s`` was asked; its response time as recorded."""
         self.decisions[s] += 1
-        self.latency[s].append(round(ex.latency_ms, 2))
+        ms = round(ex.latency_ms, 2)
+        self.latency[s].append(ms)
+        return ms
 
     def keep_log(self, s: int, log: str | None) -> str | None:
         """The part of a bot's ``log`` kept: 1 KB a decision, 64 KB a seat."""
@@ -183,19 +195,60 @@ async def play_match(
     rts = book.rts
     moves: list[Move] = []
 
-    async def exchange(s: int, body: bytes, acting: bool = True) -> Exchange:
-        """Ask seat ``s``, again while the referee was late (up to ``MAX_REPLAYS``)."""
-        for attempt in range(MAX_REPLAYS + 1):
+    async def replay(s: int, body: bytes, acting: bool, ex: Exchange | None) -> Exchange:
+        """Ask seat ``s`` (unless ``ex`` is its answer already), again while the referee was
+        late (up to ``MAX_REPLAYS``); then settle what the answer costs the seat."""
+        if ex is None:
             ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
-            if not referee_was_late(ex) or attempt == MAX_REPLAYS:
-                break
+        attempt = 0
+        while referee_was_late(ex) and attempt < MAX_REPLAYS:
             book.void(pacer)
+            attempt += 1
+            ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
         await book.settle(s, ex, acting)
         return ex
 
+    async def ask_all(to: list[int], bodies: list[bytes], acting: bool) -> list[Exchange]:
+        """Ask seats ``to`` at once, answers in seat order. The pacer's places are taken
+        for all of them together; each request goes on the wire at once on an idle
+        connection (``send_placed``: no task, no coroutine), any other in a task of its own."""
+        if pacer is not None and not pacer.try_take(len(to)):
+            await pacer.take(len(to))
+        pending: list[Sent | asyncio.Task[Exchange] | None] = []
+        try:
+            for s, body in zip(to, bodies):
+                sent = send_placed(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
+                if sent is None:
+                    if pacer is not None:
+                        pacer.release(1)  # ``ask`` takes its own place
+                    pending.append(asyncio.ensure_future(replay(s, body, acting, None)))
+                else:
+                    pending.append(sent)
+            out: list[Exchange] = []
+            for i, s in enumerate(to):
+                p = pending[i]
+                if type(p) is Sent:
+                    # the common case without a coroutine: the reply is often in already
+                    ex = p.exchange_now() if p.fut.done() else await p.result()
+                    pending[i] = None
+                    if not book.settled_at_once(s, ex, acting):
+                        ex = await replay(s, bodies[i], acting, ex)
+                else:
+                    assert isinstance(p, asyncio.Task)
+                    pending[i] = None
+                    ex = await p
+                out.append(ex)
+            return out
+        finally:
+            for p in pending:  # only when cancelled or failed part-way
+                if isinstance(p, Sent):
+                    p.abandon()  # its place comes back with its future
+                elif p is not None:
+                    p.cancel()
+
     async def notify(phase: str, bodies: list[bytes]) -> None:
         to = [s for s in range(n) if s not in book.disqualified]
-        done = await asyncio.gather(*(exchange(s, bodies[s], acting=False) for s in to))
+        done = await ask_all(to, [bodies[s] for s in to], acting=False)
         for s, ex in zip(to, done):
             if ex.fault is not None:
                 book.charge(s, None, phase, ex.fault, ex.detail, ex.latency_ms)
@@ -208,22 +261,23 @@ async def play_match(
     # decisions others were asked in between, which can reveal hidden cards.
     asked = [0] * n
     while not game.is_over(state):
-        asks: list[tuple[int, int, list[Any], bytes | None]] = []
+        asks: list[tuple[int, int, list[Any]]] = []
+        to: list[int] = []
+        bodies: list[bytes] = []
         for s in game.to_act(state):
             legal = game.legal(state, s)
-            body = None
             if book.asked(s):
-                body = protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal, book.bank_left(s))
-            asks.append((s, asked[s], legal, body))
+                to.append(s)
+                bodies.append(protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal, book.bank_left(s)))
+            asks.append((s, asked[s], legal))
             asked[s] += 1
-        sent = [(s, body) for s, _, _, body in asks if body is not None]
-        if len(sent) == 1:
-            replies = [await exchange(*sent[0])]
-        else:
-            replies = list(await asyncio.gather(*(exchange(s, body) for s, body in sent)))
-        by_seat = {s: ex for (s, _), ex in zip(sent, replies)}
-        for s, dec, legal, _ in asks:
-            ex = by_seat.get(s)
+        replies = await ask_all(to, bodies, acting=True) if to else []
+        r = 0
+        for s, dec, legal in asks:
+            ex: Exchange | None = None
+            if r < len(to) and to[r] == s:
+                ex = replies[r]
+                r += 1
             verdict = _judge(ex, legal, extra_fields) if ex is not None else _NOT_ASKED
             action, extras, kind = verdict.action, verdict.extras, verdict.fault
             if ex is not None and kind is not None:
@@ -238,10 +292,8 @@ async def play_match(
                 except InvalidExtras as exc:
                     kind = MALFORMED
                     book.charge(s, dec, "act", MALFORMED, f"reply fields refused: {exc}", ex.latency_ms if ex else 0.0)
-            ms = round(ex.latency_ms, 2) if ex is not None else None
+            ms = book.answered(s, ex) if ex is not None else None
             moves.append(Move(s, dec, action, by, kind, ms, extras, book.keep_log(s, verdict.log)))
-            if ex is not None:
-                book.answered(s, ex)
 
     result = game.result(state)
     forfeited = book.forfeited()
@@ -254,7 +306,7 @@ async def play_match(
         "details": result.details,
     }
     # each seat's view of the final position: the last hand/round is shown nowhere else
-    await notify("end", [protocol.end(ctx, s, published, game.view(state, s)) for s in range(n)])
+    await notify("end", protocol.ends(ctx, published, [game.view(state, s) for s in range(n)], range(n)))
     return MatchRecord(
         id=match_id,
         index=index,
@@ -285,7 +337,7 @@ def _deal_hash(game: Game, state: Any, n: int) -> str:
     return hashlib.sha256(views.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Verdict:
     """What a reply amounts to: the legal action chosen and its extras, or a fault kind
     with its detail; and the bot's optional ``log`` string either way (a reply that is

@@ -262,6 +262,42 @@ def test_messages_are_byte_identical_to_the_stdlib_encoder(game_id: str) -> None
     assert compared > 10
 
 
+def _old_notice(kind: str, ctx: protocol.MatchContext, seat: int) -> dict[str, Any]:
+    return {
+        "protocol": 1,
+        "type": kind,
+        "tournament": ctx.tournament,
+        "match": ctx.match,
+        "game": ctx.game,
+        "options": ctx.options,
+        "seat": seat,
+        "players": ctx.players,
+    }
+
+
+@pytest.mark.parametrize("game_id", sorted(GAMES))
+def test_start_and_end_built_from_parts_are_byte_identical_to_the_stdlib_encoder(game_id: str) -> None:
+    """``start`` and ``end`` (result encoded once for every seat, each seat's final view)
+    against the stdlib encoding of the whole message as it was built before."""
+    game = GAMES[game_id]
+    seats = game.info.min_seats
+    options = game.check_options(seats, {})
+    ctx = protocol.MatchContext("tourné «1»", "m000001", game_id, options, [f"bot\u2028{i}" for i in range(seats)])
+    state = game.setup(seats, 5, options)
+    rng = random.Random(5)
+    while not game.is_over(state):
+        for s in game.to_act(state):
+            legal = game.legal(state, s)
+            state = game.apply(state, s, legal[rng.randrange(len(legal))])
+    result = {"scores": [1, -2.5, None], "ranks": [1, 2], "lower_is_better": True, "details": {"é\n": "\x1f"}}
+    views = [game.view(state, s) for s in range(seats)]
+    sent = protocol.ends(ctx, result, views, range(seats))
+    for s in range(seats):
+        assert protocol.start(ctx, s) == _OLD(_old_notice("start", ctx, s)).encode()
+        assert sent[s] == _OLD({**_old_notice("end", ctx, s), "result": result, "state": views[s]}).encode()
+        assert protocol.end(ctx, s, result) == _OLD({**_old_notice("end", ctx, s), "result": result}).encode()
+
+
 def test_values_orjson_refuses_are_sent_as_before_and_a_nan_result_is_refused() -> None:
     ctx = protocol.MatchContext("t", "m", "g", {}, ["a"])
     odd = {"1": {2: "int key"}, "big": 2**70}
@@ -307,9 +343,24 @@ def test_fast_path_and_fallback_read_the_same_reply_and_reuse_the_connection(pay
 
 
 @pytest.mark.parametrize(
+    ("payload", "reused"),
+    [
+        (b'HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 13\r\n\r\n{"action": 1}', False),
+        (b'HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 13\r\n\r\n{"action": 1}', True),
+        (b'HTTP/1.1 200 OK\r\nX-Empty:\r\nX-Pad: \t a \t b \t\r\nContent-Length:  13 \r\n\r\n{"action": 1}', True),
+    ],
+)
+def test_the_fast_path_honours_connection_close_and_odd_spacing(payload: bytes, reused: bool) -> None:
+    results, connections = run(raw_reply(payload), requests=3)
+    assert [(r.fault, r.body) for r in results] == [(None, b'{"action": 1}')] * 3
+    assert connections == (1 if reused else 3)
+
+
+@pytest.mark.parametrize(
     ("payload", "detail"),
     [
         (b"HTTP/1.1 100 Continue\r\n\r\n" * 9 + ok_json(), "more than 8 informational"),
+        (b"HTTP/1.1 200 OK\r\nX:" + b" \t" * 7000 + b"\x00\r\nContent-Length: 2\r\n\r\n{}", "malformed HTTP"),
         (
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1\r\nx\r\n" * 2000 + b"0\r\n\r\n",
             "more than 1024 chunks",
@@ -368,3 +419,37 @@ def test_a_parse_slice_yields_to_the_loop_and_other_work_goes_on(monkeypatch: py
     ex, during = asyncio.run(go())
     assert ex.fault is None and ex.body is not None and ex.body.startswith(b'{"action": 1}')
     assert during >= 1000 // 32
+
+
+def test_find_legal_compares_as_json_values() -> None:
+    legal: list[Any] = [1, True, 1.0, [1], [True], {"a": 1}, {"a": True}, "x"]
+    assert [protocol.find_legal(a, legal) for a in (1, True, 1.0, [1], [True], {"a": True}, "x")] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+        6,
+        7,
+    ]
+    assert protocol.find_legal(False, legal) == -1 and protocol.find_legal([1.0], legal) == -1
+    assert protocol.find_legal(2, legal) == -1 and protocol.find_legal(None, []) == -1
+
+
+def test_a_declared_length_over_the_cap_is_judged_alike_on_both_paths() -> None:
+    """Content-Length over the cap, and the bot closes before sending all of it: the fast
+    path and the h11 fallback (a 1xx first sends the reply there) both call it cut off."""
+    over = b"HTTP/1.1 200 OK\r\nContent-Length: 2000\r\n\r\n" + b"x" * 1024
+
+    def close_after(payload: bytes) -> Serve:
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(payload)
+            await writer.drain()
+
+        return serve
+
+    for payload in (over, b"HTTP/1.1 100 Continue\r\n\r\n" + over):
+        results, _ = run(close_after(payload), max_bytes=1024)
+        assert (results[0].fault, results[0].body) == ("malformed", None), results[0]
+        assert "over the cap" in results[0].detail

@@ -135,7 +135,7 @@ class Pacer:
         self.in_flight = 0
         self.lags_ms: collections.deque[float] = collections.deque(maxlen=100_000)
         self.lowest_limit = self.limit
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._waiters: collections.deque[tuple[asyncio.Future[None], int]] = collections.deque()
         self._waited = False
         self._cut_in_window = False
         self._task: asyncio.Task[None] | None = None
@@ -143,11 +143,12 @@ class Pacer:
     @classmethod
     def for_tournament(cls, deadline_ms: int, concurrency: int, players: int) -> Pacer:
         """The pacer of a tournament: it starts at 64 requests in flight at most, and
-        the lag it tolerates is a fiftieth of the deadline, between 10 and 40 ms (so a
-        bot's recorded time is its own to within tens of ms; a timer that still fires
-        late is caught by the replay of match.py)."""
+        the lag it tolerates is a hundredth of the deadline, between 10 and 40 ms (so a
+        bot's recorded time is its own to within about that: the loop lag is about how
+        long replies already in wait to be read; a timer that still fires late is caught
+        by the replay of match.py)."""
         return cls(
-            initial=min(64, max(16, concurrency * players)), target_lag_ms=min(40.0, max(10.0, deadline_ms / 50))
+            initial=min(64, max(16, concurrency * players)), target_lag_ms=min(40.0, max(10.0, deadline_ms / 100))
         )
 
     async def __aenter__(self) -> Pacer:
@@ -160,25 +161,48 @@ class Pacer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
+    def try_take(self, places: int = 1) -> bool:
+        """Take ``places`` among the requests in flight at once if there is room and
+        nobody waits (a caller alone may exceed the limit: a decision of many seats is
+        never stuck); False: ``take`` waits for them."""
+        if self._waiters or (self.in_flight + places > self.limit and self.in_flight > 0):
+            return False
+        self.in_flight += places
+        return True
+
+    async def take(self, places: int = 1) -> None:
+        """Take ``places`` among the requests in flight, waiting (first come, first
+        served) while the limit is reached; ``release`` gives each back."""
+        if self.try_take(places):
+            return
+        self._waited = True
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((fut, places))
+        try:
+            await fut  # the places are taken for us when we are woken
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release(places)  # woken, then cancelled: pass the places on
+            raise
+
+    def released(self, _: object) -> None:
+        """``release(1)`` as a future's done-callback."""
+        self.release(1)
+
+    def release(self, places: int = 1) -> None:
+        """Give back ``places`` taken with ``take`` or ``try_take``."""
+        self.in_flight -= places
+        if self._waiters:
+            self._wake()
+
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         """A place among the requests in flight; waits while the limit is reached."""
-        while self.in_flight >= self.limit:
-            self._waited = True
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(fut)
-            try:
-                await fut
-            except asyncio.CancelledError:
-                if fut.done() and not fut.cancelled():
-                    self._wake()  # pass the wake-up on
-                raise
-        self.in_flight += 1
+        await self.take(1)
         try:
             yield
         finally:
-            self.in_flight -= 1
-            self._wake()
+            self.release(1)
 
     def note_late(self) -> None:
         """A decision was voided because the referee was late: halve the limit (once per
@@ -189,13 +213,19 @@ class Pacer:
             self.lowest_limit = min(self.lowest_limit, self.limit)
 
     def _wake(self) -> None:
-        """Wake as many waiters as there are free places."""
-        free = self.limit - self.in_flight
-        while free > 0 and self._waiters:
-            fut = self._waiters.popleft()
-            if not fut.done():
-                fut.set_result(None)
-                free -= 1
+        """Wake waiters in order while their places fit under the limit (the first one
+        also when nothing is in flight), taking the places for them."""
+        waiters = self._waiters
+        while waiters:
+            fut, places = waiters[0]
+            if fut.done():  # cancelled while waiting
+                waiters.popleft()
+                continue
+            if self.in_flight + places > self.limit and self.in_flight > 0:
+                return
+            waiters.popleft()
+            self.in_flight += places
+            fut.set_result(None)
 
     async def _watch(self) -> None:
         """Sample the loop's lag; adjust the limit once per window."""
@@ -253,18 +283,30 @@ async def ask(
     return await _paced(rt, pacer, client, body, limit_ms, cap)
 
 
+def send_placed(
+    rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
+) -> http.Sent | None:
+    """``ask``'s common case without a coroutine, for a caller holding a pacer place: the
+    bot is up and has no slot limit, a keep-alive connection is idle. The request is on
+    the wire on return, and its place is given back the moment its exchange ends (not
+    when the caller gets to it: a match reading its seats in order must not hold places
+    another bot's request waits for). ``None``: the place is the caller's; use ``ask``."""
+    if rt.max_concurrent > 0 or rt.down:
+        return None
+    sent = http.send_now(client, rt.endpoint, body, limit_ms, cap)
+    if sent is not None and pacer is not None:
+        sent.fut.add_done_callback(pacer.released)
+    return sent
+
+
 async def _paced(
     rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
 ) -> Exchange:
     if pacer is None:
         return await http.post(client, rt.endpoint, body, limit_ms, cap)
-    if pacer.in_flight < pacer.limit and not pacer._waiters:  # the common case: no context manager
-        pacer.in_flight += 1
-        try:
-            return await http.post(client, rt.endpoint, body, limit_ms, cap)
-        finally:
-            pacer.in_flight -= 1
-            if pacer._waiters:
-                pacer._wake()
-    async with pacer.slot():
+    if not pacer.try_take(1):
+        await pacer.take(1)
+    try:
         return await http.post(client, rt.endpoint, body, limit_ms, cap)
+    finally:
+        pacer.release(1)

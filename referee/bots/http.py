@@ -9,8 +9,12 @@ followed here:
 - a POST through httpx costs the referee 250-500 µs of CPU, through the lean pool of
   ``transport.py`` ~25 µs: ``BotClient`` (what production uses) sends plain http:// to
   the lean pool and only https:// through httpx (``HttpxTransport``);
-- one shared ``AsyncClient`` degrades quadratically above ~12 requests in flight,
-  so each match gets a small client of its own (``new_client``);
+- one shared httpx ``AsyncClient`` degrades quadratically above ~12 requests in
+  flight, so each match gets a small client of its own (``new_client``); the lean pool
+  has no such cost, so a tournament shares one (``new_client(..., pool=...)``) and
+  reuses its keep-alive connections across matches;
+- ``send_now`` puts a request on the wire at once on an idle connection and returns a
+  ``Sent`` to await: no coroutine chain, no task per seat;
 - building an httpx client builds an SSL context (~19 ms): one context is shared, and
   the httpx client is only built when an https bot needs it;
 - httpx timeouts are per socket read, so its deadline is enforced around the whole
@@ -20,6 +24,7 @@ followed here:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import ssl
 import time
@@ -29,7 +34,7 @@ import httpx
 
 from ..record import ERROR, MALFORMED, TIMEOUT
 from ..secret import Secret
-from .transport import DeadlineExceeded, LeanPool, Reply, Target, Transport, TransportError
+from .transport import DeadlineExceeded, LeanPool, Reply, Target, Transport, TransportError, drop_unawaited
 
 _SSL: ssl.SSLContext | None = None
 # httpx writes headers and body in two sends; with Nagle's algorithm on, the body
@@ -57,7 +62,7 @@ class Endpoint:
         return cls(name, url, headers, target)
 
 
-@dataclass
+@dataclass(slots=True)
 class Exchange:
     """One request and its outcome: a body, or a fault with its detail. ``late_ms`` is,
     for a timeout, how late the referee itself noticed it (its own lateness, not the bot's)."""
@@ -119,12 +124,14 @@ class HttpxTransport:
 
 
 class BotClient:
-    """The production client of one match (or one purpose): the lean pool for http://,
-    an ``HttpxTransport`` for https:// (built on first use)."""
+    """The production client of one match (or one purpose): the lean pool for http://
+    (its own, or ``pool``, shared and left open), an ``HttpxTransport`` for https://
+    (built on first use)."""
 
-    def __init__(self, max_connections: int) -> None:
+    def __init__(self, max_connections: int, pool: LeanPool | None = None) -> None:
         self.max_connections = max_connections
-        self.pool = LeanPool(max_connections)
+        self.pool = pool if pool is not None else LeanPool(max_connections)
+        self._owns_pool = pool is None
         self._https: HttpxTransport | None = None
 
     async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
@@ -136,8 +143,9 @@ class BotClient:
         return await self._https.request(endpoint, body, deadline, max_bytes)
 
     async def aclose(self) -> None:
-        """Close every connection."""
-        self.pool.close()
+        """Close every connection (not those of a shared pool)."""
+        if self._owns_pool:
+            self.pool.close()
         if self._https is not None:
             await self._https.aclose()
 
@@ -156,9 +164,9 @@ def shared_ssl_context() -> ssl.SSLContext:
     return _SSL
 
 
-def new_client(max_connections: int) -> BotClient:
-    """A small client for one match (or one purpose)."""
-    return BotClient(max_connections)
+def new_client(max_connections: int, pool: LeanPool | None = None) -> BotClient:
+    """A small client for one match (or one purpose), on a shared lean ``pool`` if given."""
+    return BotClient(max_connections, pool)
 
 
 async def post(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: float, max_bytes: int) -> Exchange:
@@ -168,16 +176,81 @@ async def post(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: 
     try:
         reply = await client.request(endpoint, body, deadline, max_bytes)
     except DeadlineExceeded as exc:
-        ms = (time.perf_counter() - started) * 1000.0
-        return Exchange(None, ms, TIMEOUT, f"no complete reply within {deadline_ms:.0f} ms", late_ms=exc.late_ms)
+        return _timed_out(started, deadline_ms, exc)
     except TransportError as exc:
-        return Exchange(None, (time.perf_counter() - started) * 1000.0, ERROR, str(exc))
+        return Exchange(None, (exc.done_at - started) * 1000.0, ERROR, str(exc))
+    return _outcome(reply, started, max_bytes)
+
+
+class Sent:
+    """A request ``send_now`` put on the wire; ``result`` awaits its ``Exchange``
+    (exactly what ``post`` would have returned)."""
+
+    __slots__ = ("deadline_ms", "fut", "max_bytes", "started")
+
+    def __init__(self, fut: asyncio.Future[Reply], started: float, deadline_ms: float, max_bytes: int) -> None:
+        self.fut, self.started, self.deadline_ms, self.max_bytes = fut, started, deadline_ms, max_bytes
+
+    async def result(self) -> Exchange:
+        """The exchange, once its reply is in (or its deadline passed)."""
+        if not self.fut.done():
+            with contextlib.suppress(Exception):  # exchange_now reads it; a cancellation goes on
+                await self.fut
+        return self.exchange_now()
+
+    def exchange_now(self) -> Exchange:
+        """The exchange, its reply being in (the future done): what ``result`` returns,
+        without a coroutine."""
+        fut = self.fut
+        exc = fut.exception()
+        if exc is None:
+            return _outcome(fut.result(), self.started, self.max_bytes)
+        # times taken when the exchange failed, not when the match got to this seat
+        if isinstance(exc, DeadlineExceeded):
+            return _timed_out(self.started, self.deadline_ms, exc)
+        if isinstance(exc, TransportError):
+            return Exchange(None, (exc.done_at - self.started) * 1000.0, ERROR, str(exc))
+        raise exc
+
+    def abandon(self) -> None:
+        """Nobody will await this exchange (the match was cancelled)."""
+        drop_unawaited(self.fut)
+
+
+def send_now(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: float, max_bytes: int) -> Sent | None:
+    """Send ``body`` at once on an idle keep-alive connection of ``client`` (a
+    ``BotClient`` or ``LeanPool``) and return the ``Sent`` to await; ``None`` when that
+    is not possible (no idle connection, https://, another transport): use ``post``."""
+    target = endpoint.target
+    if target is None:
+        return None
+    if type(client) is BotClient:
+        pool = client.pool
+    elif type(client) is LeanPool:
+        pool = client
+    else:
+        return None
+    started = time.perf_counter()
+    deadline = asyncio.get_running_loop().time() + deadline_ms / 1000.0
+    fut = pool.send_now(target, body, deadline, max_bytes)
+    if fut is None:
+        return None
+    return Sent(fut, started, deadline_ms, max_bytes)
+
+
+def _timed_out(started: float, deadline_ms: float, exc: DeadlineExceeded) -> Exchange:
+    ms = (exc.done_at - started) * 1000.0
+    return Exchange(None, ms, TIMEOUT, f"no complete reply within {deadline_ms:.0f} ms", late_ms=exc.late_ms)
+
+
+def _outcome(reply: Reply, started: float, max_bytes: int) -> Exchange:
+    """What a complete HTTP reply amounts to: its body, or an error/malformed fault."""
     ms = (reply.done_at - started) * 1000.0
     status = reply.status
+    if 200 <= status < 300:
+        if reply.body is None:
+            return Exchange(None, ms, MALFORMED, f"body over the cap of {max_bytes} bytes (cut off)", status)
+        return Exchange(reply.body, ms, status=status)
     if 300 <= status < 400:
         return Exchange(None, ms, ERROR, f"HTTP {status} redirect (not followed)", status)
-    if not 200 <= status < 300:
-        return Exchange(None, ms, ERROR, f"HTTP {status}", status)
-    if reply.body is None:
-        return Exchange(None, ms, MALFORMED, f"body over the cap of {max_bytes} bytes (cut off)", status)
-    return Exchange(reply.body, ms, status=status)
+    return Exchange(None, ms, ERROR, f"HTTP {status}", status)

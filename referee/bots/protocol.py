@@ -12,10 +12,12 @@ What bots receive is byte for byte what the stdlib encoder wrote before
 documented difference is the spelling of some floats (``1e-07`` becomes ``1e-7``: the
 same JSON number). Values orjson refuses (integer keys, integers over 64 bits) fall back
 to the stdlib encoder, so they are sent exactly as before. NaN and infinities are
-refused as before in everything but a decision's state and legal list (orjson would
-write them as ``null``; the games' views are built from integers and strings, and the
-walk that would look for them cost more than the encoding). ``act`` messages are built from pre-encoded constant parts (one
-prefix per match and seat), so only the state and the legal list are encoded per decision.
+refused as before in everything but the games' views (a decision's state, the final
+state sent with ``end``) and legal lists (orjson would write them as ``null``; the games'
+views are built from integers and strings, and the walk that would look for them cost
+more than the encoding). Messages are built from pre-encoded constant parts (the fields
+every message of a match shares, encoded once per match), so per decision only the state
+and the legal list are encoded, and an ``end`` result once for all seats.
 """
 
 from __future__ import annotations
@@ -66,22 +68,34 @@ class MatchContext:
     players: Sequence[str]
     _act_heads: dict[int, bytes] = field(default_factory=dict, compare=False, repr=False)
 
+    def shared_fields(self) -> bytes:
+        """``"tournament":…,"match":…,"game":…,"options":…,`` as every message has them."""
+        got = self._act_heads.get(-1)
+        if got is None:
+            got = self._act_heads[-1] = b'"tournament":%b,"match":%b,"game":%b,"options":%b,' % (
+                _dumps(self.tournament),
+                _dumps(self.match),
+                _dumps(self.game),
+                _dumps(self.options),
+            )
+        return got
+
+    def players_json(self) -> bytes:
+        """The encoded ``players`` list."""
+        got = self._act_heads.get(-2)
+        if got is None:
+            got = self._act_heads[-2] = _dumps(self.players)
+        return got
+
     def act_head(self, seat: int) -> bytes:
         """The constant start of every ``act`` message to ``seat``, up to ``"decision":``."""
         head = self._act_heads.get(seat)
         if head is None:
-            head = (
-                b'{"protocol":%d,"type":"act","tournament":%b,"match":%b,"game":%b,"options":%b,'
-                b'"seat":%d,"players":%b,"decision":'
-                % (
-                    PROTOCOL,
-                    _dumps(self.tournament),
-                    _dumps(self.match),
-                    _dumps(self.game),
-                    _dumps(self.options),
-                    seat,
-                    _dumps(self.players),
-                )
+            head = b'{"protocol":%d,"type":"act",%b"seat":%d,"players":%b,"decision":' % (
+                PROTOCOL,
+                self.shared_fields(),
+                seat,
+                self.players_json(),
             )
             self._act_heads[seat] = head
         return head
@@ -96,21 +110,18 @@ def hello(tournament: str, game: str, options: Mapping[str, Any], bot: str) -> b
 
 def start(ctx: MatchContext, seat: int) -> bytes:
     """A match begins; ``seat`` is the receiver's seat."""
-    return _dumps(_notice("start", ctx, seat))
+    return _notice_head("start", ctx, seat) + b"}"
 
 
-def _notice(kind: str, ctx: MatchContext, seat: int) -> dict[str, Any]:
-    """The fields ``start`` and ``end`` share, in wire order."""
-    return {
-        "protocol": PROTOCOL,
-        "type": kind,
-        "tournament": ctx.tournament,
-        "match": ctx.match,
-        "game": ctx.game,
-        "options": ctx.options,
-        "seat": seat,
-        "players": ctx.players,
-    }
+def _notice_head(kind: str, ctx: MatchContext, seat: int) -> bytes:
+    """The fields ``start`` and ``end`` share, in wire order, without the closing brace."""
+    return b'{"protocol":%d,"type":"%b",%b"seat":%d,"players":%b' % (
+        PROTOCOL,
+        kind.encode(),
+        ctx.shared_fields(),
+        seat,
+        ctx.players_json(),
+    )
 
 
 def act(
@@ -125,24 +136,27 @@ def act(
     """A decision is needed from ``seat``. ``time_bank_ms`` (only in tournaments with a
     time bank) is what the seat has left to spend on answers slower than the deadline."""
     bank = b"" if time_bank_ms is None else b',"time_bank_ms":%d' % time_bank_ms
-    return b'%b%d,"deadline_ms":%d%b,"state":%b,"legal":%b}' % (
-        ctx.act_head(seat),
-        decision,
-        deadline_ms,
-        bank,
-        _dumps(state, check_finite=False),
-        _dumps(legal, check_finite=False),
-    )
+    # one encoder call for both: '{"state":…,"legal":…}' without its opening brace
+    tail = _dumps({"state": state, "legal": legal}, check_finite=False)
+    return b'%b%d,"deadline_ms":%d%b,%b' % (ctx.act_head(seat), decision, deadline_ms, bank, tail[1:])
 
 
 def end(ctx: MatchContext, seat: int, result: Mapping[str, Any], state: Any = None) -> bytes:
     """The match is over; ``result`` is the match result as published, ``state`` the
     seat's view of the final position (the match's last hand or round complete)."""
-    msg = _notice("end", ctx, seat)
-    msg["result"] = result
-    if state is not None:
-        msg["state"] = state
-    return _dumps(msg)
+    return ends(ctx, result, [state], [seat])[0]
+
+
+def ends(ctx: MatchContext, result: Mapping[str, Any], states: Sequence[Any], seats: Sequence[int]) -> list[bytes]:
+    """``end`` for each of ``seats`` (``states[i]`` is the view of ``seats[i]``): the
+    result is encoded (and checked for NaN) once, not once per seat."""
+    res = b',"result":%b' % _dumps(result)
+    return [
+        _notice_head("end", ctx, seat)
+        + res
+        + (b"}" if state is None else b',"state":%b}' % _dumps(state, check_finite=False))
+        for seat, state in zip(seats, states)
+    ]
 
 
 class ReplyError(ValueError):
@@ -180,6 +194,12 @@ def reply_log(reply: Mapping[str, Any]) -> str | None:
 def find_legal(action: Any, legal: Sequence[Any]) -> int:
     """Index of ``action`` in ``legal`` comparing as JSON values (1 is not true,
     1.0 is not 1), or -1."""
+    try:
+        i = legal.index(action)  # the first equal one, in C; equal is not always the same JSON
+    except ValueError:
+        return -1
+    if _same_json(legal[i], action):
+        return i
     for i, candidate in enumerate(legal):
         if candidate == action and _same_json(candidate, action):
             return i

@@ -11,11 +11,13 @@ The lean pool (``LeanPool``) exists because the referee must never be the bottle
 on a 2-core VM one loopback POST through httpx cost the referee 250-500 µs of CPU,
 through asyncio streams and h11 ~70 µs, through this ``asyncio.Protocol`` ~25 µs
 (``make bench`` prints the figures of the machine it runs on). Per request it costs one
-future and one timer, no task. Requests are written by hand (the referee only ever
+future and an entry in its pool's deadline queue (one loop timer per pool, for the
+earliest deadline still waiting), no task. Requests are written by hand (the referee only ever
 POSTs a small JSON body with a Content-Length). Replies take one of two paths:
 
 - the fast path: an ``HTTP/1.1`` status line (not 1xx), well-formed header lines, one
-  ``Content-Length`` and no ``Transfer-Encoding``, parsed with one regex per line;
+  ``Content-Length`` and no ``Transfer-Encoding``, checked with one regex for the
+  whole head;
 - everything else (chunked, close-delimited, 1xx, duplicates, anything odd) goes to
   h11, which gives the same outcome it always gave.
 
@@ -28,7 +30,9 @@ after a reply was read to its end with nothing after it; one that was cut off, b
 timed out, or that carried bytes nobody asked for (a bot must not answer the next
 request in advance) is closed, and so is an idle one that receives anything. A request
 on a reused connection that the bot had closed meanwhile (no byte of a reply came back)
-is sent once more on a fresh connection, as browsers do.
+is sent once more on a fresh connection, as browsers do. ``send_now`` starts a request
+on an idle connection without any coroutine and returns the future of its reply (what
+``match.py`` uses for the seats of one decision: no task per seat).
 
 The clock: a reply's time is taken when its last byte is parsed (``Reply.done_at``), not
 when the awaiting task resumes; the deadline timer reports how late it fired
@@ -39,6 +43,7 @@ itself was late: a deadline noticed while parsing the bot's own bytes is the bot
 from __future__ import annotations
 
 import asyncio
+import collections
 import re
 import socket
 import time
@@ -57,12 +62,28 @@ MAX_CHUNKS = 1024  # chunks of a chunked body
 SLICE_S = 0.0003  # parsing work before yielding to the event loop
 _READ = 65536
 
-_STATUS = re.compile(rb"HTTP/1\.1 ([2-5][0-9][0-9])(?: [\t !-~\x80-\xff]*)?")
-_HEADER = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([!-~\x80-\xff](?:[ \t]*[!-~\x80-\xff])*)?[ \t]*")
+# An ordinary head in one match: the status line, then header lines as h11 accepts them.
+# A header is name, colon, optional spaces, a value, optional spaces, where a value is
+# visible characters with runs of spaces or tabs between: any mix of spaces, tabs and
+# visible characters after the colon is exactly that, so one character class says it
+# (linear, and cheaper than the grammar's nested form).
+_HEAD = re.compile(
+    rb"HTTP/1\.1 ([2-5][0-9][0-9])(?: [\t !-~\x80-\xff]*)?(?:\r\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t !-~\x80-\xff]*)*"
+)
+
+# Heads read before, and what they said: a bot's heads repeat (only the Date and the
+# Content-Length change), so most are one dict lookup. Bounded: cleared when full.
+_HEADS_SEEN: dict[bytes, tuple[int, int, bool]] = {}
+_HEADS_KEPT = 512
 
 
 class TransportError(Exception):
-    """The exchange failed below HTTP: connect, reset, or a malformed response."""
+    """The exchange failed below HTTP: connect, reset, or a malformed response;
+    ``done_at`` is the ``time.perf_counter()`` at which it failed."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.done_at = time.perf_counter()
 
 
 class DeadlineExceeded(Exception):
@@ -72,9 +93,10 @@ class DeadlineExceeded(Exception):
     def __init__(self, late_ms: float) -> None:
         super().__init__(f"deadline passed (noticed {late_ms:.1f} ms late)")
         self.late_ms = late_ms
+        self.done_at = time.perf_counter()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reply:
     """A reply: status, body (``None`` when cut off at the size cap), and the
     ``time.perf_counter()`` at which its last byte was parsed."""
@@ -135,7 +157,8 @@ class _Conn(asyncio.Protocol):
         self.reusable = False
         # the exchange under way
         self.waiter: asyncio.Future[Reply] | None = None
-        self.timer: asyncio.TimerHandle | None = None
+        self.timer: asyncio.TimerHandle | None = None  # a timer of its own, for a deadline out of order
+        self.gen = 0  # exchanges started: tells the pool's deadline queue which entry is live
         self.deadline = 0.0
         self.max_bytes = 0
         self.buf = bytearray()
@@ -146,6 +169,7 @@ class _Conn(asyncio.Protocol):
         self.keep_alive = True
         self.slow: h11.Connection | None = None  # the h11 fallback, once switched to it
         self.target: Target | None = None
+        self.resend: bytes | None = None  # the body, to send again after a keep-alive close race
         self.pending = False  # parsing paused after a slice, to go on at the next loop turn
         self.informational = 0
         self.chunks = 0
@@ -183,7 +207,7 @@ class _Conn(asyncio.Protocol):
                 slow.receive_data(b"")  # a close-delimited body ends here
                 self._parse_slow()
             elif not self.got_bytes:
-                self._fail(_Retryable("connection closed before a complete response"))
+                self._fail(Retryable("connection closed before a complete response"))
             else:
                 self._fail(TransportError("connection closed before a complete response"))
         return False
@@ -193,12 +217,17 @@ class _Conn(asyncio.Protocol):
         self.closed = True
         if self.waiter is not None and not self.waiter.done():
             detail = f"{type(exc).__name__}: {exc}" if exc else "connection closed before a complete response"
-            self._fail(_Retryable(detail) if not self.got_bytes else TransportError(detail))
+            self._fail(Retryable(detail) if not self.got_bytes else TransportError(detail))
 
     # -- one exchange -------------------------------------------------------------
-    def start(self, target: Target, data: bytes, deadline: float, max_bytes: int) -> asyncio.Future[Reply]:
-        """Send ``data`` and return the future of its reply."""
+    def start(
+        self, target: Target, data: bytes, deadline: float, max_bytes: int, resend: bytes | None = None
+    ) -> asyncio.Future[Reply]:
+        """Send ``data`` and return the future of its reply. With ``resend`` (the body),
+        a close before any byte of a reply sends it again on a fresh connection for the
+        same future, at once (``LeanPool.send_now``)."""
         self.waiter = fut = self.loop.create_future()
+        self.resend = resend
         self.target, self.deadline, self.max_bytes = target, deadline, max_bytes
         self.buf.clear()
         self.got_bytes = False
@@ -208,20 +237,27 @@ class _Conn(asyncio.Protocol):
         self.informational = self.chunks = self.body_size = 0
         self.body_parts = []
         self.reusable = False
-        self.timer = self.loop.call_at(deadline, self._on_deadline)
+        self.gen += 1
+        if not self.pool._deadlines.add(self, deadline):
+            self.timer = self.loop.call_at(deadline, self._on_deadline)
         assert self.transport is not None
         self.transport.write(data)
         return fut
 
     def _on_deadline(self) -> None:
         self.timer = None
+        if self.waiter is None or self.waiter.done():
+            return
         late_ms = max(0.0, (self.loop.time() - self.deadline) * 1000.0)
         self._fail(DeadlineExceeded(late_ms))
 
     def _fail(self, exc: Exception) -> None:
         waiter = self.waiter
         if waiter is not None and not waiter.done():
-            waiter.set_exception(exc)
+            if type(exc) is Retryable and self.resend is not None and self.target is not None:
+                self.pool._resend(self.target, self.resend, self.deadline, self.max_bytes, waiter)
+            else:
+                waiter.set_exception(exc)
         self._finish()
         self._drop()
 
@@ -232,6 +268,7 @@ class _Conn(asyncio.Protocol):
         self._finish()
         if reusable and self.keep_alive and not self.closed:
             self.reusable = True
+            self.pool._put_idle(self)  # free for the next request at once, whoever awaits this one
         else:
             self._drop()
 
@@ -281,30 +318,33 @@ class _Conn(asyncio.Protocol):
 
     def _read_head(self, head: bytes) -> bool:
         """Status and Content-Length from an ordinary head; False when h11 must judge it."""
-        lines = head.split(b"\r\n")
-        m = _STATUS.fullmatch(lines[0])
+        known = _HEADS_SEEN.get(head)
+        if known is not None:
+            self.status, self.length, self.keep_alive = known
+            return True
+        m = _HEAD.fullmatch(head)
         if m is None:
             return False
-        length = -1
-        keep_alive = True
-        for line in lines[1:]:
-            h = _HEADER.fullmatch(line)
-            if h is None:
-                return False
-            name = h.group(1).lower()
-            if name == b"content-length":
-                value = h.group(2) or b""
-                if length >= 0 or not value.isdigit() or len(value) > 18:
-                    return False
-                length = int(value)
-            elif name == b"transfer-encoding":
-                return False
-            elif name == b"connection" and b"close" in (h.group(2) or b"").lower():
-                keep_alive = False
-        status = int(m.group(1))
-        if length < 0 or status in (204, 304):  # h11 reads no body for these
+        low = head.lower()
+        at = low.find(b"\r\ncontent-length:")
+        if at < 0 or b"\r\ntransfer-encoding:" in low or low.find(b"\r\ncontent-length:", at + 17) >= 0:
             return False
-        self.status, self.length, self.keep_alive = status, length, keep_alive
+        value = _line_value(low, at + 17)
+        if not value.isdigit() or len(value) > 18:
+            return False
+        status = int(m.group(1))
+        if status in (204, 304):  # h11 reads no body for these
+            return False
+        keep_alive = True
+        at = low.find(b"\r\nconnection:")
+        while at >= 0:
+            if b"close" in _line_value(low, at + 13):
+                keep_alive = False
+            at = low.find(b"\r\nconnection:", at + 13)
+        self.status, self.length, self.keep_alive = status, int(value), keep_alive
+        if len(_HEADS_SEEN) >= _HEADS_KEPT:
+            _HEADS_SEEN.clear()
+        _HEADS_SEEN[head] = (status, self.length, keep_alive)
         return True
 
     def _switch_to_h11(self) -> None:
@@ -356,6 +396,10 @@ class _Conn(asyncio.Protocol):
             elif kind is h11.Response:
                 assert isinstance(event, h11.Response)
                 self.status = event.status_code
+                declared = next((v for k, v in event.headers if k == b"content-length"), None)
+                if declared is not None and int(declared) > self.max_bytes and self.status not in (204, 304):
+                    self._succeed(None, reusable=False)  # as the fast path: over the cap, never read
+                    return
             elif kind is h11.Data:
                 assert isinstance(event, h11.Data)
                 if event.chunk_start:
@@ -388,22 +432,72 @@ class _Conn(asyncio.Protocol):
         self._parse_slow()
 
 
+def _line_value(head: bytes, start: int) -> bytes:
+    """A header's value: from ``start`` to the end of its line, without spaces and tabs around."""
+    end = head.find(b"\r\n", start)
+    return head[start : end if end >= 0 else len(head)].strip(b" \t")
+
+
 def _head_size(event: object) -> int:
     """Bytes of a response head, as h11 parsed it."""
     assert isinstance(event, (h11.Response, h11.InformationalResponse))
     return sum(len(k) + len(v) + 4 for k, v in event.headers) + len(event.reason) + 15
 
 
-class _Retryable(TransportError):
-    """The connection closed before any byte of a reply (maybe a keep-alive close race)."""
+class Retryable(TransportError):
+    """The connection closed before any byte of a reply (maybe a keep-alive close race):
+    the request may be sent once more on a fresh connection (``LeanPool.post_fresh``)."""
+
+
+class _Deadlines:
+    """The deadlines of a pool's exchanges in the order they started, and one loop timer
+    for the earliest one still waiting: a request costs a deque entry, not a timer of its
+    own (asyncio keeps timers in a heap compared in Python, and a cancelled one stays in
+    it). Deadlines come in order when every request has the same time to answer; one
+    earlier than the last queued gets a timer of its own (``add`` returns False). The
+    timer outlives the pool's ``close``: an exchange still under way ends at its deadline."""
+
+    def __init__(self) -> None:
+        self.queue: collections.deque[tuple[float, _Conn, int]] = collections.deque()
+        self.timer: asyncio.TimerHandle | None = None
+
+    def add(self, conn: _Conn, deadline: float) -> bool:
+        """Queue ``conn``'s exchange under way; False when its deadline is out of order."""
+        queue = self.queue
+        if queue and deadline < queue[-1][0]:
+            return False
+        queue.append((deadline, conn, conn.gen))
+        if self.timer is None:
+            self.timer = conn.loop.call_at(deadline, self._fire)
+        return True
+
+    def _fire(self) -> None:
+        """End the exchanges whose deadline came; wait for the next one still waiting."""
+        self.timer = None
+        queue = self.queue
+        while queue:
+            deadline, conn, gen = queue[0]
+            if conn.gen != gen or conn.waiter is None or conn.waiter.done():
+                queue.popleft()  # ended before its deadline
+                continue
+            if deadline - conn.loop.time() > 1e-6:
+                self.timer = conn.loop.call_at(deadline, self._fire)
+                return
+            queue.popleft()
+            conn._on_deadline()
 
 
 class LeanPool:
-    """Idle keep-alive connections per (host, port), at most ``max_idle`` each; plain http:// only."""
+    """Idle keep-alive connections per (host, port), at most ``max_idle`` each; plain
+    http:// only. One pool may serve a whole tournament (connections reused across
+    matches); a connection goes back to it the moment its reply was read to the end."""
 
     def __init__(self, max_idle: int = 8) -> None:
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
         self._max = max_idle
+        self._resending: set[asyncio.Task[None]] = set()
+        self._deadlines = _Deadlines()
+        self.connects = 0  # connections opened (for tests and the bench)
 
     async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
         """POST ``body`` to ``endpoint`` (which must have a ``target``); the reply by ``deadline``."""
@@ -412,35 +506,60 @@ class LeanPool:
             raise TransportError(f"not a plain http:// URL: {endpoint.url}")
         return await self.post(target, body, deadline, max_bytes)
 
+    def send_now(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> asyncio.Future[Reply] | None:
+        """Send ``body`` on an idle connection and return the future of its reply (no task,
+        no coroutine); ``None`` when no connection is idle. A connection the bot closed
+        while idle is replaced at once, for the same future."""
+        conn = self._idle_conn((target.host, target.port))
+        if conn is None:
+            return None
+        return conn.start(target, _request(target, body), deadline, max_bytes, resend=body)
+
+    def _resend(
+        self, target: Target, body: bytes, deadline: float, max_bytes: int, waiter: asyncio.Future[Reply]
+    ) -> None:
+        """Send ``body`` again on a fresh connection; its outcome settles ``waiter``."""
+
+        async def again() -> None:
+            try:
+                reply = await self.post_fresh(target, body, deadline, max_bytes)
+            except (TransportError, DeadlineExceeded) as exc:
+                if not waiter.done():
+                    waiter.set_exception(exc)
+                return
+            if not waiter.done():
+                waiter.set_result(reply)
+
+        task = asyncio.ensure_future(again())
+        self._resending.add(task)
+        task.add_done_callback(self._resending.discard)
+
     async def post(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
         """POST ``body`` to ``target``; the reply by ``deadline`` (event-loop time)."""
-        data = b"%bContent-Length: %d\r\n\r\n%b" % (target.head, len(body), body)
-        key = (target.host, target.port)
-        conn = self._idle_conn(key)
+        conn = self._idle_conn((target.host, target.port))
         if conn is not None:
             try:
-                return await self._run(conn, target, data, deadline, max_bytes)
-            except _Retryable:
+                return await _wait(conn, conn.start(target, _request(target, body), deadline, max_bytes))
+            except Retryable:
                 pass  # closed by the bot while idle: once more, on a new connection
-        conn = await self._connect(target, key, deadline)
+        return await self.post_fresh(target, body, deadline, max_bytes)
+
+    async def post_fresh(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
+        """POST ``body`` to ``target`` on a new connection."""
+        conn = await self._connect(target, (target.host, target.port), deadline)
         try:
-            return await self._run(conn, target, data, deadline, max_bytes)
-        except _Retryable as exc:
+            return await _wait(conn, conn.start(target, _request(target, body), deadline, max_bytes))
+        except Retryable as exc:
             raise TransportError(str(exc)) from None
 
-    async def _run(self, conn: _Conn, target: Target, data: bytes, deadline: float, max_bytes: int) -> Reply:
-        try:
-            reply = await conn.start(target, data, deadline, max_bytes)
-        except asyncio.CancelledError:
+    def _put_idle(self, conn: _Conn) -> None:
+        idle = self._idle.get(conn.key)
+        if idle is None:
+            idle = self._idle[conn.key] = []
+        if len(idle) < self._max:
+            idle.append(conn)
+        else:
             conn._drop()
-            raise
-        if conn.reusable:
-            idle = self._idle.setdefault(conn.key, [])
-            if len(idle) < self._max:
-                idle.append(conn)
-            else:
-                conn._drop()
-        return reply
 
     def _idle_conn(self, key: tuple[str, int]) -> _Conn | None:
         idle = self._idle.get(key)
@@ -453,6 +572,7 @@ class LeanPool:
 
     async def _connect(self, target: Target, key: tuple[str, int], deadline: float) -> _Conn:
         loop = asyncio.get_running_loop()
+        self.connects += 1
         try:
             async with asyncio.timeout_at(deadline):
                 _, conn = await loop.create_connection(lambda: _Conn(self, key), target.host, target.port)
@@ -472,3 +592,25 @@ class LeanPool:
             for conn in conns:
                 conn._drop()
         self._idle.clear()
+
+
+def _request(target: Target, body: bytes) -> bytes:
+    return b"%bContent-Length: %d\r\n\r\n%b" % (target.head, len(body), body)
+
+
+async def _wait(conn: _Conn, fut: asyncio.Future[Reply]) -> Reply:
+    """The reply of ``fut``; a cancelled wait drops the connection (its reply is nobody's)."""
+    try:
+        return await fut
+    except asyncio.CancelledError:
+        conn._drop()
+        raise
+
+
+def drop_unawaited(fut: asyncio.Future[Reply]) -> None:
+    """Give up on a reply from ``send_now`` that nobody will await (the match was
+    cancelled): its connection is closed when its bytes or its deadline come."""
+    if not fut.done():
+        fut.cancel()
+    elif not fut.cancelled():
+        fut.exception()  # retrieved: no "exception never retrieved" warning

@@ -73,6 +73,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from ..bots import http
 from ..bots.control import BotRuntime, Pacer
+from ..bots.transport import LeanPool
 from ..config import TournamentConfig
 from ..errors import RefereeError
 from ..games import get_game
@@ -139,6 +140,7 @@ class _WorkerState:
     worker: Any = None  # the Dask worker this state lives in (its batched stream carries the records)
     topic: str = ""  # the event topic the head listens to: its client's id
     slots: asyncio.Semaphore | None = None
+    lean: LeanPool | None = None  # this worker's keep-alive connections, reused across its matches
     connected: bool = False
     leases: dict[str, Any] = field(default_factory=dict)
     outbox: list[MatchRecord] = field(default_factory=list)
@@ -158,6 +160,7 @@ class _WorkerState:
         """Start and greet the bots; start the pacer."""
         self.fixtures = schedule(self.config)
         self.slots = asyncio.Semaphore(self.config.concurrency)
+        self.lean = LeanPool(max_idle=self.config.concurrency * self.config.players)
         self.pool = BotPool(self.config, self.log_dir)
         try:
             self.statuses = await self.pool.start()
@@ -176,6 +179,8 @@ class _WorkerState:
             self.watchdog.cancel()
         if self.pacer is not None:
             await self.pacer.__aexit__(None, None, None)
+        if self.lean is not None:
+            self.lean.close()
         if self.pool is not None:
             await asyncio.to_thread(self.pool.stop)
 
@@ -276,7 +281,7 @@ async def _play_batch(token: str, indices: list[int], disqualified: list[list[in
 
         async def one(i: int, dq: list[int]) -> None:
             assert state.slots is not None
-            async with state.slots, http.new_client(cfg.players + 2) as client:
+            async with state.slots, http.new_client(cfg.players + 2, state.lean) as client:
                 rec = await play_fixture(cfg, game, rts, state.pacer, state.fixtures[i], dq, client)
             state.decisions += sum(rec.decisions)
             state.send(rec)

@@ -41,7 +41,7 @@ from ..bots.control import BotRuntime, Pacer, ReviveArgs
 from ..bots.http import Endpoint
 from ..bots.process import ManagedBot, wait_ready
 from ..bots.sandbox import BotSpec, CageLimits
-from ..bots.transport import Transport
+from ..bots.transport import LeanPool, Transport
 from ..config import BotConfig, TournamentConfig
 from ..errors import BotStartError, ConfigError, JournalError
 from ..games import get_game
@@ -282,6 +282,7 @@ class LocalExecutor:
     runtimes: list[BotRuntime]
     pacer: Pacer | None
     judge: DqJudge | None = None
+    pool: LeanPool | None = None  # keep-alive connections shared by every match (else one client per match)
 
     async def play(self, fixtures: Iterator[Fixture], sink: Sink) -> None:
         """Play ``fixtures``, pulling the next only when a slot frees (see the module doc)."""
@@ -314,7 +315,7 @@ class LocalExecutor:
             await asyncio.gather(*in_flight, return_exceptions=True)
 
     async def _one(self, f: Fixture, disqualified: list[int]) -> MatchRecord:
-        async with http.new_client(self.config.players + 2) as client:
+        async with http.new_client(self.config.players + 2, self.pool) as client:
             return await play_fixture(self.config, self.game, self.runtimes, self.pacer, f, disqualified, client)
 
 
@@ -419,7 +420,9 @@ async def run_tournament(
         pacer = Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players)
         async with pacer:
             with _open_sink(config, state, progress, started, on_progress, before_write, resume) as sink:
-                local = LocalExecutor(config, game, pool.runtimes, pacer, judge)
+                # one keep-alive pool for the run: a bot's connections are reused across matches
+                lean = LeanPool(max_idle=config.concurrency * config.players)
+                local = LocalExecutor(config, game, pool.runtimes, pacer, judge, lean)
                 stopped: dict[str, Any] | None = None
                 live = LivePublisher(config.publish_every_s, publish) if publish and config.publish_every_s else None
                 try:
@@ -428,6 +431,7 @@ async def run_tournament(
                     else:
                         await local.play(pending(fixtures, state), sink)
                 finally:
+                    lean.close()
                     if live is not None:
                         await live.stop()
                     sink.timings.referee_lag.append(_lag_entry(pacer.report()))  # an interrupted run's lag too
