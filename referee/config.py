@@ -138,7 +138,7 @@ def keys_of(cls: type) -> dict[str, Key]:
     return {f.name: f.metadata["key"] for f in fields(cls) if "key" in f.metadata}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class BotConfig:
     """One contestant: reached at ``url`` or started with ``command``."""
 
@@ -164,7 +164,7 @@ class BotConfig:
         return self.command is not None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class Limits:
     """Deadlines and the fault policy."""
 
