@@ -72,7 +72,7 @@ class Key:
         if self.choices:
             if value in self.choices:
                 return None
-            explain = self.explain or "choose one of: " + ", ".join(self.choices)
+            explain = self.explain or "one of: " + ", ".join(self.choices)
             return f"unknown {self.what} {value!r}{_hint(value, self.choices)} ({explain})"
         if self.bounds and not self._within(value):
             return f"must be {self.bounds}{' ' + self.note if self.note else ''}, got {value}"
@@ -133,6 +133,16 @@ def setting(
     return field(default=default, metadata=meta)
 
 
+def choice(choices: tuple[str, ...], what: str = "value", *, explain: str = "", doc: str = "") -> Any:
+    """A key of the file that takes one of ``choices``, the first by default; ``explain``
+    (what they mean) is shown when a value is refused, and is the doc unless one is given."""
+    return setting(choices[0], choices=choices, what=what, explain=explain, doc=doc or explain)
+
+
+_DQ_DOC = "a bot faulting in more of its decisions is disqualified"
+_LIVE_DOC = "re-render the outputs from the journal this often during the run"
+
+
 def keys_of(cls: type) -> dict[str, Key]:
     """The file keys a config dataclass declares, in declaration order."""
     return {f.name: f.metadata["key"] for f in fields(cls) if "key" in f.metadata}
@@ -169,34 +179,18 @@ class Limits:
     """Deadlines and the fault policy."""
 
     deadline_ms: int = setting(1000, minimum=1, doc="per decision, from sending to the last byte of the reply")
-    on_fault: str = setting(
-        "fallback",
-        choices=ON_FAULT,
-        what="policy",
-        explain="policies: " + ", ".join(ON_FAULT),
-        doc="fallback: a seeded random legal action for the seat; forfeit: the same, and it ranks last",
-    )
+    on_fault: str = choice(ON_FAULT, "policy", doc="fallback: a seeded random legal action; forfeit: and it ranks last")
     max_faults: int = setting(10, minimum=0, doc="per seat per match; past it the seat is played by fallback")
     max_response_bytes: int = setting(65536, minimum=64, doc="longer replies are cut off (a malformed fault)")
     startup_ms: int = setting(15000, minimum=1, doc="how long a started bot may take to answer hello")
     max_concurrent: int = setting(0, minimum=0, note="(0: no limit)", doc="per bot, requests in flight at once")
     time_bank_ms: int = setting(0, minimum=0, doc="per seat per match, spent by answers slower than the deadline")
-    max_fault_rate: float = setting(
-        1.0,
-        above=0,
-        maximum=1,
-        note="(a share; 1 = never disqualify)",
-        doc="a bot faulting in more of its decisions is disqualified",
-    )
+    max_fault_rate: float = setting(1.0, above=0, maximum=1, note="(a share; 1 = never disqualify)", doc=_DQ_DOC)
     fault_rate_min_decisions: int = setting(50, minimum=1, doc="decisions before the fault rate is judged")
     max_restarts: int = setting(3, minimum=0, doc="restarts of a crashed started bot before it is played by fallback")
     restart_backoff_ms: int = setting(200, minimum=0, doc="first wait before a restart; doubles each time")
-    sandbox: str = setting(
-        "auto",
-        choices=SANDBOX_MODES,
-        what="sandbox",
-        explain="auto: bubblewrap when installed; bwrap: required; none: bots not isolated",
-        doc="the cage of started bots: auto (bubblewrap when installed) | bwrap (required) | none",
+    sandbox: str = choice(
+        SANDBOX_MODES, "sandbox", explain="auto: bubblewrap when installed; bwrap: required; none: no cage"
     )
     memory_mb: int = setting(1024, minimum=16, doc="per process of a started bot (RLIMIT_DATA)")
     max_processes: int = setting(128, minimum=1, doc="processes and threads of a started bot together")
@@ -223,13 +217,7 @@ class TournamentConfig:
     players: int = setting(
         None, kind=int, derived=True, minimum=1, doc="seats per match (default: as many bots as the game allows)"
     )
-    format: str = setting(
-        "round_robin",
-        choices=FORMATS,
-        what="format",
-        explain="formats: " + ", ".join(FORMATS),
-        doc="round_robin | random | team (cooperative games) | gauntlet",
-    )
+    format: str = choice(FORMATS, "format", doc="how bots are drawn into tables (team: cooperative games)")
     rounds: int = setting(1, minimum=1, doc="round_robin and gauntlet: times every combination is played")
     matches: int = setting(10, minimum=1, doc="random and team (and a gauntlet without rounds): tables")
     concurrency: int = setting(8, minimum=1, doc="matches in flight (per worker with workers > 1)")
@@ -238,13 +226,7 @@ class TournamentConfig:
     # gauntlet: the bots under test (every table holds one), the rest of the bots are the field
     challengers: tuple[str, ...] = setting((), kind=list, doc="gauntlet: names of the bots under test")
     challengers_meet: bool = setting(False, doc="gauntlet: a challenger's opponents include the other challengers")
-    stop: str = setting(
-        "all",
-        choices=STOP_RULES,
-        what="rule",
-        explain="all: every match; settled: stop once the ranking is settled at the confidence",
-        doc="all: play every match; settled: stop once the top `top` places are settled",
-    )
+    stop: str = choice(STOP_RULES, "rule", explain="all: every match; settled: stop once the top is settled")
     confidence: float = setting(
         0.95, minimum=0.5, below=1, doc='stop = "settled": the confidence of every claimed order, together'
     )
@@ -252,21 +234,10 @@ class TournamentConfig:
         0, minimum=0, note="(0: the whole ranking)", doc='stop = "settled": the places that must be settled'
     )
     batch: int = setting(10, minimum=1, unit=" deal", doc='stop = "settled": deals played between two looks')
-    publish_every_s: float = setting(
-        0.0,
-        minimum=0,
-        maximum=86400,
-        note="(seconds; 0: only at the end)",
-        doc="re-render the outputs from the journal this often during the run",
-    )
+    publish_every_s: float = setting(0.0, minimum=0, maximum=86400, note="(seconds; 0: only at the end)", doc=_LIVE_DOC)
     grow: bool = setting(False, doc="fixtures keyed by bot names: bots may be added (or removed) and the run resumed")
     workers: int = setting(1, minimum=1, doc="worker processes on this machine (more than 1: Dask)")
-    transcripts: str = setting(
-        "all",
-        choices=TRANSCRIPTS,
-        explain='choose "all" or "none"',
-        doc="all: every decision kept in OUT/transcripts; none: none",
-    )
+    transcripts: str = choice(TRANSCRIPTS, explain="all: every decision kept in OUT/transcripts; none: none")
     options: Mapping[str, Any]
     limits: Limits
     bots: tuple[BotConfig, ...]
