@@ -478,6 +478,19 @@ async def _ask(
     return True, f"{ex.latency_ms:.1f} ms", ex.body
 
 
+async def _unanswered(
+    endpoint: Endpoint, settings: CheckSettings, asks: dict[str, bytes], *, at_once: bool
+) -> list[str]:
+    """Ask every request of ``asks`` (all at once, each on its own connection, or one after
+    another on one); a line "label: what went wrong" for each not answered legally."""
+    async with BotClient(len(asks) if at_once else 1) as client:
+        if at_once:
+            results = await asyncio.gather(*(_ask(client, endpoint, b, settings) for b in asks.values()))
+        else:
+            results = [await _ask(client, endpoint, b, settings) for b in asks.values()]
+    return [f"{label}: {why}" for label, (ok, why, _) in zip(asks, results, strict=True) if not ok]
+
+
 def _answered_acts(traffic: Traffic) -> list[bytes]:
     return [req for req, _ in traffic.replies]
 
@@ -496,9 +509,7 @@ async def _concurrency(traffic: Traffic, endpoint: Endpoint, settings: CheckSett
         msg = json.loads(acts[i % len(acts)])
         msg["match"] = f"probe{i:02d}"
         bodies.append(json.dumps(msg).encode())
-    async with BotClient(at_once) as client:
-        results = await asyncio.gather(*(_ask(client, endpoint, b, settings) for b in bodies))
-    bad = [f"probe{i:02d}: {why}" for i, (ok, why, _) in enumerate(results) if not ok]
+    bad = await _unanswered(endpoint, settings, {f"probe{i:02d}": b for i, b in enumerate(bodies)}, at_once=True)
     if bad:
         return Check(
             FAIL,
@@ -518,10 +529,8 @@ async def _reask(traffic: Traffic, endpoint: Endpoint, settings: CheckSettings, 
         return Check(FAIL, "re-asked decision", "no act was answered, nothing to ask again")
     body = acts[len(acts) // 2]
     msg = json.loads(body)
-    async with BotClient(1) as client:
-        results = [await _ask(client, endpoint, body, settings) for _ in range(2)]
+    bad = await _unanswered(endpoint, settings, {"ask 2": body, "ask 3": body}, at_once=False)
     where = f"{msg['match']} seat {msg['seat']} decision {msg['decision']}"
-    bad = [f"ask {i + 2}: {why}" for i, (ok, why, _) in enumerate(results) if not ok]
     if bad:
         return Check(
             FAIL,

@@ -20,7 +20,7 @@ import click
 
 from . import __version__
 from .config import TournamentConfig, load_config
-from .errors import ConfigError, RefereeError
+from .errors import BotStartError, ConfigError, RefereeError
 from .games import GAMES
 from .tournament import journal as jn
 from .tournament.journal import JOURNAL
@@ -113,6 +113,7 @@ def run(
     display = _ProgressDisplay(quiet)
     code = EXIT_OK
     lag: dict[str, Any] = {}
+    played = True
     try:
         lag = asyncio.run(_run_with_sigterm(cfg, resume, display))
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -123,7 +124,10 @@ def run(
         display.finish()
         click.echo(f"error: {exc}", err=True)
         code = EXIT_FAILED
+        played = not isinstance(exc, BotStartError)  # nothing was played: nothing to publish
     display.finish()
+    if not played:
+        sys.exit(code)
     stopped = lag.pop("stopped", None)
     if stopped is not None:
         click.echo(f"stopped: {stopped['reason']}", err=True)
@@ -173,11 +177,22 @@ def check(config: Path) -> None:
         mark = "ok  " if s.ok else "FAIL"
         kind = "started" if s.managed else "remote"
         click.echo(f"  {mark} {s.name:<20} {kind:<8} {s.ms:8.1f} ms  {s.detail if not s.ok else s.url}")
-    bad = [s for s in statuses if not s.ok]
-    if bad:
-        click.echo(f"{len(bad)} of {len(statuses)} bots are not ready", err=True)
+    line, all_ready = readiness(statuses)
+    if not all_ready:
+        click.echo(line, err=True)
         sys.exit(EXIT_FAILED)
-    click.echo(f"all {len(statuses)} bots ready")
+    click.echo(line)
+
+
+def readiness(statuses: list[BotStatus]) -> tuple[str, bool]:
+    """One line on the bots' hello (the ones not ready by name, first) and whether all are ready."""
+    ready = ", ".join(f"{s.name} ({s.ms:.0f} ms)" for s in statuses if s.ok)
+    failed = [s.name for s in statuses if not s.ok]
+    if not failed:
+        return f"all {len(statuses)} bots ready: {ready}", True
+    return f"{len(failed)} of {len(statuses)} bots not ready: {', '.join(failed)}" + (
+        f"; ready: {ready}" if ready else ""
+    ), False
 
 
 @main.command()
@@ -567,8 +582,9 @@ class _ProgressDisplay:
         self.progress: Progress | None = None
 
     def ready(self, statuses: list[BotStatus]) -> None:
-        if not self.quiet:
-            click.echo(f"bots ready: {', '.join(f'{s.name} ({s.ms:.0f} ms)' for s in statuses)}", err=True)
+        line, all_ready = readiness(statuses)
+        if not (all_ready and self.quiet):  # bots that failed are named even with --quiet
+            click.echo(line, err=True)
 
     def update(self, p: Progress) -> None:
         self.progress = p

@@ -4,6 +4,10 @@ Every problem is a ``ConfigError`` that names the file, the key and the problem,
 a "did you mean" for misspelt keys; nothing is started on a bad file. Tokens may be
 written as ``${VAR}`` and are then read from the environment; a token is held in a
 ``Secret`` whose repr never shows it.
+
+Each key of the file is declared once, as a field of the dataclass it fills
+(``setting(...)``: type, default, bounds or choices, meaning); the parser's checks and
+their messages, the dataclass defaults and ``docs/config.md`` all come from there.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,29 +29,144 @@ from .games.base import OptionError
 from .secret import Secret
 
 FORMATS = ("round_robin", "random", "team", "gauntlet")
+ON_FAULT = ("fallback", "forfeit")
+SANDBOX_MODES = ("auto", "bwrap", "none")
+STOP_RULES = ("all", "settled")
 TRANSCRIPTS = ("all", "none")
 # The most matches one tournament may schedule: its fixtures are lazy, but resume keeps
 # one bit per match and ids, seeds and the journal are sized for it. Counted before
 # anything is allocated, so ``rounds = 10**9`` is a config error, not a MemoryError.
 MAX_MATCHES = 100_000_000
-ON_FAULT = ("fallback", "forfeit")
-TRANSCRIPTS = ("all", "none")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # \Z: "$" also matches before a final newline
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CLUSTER_RE = re.compile(r"^(tcp|tls)://[^\s/]+:[0-9]{1,5}\Z")
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "required"
+
+
+REQUIRED: Any = _Required()  # the default of a key that must be given
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of the tournament file: its type, default, bounds or choices and meaning."""
+
+    type: type
+    default: Any = REQUIRED
+    minimum: float | None = None  # at least this
+    above: float | None = None  # more than this
+    maximum: float | None = None  # at most this
+    below: float | None = None  # less than this
+    unit: str = ""  # after the lower bound in the message ("1 deal")
+    note: str = ""  # after the bounds in the message ("(0: no limit)")
+    choices: tuple[str, ...] = ()
+    what: str = "value"  # "unknown <what> 'x'"
+    explain: str = ""  # what the choices mean, in the message
+    doc: str = ""
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` (already of the right type) is refused, or None."""
+        if self.choices:
+            if value in self.choices:
+                return None
+            explain = self.explain or "one of: " + ", ".join(self.choices)
+            return f"unknown {self.what} {value!r}{_hint(value, self.choices)} ({explain})"
+        if self.bounds and not self._within(value):
+            return f"must be {self.bounds}{' ' + self.note if self.note else ''}, got {value}"
+        return None
+
+    @property
+    def bounds(self) -> str:
+        """The allowed range in words ("at least 1", "above 0 and at most 1"), or ""."""
+        parts = []
+        if self.minimum is not None:
+            parts.append(f"at least {_num(self.minimum)}{self.unit}")
+        if self.above is not None:
+            parts.append(f"above {_num(self.above)}")
+        if self.maximum is not None:
+            parts.append(f"at most {_num(self.maximum)}")
+        if self.below is not None:
+            parts.append(f"below {_num(self.below)}")
+        return " and ".join(parts)
+
+    def _within(self, value: float) -> bool:
+        # written so that NaN is outside every range
+        return (
+            (self.minimum is None or value >= self.minimum)
+            and (self.above is None or value > self.above)
+            and (self.maximum is None or value <= self.maximum)
+            and (self.below is None or value < self.below)
+        )
+
+
+def setting(
+    default: Any = REQUIRED,
+    *,
+    kind: type | None = None,
+    derived: bool = False,
+    minimum: float | None = None,
+    above: float | None = None,
+    maximum: float | None = None,
+    below: float | None = None,
+    unit: str = "",
+    note: str = "",
+    choices: tuple[str, ...] = (),
+    what: str = "value",
+    explain: str = "",
+    doc: str = "",
+) -> Any:
+    """A dataclass field that is a key of the tournament file, declared once.
+
+    ``default`` is the key's value when the file leaves it out (and the field's default);
+    ``derived``: the parser computes the field from it (no field default); ``kind`` the
+    value's type in the file when the default does not tell it."""
+    typ = kind or type(default)
+    key = Key(typ, default, minimum, above, maximum, below, unit, note, choices, what, explain, doc)
+    meta = {"key": key}
+    if default is REQUIRED or derived:
+        return field(metadata=meta)
+    if isinstance(default, dict):
+        return field(default_factory=dict, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def choice(choices: tuple[str, ...], what: str = "value", *, explain: str = "", doc: str = "") -> Any:
+    """A key of the file that takes one of ``choices``, the first by default; ``explain``
+    (what they mean) is shown when a value is refused, and is the doc unless one is given."""
+    return setting(choices[0], choices=choices, what=what, explain=explain, doc=doc or explain)
+
+
+_DQ_DOC = "a bot faulting in more of its decisions is disqualified"
+_LIVE_DOC = "re-render the outputs from the journal this often during the run"
+
+
+def keys_of(cls: type) -> dict[str, Key]:
+    """The file keys a config dataclass declares, in declaration order."""
+    return {f.name: f.metadata["key"] for f in fields(cls) if "key" in f.metadata}
 
 
 @dataclass(frozen=True)
 class BotConfig:
     """One contestant: reached at ``url`` or started with ``command``."""
 
-    name: str
-    url: str | None = None
-    command: tuple[str, ...] | None = None
-    token: Secret | None = None
-    max_concurrent: int = 0  # requests in flight to this bot at once; 0 = limits.max_concurrent
-    workdir: Path | None = None  # a managed bot's own files (read-only in its cage); default: its program's folder
-    env: Mapping[str, str] = field(default_factory=dict)  # a managed bot's environment besides PATH, LANG, HOME
+    name: str = setting(doc="the bot's name: 1-64 letters, digits, '.', '_' or '-'", kind=str)
+    url: str | None = setting(None, kind=str, doc="a running bot's address")
+    command: tuple[str, ...] | None = setting(
+        None, kind=list, doc="a bot the referee starts: its command line, with {port}"
+    )
+    token: Secret | None = setting(None, kind=str, doc="sent as Authorization: Bearer; may be ${VAR}")  # noqa: RUF009
+    max_concurrent: int = setting(
+        0, minimum=0, note="(0 = limits.max_concurrent)", doc="requests in flight to this bot at once"
+    )
+    workdir: Path | None = setting(  # noqa: RUF009 (a Field: setting() is a field specifier)
+        None, kind=str, doc="a started bot's own files, read-only in its cage (default: its program's folder)"
+    )
+    env: Mapping[str, str] = setting(
+        {}, doc="a started bot's environment besides PATH, LANG, HOME; values may hold ${VAR}"
+    )
 
     @property
     def managed(self) -> bool:
@@ -59,61 +178,72 @@ class BotConfig:
 class Limits:
     """Deadlines and the fault policy."""
 
-    deadline_ms: int = 1000
-    on_fault: str = "fallback"
-    max_faults: int = 10
-    max_response_bytes: int = 65536
-    startup_ms: int = 15000
-    max_concurrent: int = 0  # per bot, requests in flight at once; 0 = no limit
-    time_bank_ms: int = 0  # per seat per match, spent by answers slower than the deadline
-    max_fault_rate: float = 1.0  # a bot faulting in more of its decisions is disqualified
-    fault_rate_min_decisions: int = 50  # decisions before the fault rate is judged
-    max_restarts: int = 3  # restarts of a crashed managed bot before it is played by fallback
-    restart_backoff_ms: int = 200  # first wait before a restart; doubles each time
-    sandbox: str = "auto"  # managed bots: auto (bubblewrap when installed) | bwrap (required) | none
-    memory_mb: int = 1024  # per process of a managed bot (RLIMIT_DATA)
-    max_processes: int = 128  # processes and threads of a managed bot together
-    max_file_mb: int = 64  # the largest file a managed bot may write
-    max_open_files: int = 1024  # per process of a managed bot (every connection is one)
-    log_mb: int = 10  # logs/<bot>.log, then one marker line and the rest dropped
-    bot_user: str = "nobody"  # who managed bots run as when the referee runs as root
+    deadline_ms: int = setting(1000, minimum=1, doc="per decision, from sending to the last byte of the reply")
+    on_fault: str = choice(ON_FAULT, "policy", doc="fallback: a seeded random legal action; forfeit: and it ranks last")
+    max_faults: int = setting(10, minimum=0, doc="per seat per match; past it the seat is played by fallback")
+    max_response_bytes: int = setting(65536, minimum=64, doc="longer replies are cut off (a malformed fault)")
+    startup_ms: int = setting(15000, minimum=1, doc="how long a started bot may take to answer hello")
+    max_concurrent: int = setting(0, minimum=0, note="(0: no limit)", doc="per bot, requests in flight at once")
+    time_bank_ms: int = setting(0, minimum=0, doc="per seat per match, spent by answers slower than the deadline")
+    max_fault_rate: float = setting(1.0, above=0, maximum=1, note="(a share; 1 = never disqualify)", doc=_DQ_DOC)
+    fault_rate_min_decisions: int = setting(50, minimum=1, doc="decisions before the fault rate is judged")
+    max_restarts: int = setting(3, minimum=0, doc="restarts of a crashed started bot before it is played by fallback")
+    restart_backoff_ms: int = setting(200, minimum=0, doc="first wait before a restart; doubles each time")
+    sandbox: str = choice(
+        SANDBOX_MODES, "sandbox", explain="auto: bubblewrap when installed; bwrap: required; none: no cage"
+    )
+    memory_mb: int = setting(1024, minimum=16, doc="per process of a started bot (RLIMIT_DATA)")
+    max_processes: int = setting(128, minimum=1, doc="processes and threads of a started bot together")
+    max_file_mb: int = setting(64, minimum=1, doc="the largest file a started bot may write")
+    max_open_files: int = setting(1024, minimum=16, doc="per process of a started bot (every connection is one)")
+    log_mb: int = setting(10, minimum=1, doc="logs/BOT.log, then one marker line and the rest dropped")
+    bot_user: str = setting("nobody", doc="who started bots run as when the referee runs as root (a user name)")
 
 
-@dataclass(frozen=True)
+# The [cluster] table: no field of its own (TournamentConfig.cluster holds its address).
+CLUSTER_KEYS = {"address": Key(str, None, doc="an existing Dask scheduler, tcp://HOST:PORT")}
+
+
+@dataclass(frozen=True, kw_only=True)
 class TournamentConfig:
     """A whole tournament file, validated."""
 
     path: Path
-    name: str
-    game: str
-    seed: int
-    players: int
-    format: str
-    rounds: int
-    matches: int
-    concurrency: int
-    output: Path
+    name: str = setting(None, kind=str, derived=True, doc="match ids and output folder name (default: the file's name)")
+    game: str = setting(kind=str, doc="the game's id")
+    # no seed in the file: the referee draws a 128-bit secret seed when the run starts
+    # (``seed`` is 0 until then) and reveals it when the run is complete
+    seed: int = setting(None, kind=int, derived=True, minimum=0, doc="same seed, same deals (default: secret)")
+    players: int = setting(
+        None, kind=int, derived=True, minimum=1, doc="seats per match (default: as many bots as the game allows)"
+    )
+    format: str = choice(FORMATS, "format", doc="how bots are drawn into tables (team: cooperative games)")
+    rounds: int = setting(1, minimum=1, doc="round_robin and gauntlet: times every combination is played")
+    matches: int = setting(10, minimum=1, doc="random and team (and a gauntlet without rounds): tables")
+    concurrency: int = setting(8, minimum=1, doc="matches in flight (per worker with workers > 1)")
+    output: Path = setting(None, kind=str, derived=True, doc="the output folder (default: leaderboards/NAME)")  # noqa: RUF009
+    duplicate: bool = setting(False, doc="every deal once per seat rotation of its table")
+    # gauntlet: the bots under test (every table holds one), the rest of the bots are the field
+    challengers: tuple[str, ...] = setting((), kind=list, doc="gauntlet: names of the bots under test")
+    challengers_meet: bool = setting(False, doc="gauntlet: a challenger's opponents include the other challengers")
+    stop: str = choice(STOP_RULES, "rule", explain="all: every match; settled: stop once the top is settled")
+    confidence: float = setting(
+        0.95, minimum=0.5, below=1, doc='stop = "settled": the confidence of every claimed order, together'
+    )
+    top: int = setting(
+        0, minimum=0, note="(0: the whole ranking)", doc='stop = "settled": the places that must be settled'
+    )
+    batch: int = setting(10, minimum=1, unit=" deal", doc='stop = "settled": deals played between two looks')
+    publish_every_s: float = setting(0.0, minimum=0, maximum=86400, note="(seconds; 0: only at the end)", doc=_LIVE_DOC)
+    grow: bool = setting(False, doc="fixtures keyed by bot names: bots may be added (or removed) and the run resumed")
+    workers: int = setting(1, minimum=1, doc="worker processes on this machine (more than 1: Dask)")
+    transcripts: str = choice(TRANSCRIPTS, explain="all: every decision kept in OUT/transcripts; none: none")
     options: Mapping[str, Any]
     limits: Limits
     bots: tuple[BotConfig, ...]
-    duplicate: bool = False  # every deal once per seat rotation of its table
-    workers: int = 1  # worker processes on this machine (1: no Dask, today's single process)
-    cluster: str | None = None  # the address of an existing Dask scheduler (tcp://HOST:PORT)
-    # no seed in the file: the referee draws a 128-bit secret seed when the run starts
-    # (``seed`` is 0 until then) and reveals it when the run is complete
-    seed_secret: bool = False
-    # gauntlet: the bots under test (every table holds one), the rest of the bots are the field
-    challengers: tuple[str, ...] = ()
-    challengers_meet: bool = False  # gauntlet: a challenger's opponents include the other challengers
+    cluster: str | None = CLUSTER_KEYS["address"].default
+    seed_secret: bool = False  # the seed was drawn by the referee (no seed in the file)
     gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
-    stop: str = "all"  # all: play every match; settled: stop once the top ``top`` is settled (stopping.py)
-    confidence: float = 0.95  # stop = "settled": the confidence of every claimed order, together
-    top: int = 0  # stop = "settled": the places that must be settled (0: the whole ranking)
-    batch: int = 10  # stop = "settled": deals played between two looks
-    grow: bool = False  # fixtures keyed by bot names: bots may be added (or removed) and the run resumed
-    publish_every_s: float = (
-        0.0  # re-render the outputs from the journal this often during the run (0: only at the end)
-    )
 
     @property
     def match_count(self) -> int:
@@ -135,8 +265,6 @@ class TournamentConfig:
         opponents = len(self.bots) - 1 if self.challengers_meet else len(self.bots) - n_chal
         return n_chal, opponents, self.gauntlet_random
 
-    transcripts: str = "all"  # "all": every decision kept in OUT/transcripts; "none": none
-
     def with_overrides(
         self,
         seed: int | None = None,
@@ -147,21 +275,19 @@ class TournamentConfig:
     ) -> TournamentConfig:
         """The same config with the command line's overrides applied."""
         out = self
+        for flag, value in (("workers", workers), ("seed", seed), ("concurrency", concurrency)):
+            problem = None if value is None else TOURNAMENT_KEYS[flag].problem(value)
+            if problem:
+                raise ConfigError(f"--{flag}: {problem}")
         if workers is not None:
-            if workers < 1:
-                raise ConfigError(f"--workers: must be at least 1, got {workers}")
             out = replace(out, workers=workers)
         if cluster is not None:
             if not _CLUSTER_RE.match(cluster):
                 raise ConfigError(f"--cluster: {cluster!r} is not a scheduler address like tcp://HOST:PORT")
             out = replace(out, cluster=cluster)
         if seed is not None:
-            if seed < 0:
-                raise ConfigError(f"--seed: must be at least 0, got {seed}")
             out = replace(out, seed=seed, seed_secret=False)
         if concurrency is not None:
-            if concurrency < 1:
-                raise ConfigError(f"--concurrency: must be at least 1, got {concurrency}")
             out = replace(out, concurrency=concurrency)
         if output is not None:
             out = replace(out, output=output)
@@ -210,63 +336,47 @@ class TournamentConfig:
         return {"challengers": list(self.challengers), "challengers_meet": self.challengers_meet}
 
 
-# Schema: key -> (type, default). A default of _REQUIRED means the key must be given.
-_REQUIRED = object()
-_TOURNAMENT: dict[str, tuple[type | tuple[type, ...], Any]] = {
-    "name": (str, None),
-    "game": (str, _REQUIRED),
-    "seed": (int, None),
-    "players": (int, None),
-    "format": (str, "round_robin"),
-    "rounds": (int, 1),
-    "matches": (int, 10),
-    "concurrency": (int, 8),
-    "output": (str, None),
-    "duplicate": (bool, False),
-    "challengers": (list, None),
-    "challengers_meet": (bool, False),
-    "stop": (str, "all"),
-    "confidence": (float, 0.95),
-    "top": (int, 0),
-    "batch": (int, 10),
-    "publish_every_s": (float, 0.0),
-    "grow": (bool, False),
-    "workers": (int, 1),
-    "transcripts": (str, "all"),
-}
-STOP_RULES = ("all", "settled")
-_LIMITS: dict[str, tuple[type | tuple[type, ...], Any]] = {
-    "deadline_ms": (int, 1000),
-    "on_fault": (str, "fallback"),
-    "max_faults": (int, 10),
-    "max_response_bytes": (int, 65536),
-    "startup_ms": (int, 15000),
-    "max_concurrent": (int, 0),
-    "time_bank_ms": (int, 0),
-    "max_fault_rate": (float, 1.0),
-    "fault_rate_min_decisions": (int, 50),
-    "max_restarts": (int, 3),
-    "restart_backoff_ms": (int, 200),
-    "sandbox": (str, "auto"),
-    "memory_mb": (int, 1024),
-    "max_processes": (int, 128),
-    "max_file_mb": (int, 64),
-    "max_open_files": (int, 1024),
-    "log_mb": (int, 10),
-    "bot_user": (str, "nobody"),
-}
-SANDBOX_MODES = ("auto", "bwrap", "none")
-_BOT: dict[str, tuple[type | tuple[type, ...], Any]] = {
-    "name": (str, _REQUIRED),
-    "url": (str, None),
-    "command": (list, None),
-    "token": (str, None),
-    "max_concurrent": (int, 0),
-    "workdir": (str, None),
-    "env": (dict, None),
-}
-_CLUSTER: dict[str, tuple[type | tuple[type, ...], Any]] = {"address": (str, None)}
 _TOP = ("tournament", "game", "limits", "bot", "cluster")
+TOURNAMENT_KEYS = keys_of(TournamentConfig)
+LIMIT_KEYS = keys_of(Limits)
+BOT_KEYS = keys_of(BotConfig)
+
+
+def keys_markdown() -> str:
+    """The table of every key of the tournament file, as docs/config.md shows it."""
+    lines = [
+        "# The tournament file's keys",
+        "",
+        "Written by `python -m referee.config` from the declarations in `referee/config.py`"
+        " (a test keeps it current). The annotated example in the README shows them in use.",
+    ]
+    for section, keys in (
+        ("[tournament]", TOURNAMENT_KEYS),
+        ("[limits]", LIMIT_KEYS),
+        ("[[bot]]", BOT_KEYS),
+        ("[cluster]", CLUSTER_KEYS),
+    ):
+        lines += ["", f"## {section}", "", "| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
+        for name, k in keys.items():
+            default = "required" if k.default is REQUIRED else "—" if k.default is None else _toml(k.default)
+            allowed = " / ".join(f"`{c}`" for c in k.choices) if k.choices else k.bounds
+            allowed += f" {k.note}" if k.note and allowed else ""
+            typ = _tname(k.type()).split(" ", 1)[1]
+            doc = k.doc.replace("|", "\\|")
+            lines.append(f"| `{name}` | {typ} | {default} | {allowed} | {doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, str):
+        return f'`"{value}"`'
+    if isinstance(value, (tuple, list)):
+        return "`[]`"
+    if isinstance(value, dict):
+        return "`{}`"
+    return f"`{value}`"
 
 
 def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> TournamentConfig:
@@ -295,8 +405,8 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     err = _Errors(path)
     _unknown(err, "", doc, _TOP)
     t = _table(err, doc, "tournament")
-    _unknown(err, "tournament.", t, _TOURNAMENT)
-    tv = _values(err, "tournament", t, _TOURNAMENT)
+    _unknown(err, "tournament.", t, TOURNAMENT_KEYS)
+    tv = _values(err, "tournament", t, TOURNAMENT_KEYS)
 
     game_id = tv["game"]
     if game_id not in GAMES:
@@ -321,14 +431,8 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     players = tv["players"]
     if players is None:
         players = max(game.info.min_seats, min(len(bots), game.info.max_seats))
-    if players < 1:
-        err.fail("tournament.players", f"must be at least 1, got {players}")
 
     fmt = tv["format"]
-    if fmt not in FORMATS:
-        err.fail(
-            "tournament.format", f"unknown format {fmt!r}" + _hint(fmt, FORMATS) + f" (formats: {', '.join(FORMATS)})"
-        )
     if fmt == "team" and not game.info.cooperative:
         err.fail(
             "tournament.format", f"team is for cooperative games; {game_id} is competitive (use round_robin or random)"
@@ -338,10 +442,6 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             "tournament.players",
             f"{players} seats per match but only {len(bots)} bots: add bots or lower players",
         )
-    for key in ("rounds", "matches", "concurrency", "seed", "workers"):
-        minimum = 0 if key == "seed" else 1
-        if tv[key] is not None and tv[key] < minimum:
-            err.fail(f"tournament.{key}", f"must be at least {minimum}, got {tv[key]}")
 
     g = _table(err, doc, "game")
     try:
@@ -356,47 +456,10 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         err.fail(key, exc.message + hint)
 
     lim = _table(err, doc, "limits")
-    _unknown(err, "limits.", lim, _LIMITS)
-    lv = _values(err, "limits", lim, _LIMITS)
-    if lv["on_fault"] not in ON_FAULT:
-        err.fail(
-            "limits.on_fault",
-            f"unknown policy {lv['on_fault']!r}"
-            + _hint(lv["on_fault"], ON_FAULT)
-            + f" (policies: {', '.join(ON_FAULT)})",
-        )
-    for key, minimum in (
-        ("deadline_ms", 1),
-        ("max_faults", 0),
-        ("max_response_bytes", 64),
-        ("startup_ms", 1),
-        ("max_concurrent", 0),
-        ("time_bank_ms", 0),
-        ("fault_rate_min_decisions", 1),
-        ("max_restarts", 0),
-        ("restart_backoff_ms", 0),
-        ("memory_mb", 16),
-        ("max_processes", 1),
-        ("max_file_mb", 1),
-        ("max_open_files", 16),
-        ("log_mb", 1),
-    ):
-        if lv[key] < minimum:
-            err.fail(f"limits.{key}", f"must be at least {minimum}, got {lv[key]}")
-    if lv["sandbox"] not in SANDBOX_MODES:
-        err.fail(
-            "limits.sandbox",
-            f"unknown sandbox {lv['sandbox']!r}"
-            + _hint(lv["sandbox"], SANDBOX_MODES)
-            + " (auto: bubblewrap when installed; bwrap: required; none: bots not isolated)",
-        )
+    _unknown(err, "limits.", lim, LIMIT_KEYS)
+    lv = _values(err, "limits", lim, LIMIT_KEYS)
     if not _NAME_RE.match(lv["bot_user"]):
         err.fail("limits.bot_user", f"{lv['bot_user']!r} is not a user name")
-    if not 0.0 < lv["max_fault_rate"] <= 1.0:
-        err.fail(
-            "limits.max_fault_rate",
-            f"must be a share above 0 and at most 1 (1 = never disqualify), got {lv['max_fault_rate']}",
-        )
     if tv["duplicate"] and fmt == "team":
         err.fail(
             "tournament.duplicate",
@@ -404,8 +467,8 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         )
 
     cl = _table(err, doc, "cluster")
-    _unknown(err, "cluster.", cl, _CLUSTER)
-    address = _values(err, "cluster", cl, _CLUSTER)["address"]
+    _unknown(err, "cluster.", cl, CLUSTER_KEYS)
+    address = _values(err, "cluster", cl, CLUSTER_KEYS)["address"]
     if address is not None and not _CLUSTER_RE.match(address):
         err.fail("cluster.address", f"{address!r} is not a scheduler address like tcp://HOST:PORT")
     challengers = _challengers(err, fmt, tv, t, bots, players, game.info.cooperative)
@@ -434,18 +497,6 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
             ),
         )
 
-    if tv["stop"] not in STOP_RULES:
-        err.fail(
-            "tournament.stop",
-            f"unknown rule {tv['stop']!r}" + _hint(tv["stop"], STOP_RULES) + " (all: every match; settled: "
-            "stop once the ranking is settled at the confidence)",
-        )
-    if not 0.5 <= tv["confidence"] < 1.0:
-        err.fail("tournament.confidence", f"must be at least 0.5 and below 1, got {tv['confidence']}")
-    if tv["top"] < 0:
-        err.fail("tournament.top", f"must be at least 0 (0: the whole ranking), got {tv['top']}")
-    if tv["batch"] < 1:
-        err.fail("tournament.batch", f"must be at least 1 deal, got {tv['batch']}")
     if tv["grow"] and (fmt == "random" or gauntlet_random):
         err.fail(
             "tournament.grow",
@@ -458,18 +509,6 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         )
     if tv["grow"] and tv["stop"] == "settled":
         err.fail("tournament.grow", "a tournament that grows cannot also stop when settled (choose one)")
-    if not 0.0 <= tv["publish_every_s"] <= 86400.0:
-        err.fail(
-            "tournament.publish_every_s",
-            f"must be a number of seconds from 0 (only at the end) to 86400, got {tv['publish_every_s']}",
-        )
-    if tv["transcripts"] not in TRANSCRIPTS:
-        err.fail(
-            "tournament.transcripts",
-            f"unknown value {tv['transcripts']!r}"
-            + _hint(tv["transcripts"], TRANSCRIPTS)
-            + ' (choose "all" or "none")',
-        )
     name = tv["name"] or path.stem
     if not _NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -581,6 +620,10 @@ class _Errors:
         raise ConfigError(f"{self.path}: {key}: {problem}")
 
 
+def _num(x: float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
 def _hint(word: str, choices: Any) -> str:
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
@@ -626,31 +669,36 @@ def _tname(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def _values(
-    err: _Errors, section: str, table: Mapping[str, Any], schema: Mapping[str, tuple[Any, Any]]
-) -> dict[str, Any]:
+def _values(err: _Errors, section: str, table: Mapping[str, Any], schema: Mapping[str, Key]) -> dict[str, Any]:
+    """Every key of ``schema``: its value in ``table`` checked against its declaration, or
+    its default."""
     out: dict[str, Any] = {}
-    for key, (typ, default) in schema.items():
+    for key, spec in schema.items():
+        where = f"{section}.{key}"
         if key not in table:
-            if default is _REQUIRED:
-                err.fail(f"{section}.{key}", "missing (required)")
-            out[key] = default
+            if spec.default is REQUIRED:
+                err.fail(where, "missing (required)")
+            out[key] = spec.default
             continue
-        value = table[key]
+        value, typ = table[key], spec.type
         if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
-            err.fail(f"{section}.{key}", f"expected an integer, got {_tname(value)} {value!r}")
+            err.fail(where, f"expected an integer, got {_tname(value)} {value!r}")
         elif typ is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            err.fail(f"{section}.{key}", f"expected a number, got {_tname(value)} {value!r}")
+            err.fail(where, f"expected a number, got {_tname(value)} {value!r}")
         elif not isinstance(value, typ):
-            err.fail(f"{section}.{key}", f"expected {_tname(typ())}, got {_tname(value)} {value!r}")
-        out[key] = float(value) if typ is float else value
+            err.fail(where, f"expected {_tname(typ())}, got {_tname(value)} {value!r}")
+        value = float(value) if typ is float else value
+        problem = spec.problem(value)
+        if problem:
+            err.fail(where, problem)
+        out[key] = value
     return out
 
 
 def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) -> BotConfig:
     label = f"bot[{i}]" if not isinstance(table.get("name"), str) else f"bot[{i}] ({table['name']})"
-    _unknown(err, f"{label}.", table, _BOT)
-    v = _values(err, label, table, _BOT)
+    _unknown(err, f"{label}.", table, BOT_KEYS)
+    v = _values(err, label, table, BOT_KEYS)
     if not _NAME_RE.match(v["name"]):
         err.fail(f"{label}.name", f"{v['name']!r} must be 1-64 letters, digits, '.', '_' or '-'")
     if (v["url"] is None) == (v["command"] is None):
@@ -685,12 +733,8 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         token = Secret(_ENV_RE.sub(sub, v["token"]))
         if not _printable_ascii(token.reveal()):  # it goes into a header line; never show it
             err.fail(f"{label}.token", "must be printable ASCII without spaces (the value is not shown)")
-    if v["max_concurrent"] < 0:
-        err.fail(
-            f"{label}.max_concurrent", f"must be at least 0 (0 = limits.max_concurrent), got {v['max_concurrent']}"
-        )
-    if command is None and (v["workdir"] is not None or v["env"] is not None):
-        err.fail(f"{label}.{'workdir' if v['workdir'] is not None else 'env'}", "only for a bot with a command")
+    if command is None and ("workdir" in table or "env" in table):
+        err.fail(f"{label}.{'workdir' if 'workdir' in table else 'env'}", "only for a bot with a command")
     workdir = None
     if v["workdir"] is not None:
         if "\x00" in v["workdir"] or not v["workdir"]:
@@ -725,3 +769,7 @@ def _substitute(err: _Errors, key: str, env: Mapping[str, str], value: str) -> s
         return env[m.group(1)]
 
     return _ENV_RE.sub(one, value)
+
+
+if __name__ == "__main__":
+    print(keys_markdown(), end="")

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from referee.cli import main
 from referee.games import GAMES
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_games_lists_every_game_with_seats_and_option_defaults() -> None:
@@ -36,3 +42,54 @@ def test_missing_config_and_bad_option_are_usage_errors(tmp_path: Path) -> None:
     assert runner.invoke(main, ["run", str(tmp_path / "nope.toml")]).exit_code == 2
     assert runner.invoke(main, ["run", "--concurrency", "x", "c.toml"]).exit_code == 2
     assert runner.invoke(main, ["frobnicate"]).exit_code == 2
+
+
+def bots_config(tmp_path: Path, bots: dict[str, list[str]]) -> Path:
+    """A tournament file of started bots (name -> command) writing to tmp_path/out."""
+    lines = ["[tournament]", 'game = "nimmt_plus"', "seed = 1", "players = 2", f'output = "{tmp_path / "out"}"']
+    lines += ["[limits]", "startup_ms = 20000"]
+    for name, command in bots.items():
+        lines += ["[[bot]]", f'name = "{name}"', f"command = {json.dumps(command)}"]
+    cfg = tmp_path / "t.toml"
+    cfg.write_text("\n".join(lines) + "\n")
+    return cfg
+
+
+def referee(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee", *args], cwd=ROOT, capture_output=True, text=True, timeout=180
+    )
+
+
+GOOD = ["python", "-m", "sample_bots.nimmt", "cautious", "--port", "{port}"]
+
+
+def test_check_and_run_name_the_bots_that_failed_and_exit_1(tmp_path: Path) -> None:
+    cfg = bots_config(
+        tmp_path,
+        {
+            "good": GOOD,
+            "missing": [str(tmp_path / "no-such-bot"), "{port}"],
+            "dies": ["python", "-c", "import sys; print('no model file'); sys.exit(3)", "{port}"],
+        },
+    )
+    check = referee("check", str(cfg))
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "2 of 3 bots not ready: missing, dies; ready: good (" in check.stderr
+    assert re.search(r"FAIL missing .*no such executable", check.stdout), check.stdout
+    assert re.search(r"FAIL dies .*exited with code 3 before it was ready", check.stdout), check.stdout
+    assert "ok   good" in check.stdout
+    assert "all 3 bots ready" not in check.stdout + check.stderr and "Traceback" not in check.stderr
+
+    run = referee("run", "--quiet", str(cfg))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "2 of 3 bots not ready: missing, dies; ready: good (" in run.stderr  # even with --quiet
+    assert "bot 'missing': cannot start" in run.stderr and "bot 'dies' exited with code 3" in run.stderr
+    assert "Traceback" not in run.stderr and "matches.jsonl" not in run.stderr  # nothing played, nothing published
+    assert not (tmp_path / "out" / "matches.jsonl").exists()
+
+
+def test_check_with_every_bot_ready_says_so_and_exits_0(tmp_path: Path) -> None:
+    check = referee("check", str(bots_config(tmp_path, {"one": GOOD, "two": GOOD})))
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert re.search(r"^all 2 bots ready: one \(\d+ ms\), two \(\d+ ms\)$", check.stdout, re.M), check.stdout

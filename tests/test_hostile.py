@@ -46,12 +46,16 @@ NIMMT = ["python", "-m", "sample_bots.nimmt"]
 
 SUBJECT = "subject"
 DEADLINE_MS = 300
-MARGIN_MS = 150  # loopback, a loaded 2-core machine: the referee's own scheduling slack
+# Generous on purpose: a loaded CI machine may fire the referee's timer seconds late. It
+# still proves the deadline: the slow mode answers after SLOW_MS, the silent and trickling
+# ones never, so a referee that waited for them would be far past it.
+MARGIN_MS = 3000
+SLOW_MS = 60_000
 MAX_FAULTS = 2
 AFTER = 4  # decisions the hostile bot plays well (over all matches) before misbehaving
 MAX_RESPONSE_BYTES = 65536
 MEMORY_HEADROOM = 4 * 1024 * 1024  # the 20 MB reply must stay far below this
-SLACK_S = 1.0  # per match, on top of what its faults may cost: a loaded machine's jitter
+SLACK_S = 5.0  # per match, on top of what its faults may cost: a loaded machine's jitter
 
 ACT = frozenset({"act"})
 ANY_PHASE = frozenset({"start", "act", "end"})  # a dead or deaf bot also misses start and end
@@ -72,7 +76,7 @@ class Mode:
 
 
 MODES: dict[str, Mode] = {
-    "slow": Mode(TIMEOUT, f"no complete reply within {DEADLINE_MS} ms", ACT, ("--delay-ms", "2000")),
+    "slow": Mode(TIMEOUT, f"no complete reply within {DEADLINE_MS} ms", ACT, ("--delay-ms", str(SLOW_MS))),
     "trickle": Mode(TIMEOUT, f"no complete reply within {DEADLINE_MS} ms", ACT),
     "silent": Mode(TIMEOUT, f"no complete reply within {DEADLINE_MS} ms", ACT),
     "close": Mode(ERROR, "", ACT),

