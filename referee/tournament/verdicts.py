@@ -58,13 +58,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from .student import student_t  # scipy.stats is slow to import
 from threadpoolctl import threadpool_limits
 
 from ..games.base import Game
 from ..record import MatchRecord
 from .columns import BoolArray, Columns, FloatArray, IntArray, credit_mask, wins
 from .standings import compute_standings, disqualifications, record_columns, rnd
+from .student import student_t  # scipy.stats is slow to import
 
 DEFAULT_RESAMPLES = 2000
 CONFIDENCE = 0.95
