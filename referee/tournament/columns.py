@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -122,24 +123,142 @@ def build_columns(
     n = 0
     kinds = {k: i for i, k in enumerate(FAULT_KINDS)}
     nk = len(FAULT_KINDS)
-    for n, d in enumerate(lines, 1):
-        try:
-            _take(d, buf, pos, stat_keys, kinds, nk, lat_bot, lat_val, durations)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            ident = d.get("id") if isinstance(d, Mapping) else None
-            raise JournalError(f"{where}: match {ident!r} (line {n}): {_why(exc)}") from None
-        idx = int(d["index"])
-        if lower is None or idx < lower_at_index:
-            lower, lower_at_index = bool(d.get("lower_is_better", False)), idx
-        if d.get("disqualified"):
-            ids[idx] = str(d.get("id", ""))
-        if len(lat_val) >= _FLUSH:
-            _flush(hist, top, lat_bot, lat_val)
-            lat_bot, lat_val = array("i"), array("d")
+    n = 0
+    for batch in _batches(lines):
+        # the common line (no faults, restarts or response times) a batch at a time, with
+        # whole-batch conversions in C; any other batch line by line, with the exact checks
+        found = _take_batch(batch, buf, pos, stat_keys, nk, durations)
+        if found is not None:
+            idx_min, low, dq_ids = found
+            if lower is None or idx_min < lower_at_index:
+                lower, lower_at_index = low, idx_min
+            ids.update(dq_ids)
+            n += len(batch)
+            continue
+        for d in batch:
+            n += 1
+            try:
+                _take(d, buf, pos, stat_keys, kinds, nk, lat_bot, lat_val, durations)
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                ident = d.get("id") if isinstance(d, Mapping) else None
+                raise JournalError(f"{where}: match {ident!r} (line {n}): {_why(exc)}") from None
+            idx = int(d["index"])
+            if lower is None or idx < lower_at_index:
+                lower, lower_at_index = bool(d.get("lower_is_better", False)), idx
+            if d.get("disqualified"):
+                ids[idx] = str(d.get("id", ""))
+            if len(lat_val) >= _FLUSH:
+                _flush(hist, top, lat_bot, lat_val)
+                lat_bot, lat_val = array("i"), array("d")
     _flush(hist, top, lat_bot, lat_val)
     cols = _assemble(buf, list(names), list(stat_keys), bool(lower), ids, hist, math.fsum(durations))
     cols.latency_max = top
     return cols
+
+
+_BATCH = 2048
+
+
+def _batches(lines: Iterable[Mapping[str, Any]]) -> Iterator[list[Mapping[str, Any]]]:
+    """The lines in lists of at most ``_BATCH``."""
+    it = iter(lines)
+    while batch := list(islice(it, _BATCH)):
+        yield batch
+
+
+def _take_batch(
+    batch: list[Mapping[str, Any]],
+    b: _Buffers,
+    pos: Mapping[str, int],
+    stat_keys: Sequence[str],
+    nk: int,
+    durations: array[float],
+) -> tuple[int, bool, dict[int, str]] | None:
+    """Append a batch of common lines to the buffers: (smallest index, its ``lower_is_better``,
+    ids of lines with a disqualification); None (nothing appended) if a line is not common
+    or fails a check, so that the line-by-line path takes the batch and names the problem."""
+    try:
+        if not all(type(d) is dict for d in batch):
+            return None
+        k = len(batch[0]["bots"])
+        if not 0 < k <= 127:
+            return None
+        for d in batch:
+            if len(d["bots"]) != k or len(d["scores"]) != k or len(d["ranks"]) != k or len(d["decisions"]) != k:
+                return None
+            if len(d.get("stats") or ()) != k:
+                return None
+        if any(d.get("faults") or d.get("restarts") or "latency_ms" in d for d in batch):
+            return None
+        index = [d["index"] for d in batch]
+        scores = [x for d in batch for x in d["scores"]]
+        ranks = [x for d in batch for x in d["ranks"]]
+        decisions = [x for d in batch for x in d["decisions"]]
+        seat_stats = [st for d in batch for st in (d.get("stats") or ())]
+        deals = [d.get("deal") for d in batch]
+        voided = [d.get("voided", 0) for d in batch]
+        dur = [d.get("duration_s", 0.0) for d in batch]
+        seat_bots = [pos[name] for d in batch for name in d["bots"]]
+    except (KeyError, TypeError, AttributeError):
+        return None
+    m = len(batch)
+    ints = (index, ranks, decisions, voided)
+    if not all(_INT_TYPE.issuperset(map(type, x)) for x in ints) or not _NUMBER_TYPES.issuperset(map(type, scores)):
+        return None
+    if len(scores) != m * k or len(ranks) != m * k or len(decisions) != m * k or len(seat_stats) != m * k:
+        return None
+    if not all(type(st) is dict for st in seat_stats) or not _NUMBER_TYPES.issuperset(map(type, dur)):
+        return None
+    try:
+        idx = np.array(index, np.int64)
+        sc = np.array(scores, np.float64)
+        rk = np.array(ranks, np.int64)
+        dc = np.array(decisions, np.int64)
+        np.array(voided, np.int64)
+    except OverflowError:
+        return None
+    if idx.min() < 0 or rk.min() < 1 or rk.max() > k or dc.min() < 0 or min(voided) < 0:
+        return None
+    if not (np.isfinite(sc).all() and np.abs(sc).max() < 1e15):
+        return None
+    if not all(x is None or type(x) is int for x in deals):
+        return None
+    values = [st.get(key, _NAN) for st in seat_stats for key in stat_keys]
+    if not _NUMBER_TYPES.issuperset(map(type, values)):
+        values = [v if type(v) is float else _number(v) for v in values]
+    forfeited = np.zeros((m, k), np.int8)
+    disqualified = np.zeros((m, k), np.int8)
+    dq_ids: dict[int, str] = {}
+    for i, d in enumerate(batch):
+        f, q = d.get("forfeited"), d.get("disqualified")
+        if f or q:
+            try:
+                forfeited[i, [s for s in range(k) if s in f] if f else []] = 1
+                disqualified[i, [s for s in range(k) if s in q] if q else []] = 1
+            except TypeError:
+                return None
+            if q:
+                dq_ids[index[i]] = str(d.get("id", ""))
+    b.index.extend(index)
+    b.deal_kind.frombytes(np.array([x is None for x in deals], np.int8).tobytes())
+    b.deal_value.extend([i if x is None else x for i, x in zip(index, deals)])
+    b.width.frombytes(np.full(m, k, np.int8).tobytes())
+    b.voided.extend(voided)
+    b.bot.extend(seat_bots)
+    b.score.frombytes(sc.tobytes())
+    b.rank.frombytes(rk.astype(np.int32).tobytes())
+    b.decisions.frombytes(dc.tobytes())
+    b.faults.frombytes(bytes(4 * m * k * nk))
+    b.notice.frombytes(bytes(4 * m * k))
+    b.forfeited.frombytes(forfeited.tobytes())
+    b.disqualified.frombytes(disqualified.tobytes())
+    b.restarts.frombytes(bytes(4 * m * k))
+    if stat_keys:
+        b.stats.frombytes(np.array(values, np.float64).tobytes())
+    b.won.frombytes(np.array([st.get("won") == 1 for st in seat_stats], np.float64).tobytes())
+    durations.extend([float(x) for x in dur])
+    first = int(np.argmin(idx))
+    return index[first], bool(batch[first].get("lower_is_better", False)), dq_ids
 
 
 def _why(exc: BaseException) -> str:
