@@ -92,15 +92,19 @@ class _Buffers:
         self.deal_value = array("q")
         self.width = array("b")
         self.voided = array("q")
-        self.bot = array("i")
+        self.bot = array("q")
         self.score = array("d")
-        self.rank = array("i")
-        self.faults = array("i")
-        self.notice = array("i")
+        self.rank = array("q")
         self.forfeited = array("b")
         self.disqualified = array("b")
         self.decisions = array("q")
-        self.restarts = array("i")
+        # rare counts, sparse: (line, seat, value), faults also by kind
+        self.fault_at = array("q")
+        self.fault_n = array("q")
+        self.notice_at = array("q")
+        self.notice_n = array("q")
+        self.restart_at = array("q")
+        self.restart_n = array("q")
         self.stats = array("d")
         self.won = array("d")
         self.n_stats = n_stats
@@ -246,13 +250,10 @@ def _take_batch(
     b.voided.extend(voided)
     b.bot.extend(seat_bots)
     b.score.frombytes(sc.tobytes())
-    b.rank.frombytes(rk.astype(np.int32).tobytes())
+    b.rank.frombytes(rk.tobytes())
     b.decisions.frombytes(dc.tobytes())
-    b.faults.frombytes(bytes(4 * m * k * nk))
-    b.notice.frombytes(bytes(4 * m * k))
     b.forfeited.frombytes(forfeited.tobytes())
     b.disqualified.frombytes(disqualified.tobytes())
-    b.restarts.frombytes(bytes(4 * m * k))
     if stat_keys:
         b.stats.frombytes(np.array(values, np.float64).tobytes())
     b.won.frombytes(np.array([st.get("won") == 1 for st in seat_stats], np.float64).tobytes())
@@ -321,23 +322,26 @@ def _take(
     b.score.extend(scores)
     b.rank.extend(ranks)
     b.decisions.extend(decisions)
+    line = len(b.index) - 1
     faults_in = d.get("faults")
     if faults_in:
-        faults = [0] * (k * nk)
-        notice = [0] * k
+        faults: dict[int, int] = {}
+        notice: dict[int, int] = {}
         for f in faults_in:
             seat = f["seat"]
             if not isinstance(seat, int) or not 0 <= seat < k:
                 raise ValueError("a fault's seat is out of range")
             if f.get("phase", "act") == "act":
-                faults[seat * nk + kinds[f["kind"]]] += 1
+                at = seat * nk + kinds[f["kind"]]
+                faults[at] = faults.get(at, 0) + 1
             else:
-                notice[seat] += 1
-        b.faults.extend(faults)
-        b.notice.extend(notice)
-    else:
-        b.faults.extend(_ZEROS[: k * nk])
-        b.notice.extend(_ZEROS[:k])
+                notice[seat] = notice.get(seat, 0) + 1
+        for at, count in faults.items():
+            b.fault_at.extend((line, at // nk, at % nk))
+            b.fault_n.append(count)
+        for seat, count in notice.items():
+            b.notice_at.extend((line, seat))
+            b.notice_n.append(count)
     forfeited, dq = d.get("forfeited"), d.get("disqualified")
     b.forfeited.extend([s in forfeited for s in range(k)] if forfeited else _ZEROS[:k])
     b.disqualified.extend([s in dq for s in range(k)] if dq else _ZEROS[:k])
@@ -345,9 +349,10 @@ def _take(
     if restarts:
         if not isinstance(restarts, list) or len(restarts) > k:
             raise ValueError("restarts must be a list with at most one entry per seat")
-        b.restarts.extend([int(x) for x in restarts] + [0] * (k - len(restarts)))
-    else:
-        b.restarts.extend(_ZEROS[:k])
+        for seat, x in enumerate([int(x) for x in restarts]):
+            if x:
+                b.restart_at.extend((line, seat))
+                b.restart_n.append(x)
     stats = d.get("stats") or ()
     per_seat = [st if isinstance(st, dict) else {} for st in stats[:k]] + [{}] * (k - len(stats[:k]))
     if stat_keys:
@@ -422,19 +427,40 @@ def _assemble(
     keep = np.sort(rev[first_rev])
     keep = keep[np.argsort(index[keep], kind="stable")]
     rows = keep.shape[0]
-    seat = np.arange(kmax)
-    valid = seat[None, :] < width[keep][:, None]
-    flat = (start[keep][:, None] + seat[None, :])[valid]
+    uniform = bool(m) and int(width.min()) == kmax  # every line as wide as the widest
+    identity = rows == m and bool((keep == np.arange(m)).all())  # in order, no line replaced
+    row_of = np.full(m, -1, np.int64)
+    row_of[keep] = np.arange(rows)
 
-    def per_seat(buf: Any, dtype: Any, fill: Any, per: int | None = None) -> Any:
-        """A (rows, seats) column, or (rows, seats, per) with ``per`` values a seat."""
+    def per_seat(name: str, dtype: Any, fill: Any, per: int | None = None) -> Any:
+        """A (rows, seats) column, or (rows, seats, per) with ``per`` values a seat; the
+        buffer is released (or, in order and unpadded, the column is a view of it)."""
+        buf = getattr(b, name)
         src = np.frombuffer(buf, dtype) if len(buf) else np.zeros(0, dtype)
-        if per is None:
-            out = np.full((rows, kmax), fill, dtype)
-            out[valid] = src[flat]
-            return out
-        out = np.full((rows, kmax, per), fill, dtype)
-        out[valid] = src.reshape(-1, per)[flat]
+        shape = (rows, kmax) if per is None else (rows, kmax, per)
+        if uniform:
+            out = src.reshape((m, *shape[1:]))
+            if identity:
+                return out
+            out = out[keep]
+        else:
+            seat = np.arange(kmax)
+            valid = seat[None, :] < width[keep][:, None]
+            flat = (start[keep][:, None] + seat[None, :])[valid]
+            out = np.full(shape, fill, dtype)
+            out[valid] = src[flat] if per is None else src.reshape(-1, per)[flat]
+        del src
+        setattr(b, name, array(buf.typecode))
+        return out
+
+    def sparse(at: array[int], counts: array[int], per: int | None = None) -> IntArray:
+        """A (rows, seats[, per]) column of counts from its (line, seat[, kind]) entries."""
+        out = np.zeros((rows, kmax) if per is None else (rows, kmax, per), np.int64)
+        if counts:
+            where = np.frombuffer(at, np.int64).reshape(len(counts), -1).copy()
+            where[:, 0] = row_of[where[:, 0]]
+            live = where[:, 0] >= 0  # the line of a replaced index counts nothing
+            np.add.at(out, tuple(where[live].T), np.frombuffer(counts, np.int64)[live])
         return out
 
     kind = np.frombuffer(b.deal_kind, np.int8)[keep] if m else np.zeros(0, np.int8)
@@ -447,26 +473,26 @@ def _assemble(
     deal = renum[inverse.reshape(-1)] if rows else np.zeros(0, np.int64)
     ns = max(1, len(stat_keys))
     stats = (
-        per_seat(b.stats, np.float64, math.nan, len(stat_keys)) if stat_keys else np.full((rows, kmax, ns), math.nan)
+        per_seat("stats", np.float64, math.nan, len(stat_keys)) if stat_keys else np.full((rows, kmax, ns), math.nan)
     )
-    kept_ids = {int(i): ids[int(i)] for i in index[keep] if int(i) in ids}
+    kept_ids = dict(sorted(ids.items()))  # every index has its kept line
     return Columns(
         names=names,
         stat_keys=stat_keys,
         lower=lower,
         index=index[keep].copy(),
         deal=np.asarray(deal, np.int64),
-        bot=per_seat(b.bot, np.int32, -1).astype(np.int64),
-        score=per_seat(b.score, np.float64, 0.0),
-        rank=per_seat(b.rank, np.int32, 0).astype(np.int64),
-        faults=per_seat(b.faults, np.int32, 0, len(FAULT_KINDS)).astype(np.int64),
-        notice=per_seat(b.notice, np.int32, 0).astype(np.int64),
-        forfeited=per_seat(b.forfeited, np.int8, 0).astype(bool),
-        disqualified=per_seat(b.disqualified, np.int8, 0).astype(bool),
-        decisions=per_seat(b.decisions, np.int64, 0),
-        restarts=per_seat(b.restarts, np.int32, 0).astype(np.int64),
+        bot=per_seat("bot", np.int64, -1),
+        score=per_seat("score", np.float64, 0.0),
+        rank=per_seat("rank", np.int64, 0),
+        faults=sparse(b.fault_at, b.fault_n, len(FAULT_KINDS)),
+        notice=sparse(b.notice_at, b.notice_n),
+        forfeited=per_seat("forfeited", np.int8, 0).astype(bool),
+        disqualified=per_seat("disqualified", np.int8, 0).astype(bool),
+        decisions=per_seat("decisions", np.int64, 0),
+        restarts=sparse(b.restart_at, b.restart_n),
         stats=stats,
-        won=per_seat(b.won, np.float64, 0.0),
+        won=per_seat("won", np.float64, 0.0),
         voided=(np.frombuffer(b.voided, np.int64)[keep] if m else np.zeros(0, np.int64)).copy(),
         ids=kept_ids,
         latency_hist=hist,

@@ -609,18 +609,20 @@ class _PL:
         self.inverse, b, tied = _unique_games(b, tied, n)
         self.v = b >= 0
         self.n = n
-        idx = np.broadcast_to(np.arange(k), b.shape)
+        small = np.int8 if k < 128 else np.int64  # positions in a game: small arrays at a million games
+        idx = np.broadcast_to(np.arange(k, dtype=small), b.shape)
         self.first = np.maximum.accumulate(np.where(~tied, idx, 0), axis=1)
         end = np.ones_like(self.v)
         end[:, :-1] = ~tied[:, 1:]
-        self.last = np.minimum.accumulate(np.where(end, idx, k - 1)[:, ::-1], axis=1)[:, ::-1]
+        self.last = np.minimum.accumulate(np.where(end, idx, k - 1)[:, ::-1], axis=1)[:, ::-1].astype(small)
         nvalid = self.v.sum(axis=1, keepdims=True)
         self.stage = self.v & (nvalid - self.first >= 2)
         self.bc = np.where(self.v, b, 0)
+        del b, tied
         # per ordered pair of positions: the last stage that holds both, and their Hessian cell
-        self.lm = np.minimum(self.last[:, :, None], self.last[:, None, :]).reshape(b.shape[0], k * k)
-        cell = self.bc[:, :, None] * n + self.bc[:, None, :]
-        self.cell = cell.reshape(b.shape[0], k * k).astype(np.int32 if n * n < 2**31 else np.int64)
+        self.lm = np.minimum(self.last[:, :, None], self.last[:, None, :]).reshape(-1, k * k)
+        bc = self.bc.astype(np.int32 if n * n < 2**31 else np.int64)
+        self.cell = (bc[:, :, None] * n + bc[:, None, :]).reshape(-1, k * k)
 
     def weights(self, games: int) -> FloatArray:
         """How many of the first ``games`` games each row stands for (the rows they use)."""
