@@ -609,8 +609,8 @@ class _PL:
         self.inverse, b, tied = _unique_games(b, tied, n)
         self.v = b >= 0
         self.n = n
-        small = np.int8 if k < 128 else np.int64  # positions in a game: small arrays at a million games
-        idx = np.broadcast_to(np.arange(k, dtype=small), b.shape)
+        small: Any = np.int8 if k < 128 else np.int64  # positions in a game: small arrays at a million games
+        idx: Any = np.broadcast_to(np.arange(k, dtype=small), b.shape)
         self.first = np.maximum.accumulate(np.where(~tied, idx, 0), axis=1)
         end = np.ones_like(self.v)
         end[:, :-1] = ~tied[:, 1:]
@@ -621,7 +621,7 @@ class _PL:
         del b, tied
         # per ordered pair of positions: the last stage that holds both, and their Hessian cell
         self.lm = np.minimum(self.last[:, :, None], self.last[:, None, :]).reshape(-1, k * k)
-        bc = self.bc.astype(np.int32 if n * n < 2**31 else np.int64)
+        bc: Any = self.bc.astype(np.int32 if n * n < 2**31 else np.int64)
         self.cell = (bc[:, :, None] * n + bc[:, None, :]).reshape(-1, k * k)
 
     def weights(self, games: int) -> FloatArray:
