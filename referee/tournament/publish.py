@@ -47,6 +47,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -136,7 +137,7 @@ def load_output_dir(out: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]
     if not journal.is_file():
         raise LeaderboardError(f"{journal}: not found (no match of this tournament has been played)")
     try:
-        tournament = json.loads(tfile.read_text(encoding="utf-8"), parse_constant=_no_constant)
+        tournament = json.loads(tfile.read_text(encoding="utf-8"), parse_constant=_no_constant, parse_float=_finite)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise LeaderboardError(f"{tfile}: not JSON ({exc})") from exc
     try:
@@ -479,6 +480,14 @@ def _json(doc: Mapping[str, Any]) -> str:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number in standard JSON")
+
+
+def _finite(text: str) -> float:
+    """A JSON number as a float; one beyond the float range (1e999) is refused, not infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of the range of a number")
+    return value
 
 
 def _atomic_write(path: Path, text: str) -> None:
