@@ -59,6 +59,7 @@ bench-scale: $(BIN)/referee
 	$(BIN)/python -m referee.bench_scale
 	$(BIN)/python -m referee.bench_workers
 	$(BIN)/python -m referee.bench_publish
+	$(BIN)/python -m referee.bench_verify
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -137,6 +137,51 @@ class Result:
         }
 
 
+def _shuffle(rng: random.Random, x: list[Any]) -> None:
+    """``rng.shuffle(x)``, draw for draw and swap for swap, without its two calls per card.
+
+    CPython's ``Random.shuffle`` asks ``_randbelow(i + 1)`` for each position from the
+    end, which draws ``(i + 1).bit_length()`` bits until the draw is at most ``i``; the
+    same draws done inline, a run of positions of one bit length at a time, cost half
+    the time (dealing is most of the cost of replaying a match).
+    """
+    getrandbits = rng.getrandbits
+    top = len(x) - 1
+    while top > 0:
+        k = (top + 1).bit_length()
+        low = max(1, (1 << (k - 1)) - 1)  # the lowest i with (i + 1).bit_length() == k
+        for i in range(top, low - 1, -1):
+            j = getrandbits(k)
+            while j > i:
+                j = getrandbits(k)
+            x[i], x[j] = x[j], x[i]
+        top = low - 1
+
+
+def _same_as_stdlib() -> bool:
+    """True when ``_shuffle`` deals exactly as this Python's ``Random.shuffle`` does."""
+    for size in (0, 1, 2, 3, 7, 104, 107, 600):
+        a, b = list(range(size)), list(range(size))
+        ra, rb = random.Random(size), random.Random(size)
+        for _ in range(3):
+            ra.shuffle(a)
+            _shuffle(rb, b)
+        if a != b or ra.getstate() != rb.getstate():
+            return False
+    return True
+
+
+_INLINE = _same_as_stdlib()  # a Python whose shuffle draws otherwise keeps its own: the deals are its deals
+
+
+def shuffle(rng: random.Random, x: list[Any]) -> None:
+    """Shuffle ``x`` in place exactly as ``rng.shuffle(x)`` does, faster."""
+    if _INLINE:
+        _shuffle(rng, x)
+    else:
+        rng.shuffle(x)
+
+
 def ranks_from_scores(scores: Sequence[float], lower_is_better: bool) -> list[int]:
     """Competition ranks (1, 1, 3) for ``scores`` in the given sense."""
     if lower_is_better:
@@ -152,6 +197,8 @@ class Game:
     """
 
     info: ClassVar[GameInfo]
+    # True when ``replay`` plays a whole transcript faster than ``apply`` one by one.
+    fast_replay: ClassVar[bool] = False
 
     def check_options(self, seats: int, options: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``options`` for ``seats`` players; return them with defaults filled."""
@@ -205,6 +252,14 @@ class Game:
     def seat_stats(self, result: Result, seat: int) -> dict[str, float]:
         """Per-seat numbers of a finished match for the ``info.stats`` columns."""
         return {}
+
+    def replay(self, state: Any, seats: Sequence[int], actions: Sequence[Action]) -> Result | None:
+        """The result of playing ``actions[i]`` for ``seats[i]`` in order from the fresh
+        deal ``state`` (consumed), exactly as ``apply`` one by one would, or None when an
+        action is out of turn or not legal, or the actions end before or after the match
+        (the caller then replays the ordinary way, which names the decision). Only games
+        with ``fast_replay`` implement it; a bot-chosen transcript needs no views."""
+        return None
 
     def copy(self, state: Any) -> Any:
         """An independent deep copy of ``state``."""

@@ -125,6 +125,7 @@ from .base import (
     StatSpec,
     View,
     ranks_from_scores,
+    shuffle,
 )
 
 RANKS = ("10", "9", "8", "7", "6", "5", "4", "3", "2", "1", "0", "00", "000", "0000", "jollygatto")
@@ -255,7 +256,7 @@ class Dieci(Game):
         )
         state.deck = list(range(len(rank)))
         if not state.reshuffle:  # with reshuffle every manche shuffles the whole deck
-            state.rng.shuffle(state.deck)
+            shuffle(state.rng, state.deck)
         _start_manche(state)
         return state
 
@@ -513,7 +514,7 @@ def _start_manche(state: DieciState) -> None:
     if state.reshuffle:
         state.deck = list(range(len(state.rank)))
         state.used = []
-        state.rng.shuffle(state.deck)
+        shuffle(state.rng, state.deck)
     state.revealed = [False] * n
     state.seen = [0] * n
     state.dealt = [None] * n
@@ -538,7 +539,7 @@ def _draw(state: DieciState) -> int:
     if not state.deck:
         state.deck = state.used
         state.used = []
-        state.rng.shuffle(state.deck)
+        shuffle(state.rng, state.deck)
     return state.deck.pop()
 
 

@@ -89,6 +89,7 @@ from .base import (
     StatSpec,
     View,
     ranks_from_scores,
+    shuffle,
 )
 
 TRICKS_PER_ROUND = 9
@@ -378,11 +379,11 @@ def _start_round(st: DrahtState) -> None:
     """Shuffle and deal round ``st.round``; reveal the first trick's score cards."""
     n = st.seats
     deck = list(range(1, st.max_card + 1))
-    st.rng.shuffle(deck)
+    shuffle(st.rng, deck)
     st.hands = [sorted(deck[HAND_SIZE * s : HAND_SIZE * (s + 1)]) for s in range(n)]
     st.unused = sorted(deck[HAND_SIZE * n :])
     st.score_deck = list(SCORE_CARDS)
-    st.rng.shuffle(st.score_deck)
+    shuffle(st.rng, st.score_deck)
     st.score_revealed = []
     st.discards = []
     st.history = []

@@ -87,8 +87,10 @@ from __future__ import annotations
 
 import copy as _copy
 import random
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 from .base import (
@@ -101,6 +103,7 @@ from .base import (
     StatSpec,
     View,
     ranks_from_scores,
+    shuffle,
 )
 
 VARIANTS = ("plus", "plus_dealt_zeros", "zeros_negative", "simple")
@@ -158,6 +161,8 @@ class NimmtState:
 class NimmtPlus(Game):
     """6 nimmt! Plus and its variants."""
 
+    fast_replay = True
+
     info = GameInfo(
         id="nimmt_plus",
         title="6 nimmt! Plus",
@@ -204,17 +209,23 @@ class NimmtPlus(Game):
             return ()
         if state.variant == "simple":
             return (state.turn,)
-        return tuple(s for s in range(state.seats) if state.hands[s] and state.pending[s] is None)
+        hands, pending = state.hands, state.pending
+        return tuple([s for s in range(state.seats) if hands[s] and pending[s] is None])
 
     def view(self, state: NimmtState, seat: int) -> View:
         """What ``seat`` sees: own hand, rows, piles, sizes, totals, this hand's history."""
         simple = state.variant == "simple"
+        hands, n = state.hands, state.seats
         if state.over:
             asked: list[int] = []
+            mine = False
         elif simple:
             asked = [state.turn]
+            mine = seat == state.turn
         else:
-            asked = [s for s in range(state.seats) if state.hands[s]]
+            asked = [s for s in range(n) if hands[s]]
+            mine = bool(hands[seat]) and state.pending[seat] is None
+        zh = state.zero_heads if state.variant in POSITIVE else 0
         return {
             "variant": state.variant,
             "lower_is_better": state.variant not in POSITIVE,
@@ -224,17 +235,20 @@ class NimmtPlus(Game):
             "hand_number": state.hand_number,
             "hands_total": state.hands_total,
             "turn_number": len(state.history) + 1,
-            "hand": list(state.hands[seat]),
+            "hand": list(hands[seat]),
             "rows": [list(r) for r in state.rows],
-            "hand_sizes": [len(h) for h in state.hands],
-            "points": [{"cards": list(state.piles[s]), "heads": _pile_score(state, s)} for s in range(state.seats)],
+            "hand_sizes": [len(h) for h in hands],
+            "points": [
+                {"cards": list(p), "heads": h + zh * p.count(0) if zh else h}
+                for p, h in zip(state.piles, state.pile_heads)
+            ],
             "totals": list(state.totals),
             "hand_scores": [list(h["scores"]) for h in state.hand_log],
             "history": list(state.history),  # entries are never changed once recorded
             # built once per hand, never changed; shown until every seat was asked once
             "previous_hand": state.previous if len(state.history) < (state.seats if simple else 1) else None,
             "to_act": asked,
-            "your_turn": seat in self.to_act(state),
+            "your_turn": mine,
             "turn": state.turn if simple and not state.over else None,
         }
 
@@ -251,12 +265,9 @@ class NimmtPlus(Game):
             return []
         values = _distinct(hand)
         out: list[Action] = [[c] for c in values]
-        zero_pair = len(hand) >= 2 and hand[1] == 0
-        for i, a in enumerate(values):
-            if a == 0 and zero_pair:
-                out.append([0, 0])
-            for b in values[i + 1 :]:
-                out.append([a, b])
+        if len(hand) >= 2 and hand[1] == 0:  # two zeros: [0, 0] before the pairs with one 0
+            out.append([0, 0])
+        out += map(list, combinations(values, 2))  # (a, b) with a < b, in the order of a then b
         return out
 
     def apply(self, state: NimmtState, seat: int, action: Action) -> NimmtState:
@@ -277,7 +288,7 @@ class NimmtPlus(Game):
             raise IllegalAction(f"seat {seat} is not to act")
         _check_in_hand(state.hands[seat], cards, action)
         state.pending[seat] = cards
-        if all(p is not None or not h for p, h in zip(state.pending, state.hands)):
+        if not any([p is None and h for p, h in zip(state.pending, state.hands)]):
             plays = {s: p for s, p in enumerate(state.pending) if p is not None}
             state.pending = [None] * state.seats
             _resolve(state, plays)
@@ -285,25 +296,19 @@ class NimmtPlus(Game):
                 _end_hand(state)
         return state
 
+    def replay(self, state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) -> Result | None:
+        """A whole transcript played at once (see ``Game.replay``); the result, or None."""
+        if state.over or state.hand_number != 1 or any(p is not None for p in state.pending) or state.history:
+            return None
+        return _result(state, state.hand_log) if _replay(state, seats, actions) else None
+
     def is_over(self, state: NimmtState) -> bool:
         """True once every hand of the match has been played."""
         return state.over
 
     def result(self, state: NimmtState) -> Result:
         """Totals over the finished hands, ranks, and the per-hand breakdown."""
-        lower = state.variant not in POSITIVE
-        scores = [float(t) for t in state.totals]
-        return Result(
-            scores=scores,
-            ranks=ranks_from_scores(scores, lower),
-            lower_is_better=lower,
-            details={
-                "variant": state.variant,
-                "zero_heads": state.zero_heads,
-                "hands": _copy.deepcopy(state.hand_log),
-                "totals": list(state.totals),
-            },
-        )
+        return _result(state, _copy.deepcopy(state.hand_log))
 
     # Hooks --------------------------------------------------------------------------
 
@@ -413,7 +418,7 @@ def _deal(state: NimmtState) -> None:
     n, rng = state.seats, state.rng
     state.hand_number += 1
     cards = list(range(1, TOP + 1))
-    rng.shuffle(cards)
+    shuffle(rng, cards)
     state.rows = [[c] for c in cards[:ROWS]]
     if state.variant == "plus_dealt_zeros":
         given = 2 if n <= 3 else 1
@@ -423,7 +428,7 @@ def _deal(state: NimmtState) -> None:
         given = 0
         hands = [[] for _ in range(n)]
         deck = cards[ROWS:] + [0] * ZEROS
-    rng.shuffle(deck)
+    shuffle(rng, deck)
     size = (SIMPLE_HAND_SIZE if state.variant == "simple" else HAND_SIZE) - given
     for s in range(n):
         hands[s].extend(deck[s * size : (s + 1) * size])
@@ -526,14 +531,6 @@ def _place(state: NimmtState, card: int, seat: int) -> dict[str, Any]:
     return {"seat": seat, "card": card, "row": target, "took": list(took)}
 
 
-def _pile_score(state: NimmtState, seat: int) -> int:
-    """What ``seat``'s pile scores this hand: heads, plus zero_heads per 0 when positive."""
-    score = state.pile_heads[seat]
-    if state.zero_heads and state.variant in POSITIVE:
-        score += state.zero_heads * state.piles[seat].count(0)
-    return score
-
-
 def _advance_simple(state: NimmtState) -> None:
     """Pass the turn clockwise; end the hand when every hand is empty."""
     if not any(state.hands):
@@ -544,26 +541,151 @@ def _advance_simple(state: NimmtState) -> None:
 
 def _end_hand(state: NimmtState) -> None:
     """Score the hand, log it, and deal the next one or end the match."""
-    n = state.seats
-    scores = [_pile_score(state, s) for s in range(n)]
+    zeros = [p.count(0) for p in state.piles]
+    taken = [len(p) - z for p, z in zip(state.piles, zeros)]
+    if _log_hand(state, list(state.pile_heads), list(state.rows_taken), taken, zeros):
+        return
+    state.previous = {"hand": state.hand_number, "history": state.history, "rows": [list(r) for r in state.rows]}
+    _deal(state)
+
+
+def _result(state: NimmtState, hands: list[dict[str, Any]]) -> Result:
+    """The result of the finished match ``state`` with ``hands`` as its per-hand breakdown."""
+    lower = state.variant not in POSITIVE
+    scores = [float(t) for t in state.totals]
+    return Result(
+        scores=scores,
+        ranks=ranks_from_scores(scores, lower),
+        lower_is_better=lower,
+        details={
+            "variant": state.variant,
+            "zero_heads": state.zero_heads,
+            "hands": hands,
+            "totals": list(state.totals),
+        },
+    )
+
+
+def _log_hand(state: NimmtState, heads: list[int], rows_taken: list[int], taken: list[int], zeros: list[int]) -> bool:
+    """Score and log the finished hand from its per-seat counts; True when the match is over."""
+    zh = state.zero_heads if state.variant in POSITIVE else 0
+    scores = [h + zh * z for h, z in zip(heads, zeros)] if zh else list(heads)
     state.hand_log.append(
         {
             "hand": state.hand_number,
             "scores": scores,
-            "heads": list(state.pile_heads),
-            "rows_taken": list(state.rows_taken),
-            "cards_taken": [sum(1 for c in p if c) for p in state.piles],
-            "zeros_played": [p.count(0) for p in state.piles],
+            "heads": heads,
+            "rows_taken": rows_taken,
+            "cards_taken": taken,
+            "zeros_played": zeros,
             **({"starter": state.starter} if state.variant == "simple" else {}),
         }
     )
     state.totals = [t + sc for t, sc in zip(state.totals, scores)]
     if state.hand_number >= state.hands_total:
         state.over = True
-        state.pending = [None] * n
-        return
-    state.previous = {"hand": state.hand_number, "history": state.history, "rows": [list(r) for r in state.rows]}
-    _deal(state)
+        state.pending = [None] * state.seats
+        return True
+    return False
+
+
+def _replay(state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) -> bool:
+    """Play every action from the fresh deal ``state``, keeping only what the result needs
+    (hands, per-seat counts, and per row its end card, length and heads, the rows kept in
+    the order of their end cards, so a card's row is one bisection); False at the first
+    action out of turn or not legal, or when the actions end early or run past the end."""
+    n, total, simple, heads_of = state.seats, len(seats), state.variant == "simple", HEADS
+    i = 0
+    owner = [0] * (TOP + 1)
+    while True:  # one hand per pass
+        hands = state.hands
+        order = sorted(state.rows, key=lambda r: r[-1])
+        ends = [r[-1] for r in order]
+        lens = [len(r) for r in order]
+        rheads = [sum(heads_of[c] for c in r) for r in order]
+        ph, rt, ct, zs = [0] * n, [0] * n, [0] * n, [0] * n
+        turn = state.turn
+        holding = [s for s in range(n) if hands[s]]  # simultaneous: the seats asked each turn
+        while holding:
+            if simple:
+                active: Sequence[int] = (turn,)
+                turn = (turn + 1) % n
+            else:
+                active = holding
+            if i + len(active) > total:
+                return False
+            first: list[int] = []
+            rest: list[int] = []
+            emptied = False
+            for s in active:
+                a = actions[i]
+                if seats[i] != s or type(a) is not list:
+                    return False
+                i += 1
+                hand = hands[s]
+                try:
+                    if len(a) == 1:
+                        c = a[0]
+                        if type(c) is not int:
+                            return False
+                        hand.remove(c)
+                        if c:
+                            rest.append(c)
+                            owner[c] = s
+                        else:
+                            zs[s] += 1
+                    elif len(a) == 2 and not simple:
+                        c, d = a
+                        if type(c) is not int or type(d) is not int or c > d:
+                            return False
+                        hand.remove(c)
+                        hand.remove(d)  # a pair of equal cards needs two in hand: only zeros are
+                        if c:
+                            rest += a
+                            owner[c] = owner[d] = s
+                        elif d:
+                            zs[s] += 1
+                            first.append(d)
+                            owner[d] = s
+                        else:
+                            zs[s] += 2
+                    else:
+                        return False
+                except ValueError:  # a card not in the hand
+                    return False
+                if not hand:
+                    emptied = True
+            if emptied:
+                holding = [s for s in range(n) if hands[s]]
+            if first:
+                first.sort()
+                rest.sort()
+                rest = first + rest
+            else:
+                rest.sort()
+            for c in rest:
+                k = bisect_left(ends, c)
+                if k:  # after the highest end below the card: the order of ends is kept
+                    k -= 1
+                    ends[k] = c
+                else:  # below every end: onto the row with the highest end, which becomes the lowest
+                    ends.insert(0, c)
+                    del ends[4]
+                    lens.insert(0, lens.pop())
+                    rheads.insert(0, rheads.pop())
+                if lens[k] == ROW_LIMIT:
+                    s = owner[c]
+                    ph[s] += rheads[k]
+                    rt[s] += 1
+                    ct[s] += ROW_LIMIT
+                    lens[k] = 1
+                    rheads[k] = heads_of[c]
+                else:
+                    lens[k] += 1
+                    rheads[k] += heads_of[c]
+        if _log_hand(state, ph, rt, ct, zs):
+            return i == total
+        _deal(state)
 
 
 def _known_zeros(state: NimmtState, seat: int) -> int:

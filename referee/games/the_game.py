@@ -90,6 +90,7 @@ from .base import (
     StatSpec,
     View,
     ranks_from_scores,
+    shuffle,
 )
 
 CARDS = tuple(range(2, 100))
@@ -407,7 +408,7 @@ class TheGame(Game):
 def _deal(state: TheGameState) -> None:
     """Shuffle the 98 cards, deal every hand from the top, leave the rest as the draw pile."""
     deck = list(CARDS)
-    state.rng.shuffle(deck)
+    shuffle(state.rng, deck)
     k = state.hand_size
     for _ in range(state.seats):
         hand = deck[-k:]

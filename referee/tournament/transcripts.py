@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from ..errors import RefereeError
 from ..record import BOT, FALLBACK, MatchRecord, Move
 
@@ -101,17 +103,25 @@ def decode(line: dict[str, Any]) -> Transcript:
     try:
         seats, actions, by, ms = line["seats"], line["actions"], line["by"], line["ms"]
         n = len(seats)
-        if not (len(actions) == len(by) == len(ms) == n) or not all(type(s) is int and s >= 0 for s in seats):
+        if not (len(actions) == len(by) == len(ms) == n) or not _ints(seats) or (seats and min(seats) < 0):
             raise ValueError("columns of different lengths or a bad seat")
         faults = {int(i): str(k) for i, k in line.get("faults", ())}
         extras = {int(i): dict(e) for i, e in line.get("extras", ())}
         logs = {int(i): str(t) for i, t in line.get("logs", ())}
-        if by.strip("bf") or not all(t is None or type(t) is int for t in ms):
+        if by.strip("bf") or not set(map(type, ms)) <= _INT_OR_NONE:
             raise ValueError("by holds other letters than b and f, or ms other values than integers and null")
         return Transcript(str(line["id"]), int(line["seed"]), seats, actions, by, ms, faults, extras, logs)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         mid = line.get("id") if isinstance(line, dict) else "?"
         raise TranscriptError(f"match {mid}: not a transcript ({exc})") from exc
+
+
+_INT_OR_NONE = {int, type(None)}
+
+
+def _ints(values: list[Any]) -> bool:
+    """True when every value is a JSON integer (no bools, no floats)."""
+    return set(map(type, values)) <= {int}
 
 
 class Writer:
@@ -180,9 +190,13 @@ def read_lines(out: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
     """
     for part, raw in _raw_lines(out):
         try:
-            yield part, json.loads(raw)
-        except ValueError as exc:
-            raise TranscriptError(f"{part}: a line that is not JSON ({exc})") from exc
+            line = orjson.loads(raw)
+        except orjson.JSONDecodeError:  # past orjson's limits (integers over 64 bits, NaN): the stdlib's
+            try:
+                line = json.loads(raw)
+            except ValueError as exc:
+                raise TranscriptError(f"{part}: a line that is not JSON ({exc})") from exc
+        yield part, line
 
 
 def _raw_lines(out: Path) -> Iterator[tuple[Path, bytes]]:
