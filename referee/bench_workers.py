@@ -58,44 +58,46 @@ def measure(cfg: Any) -> dict[str, float]:
     }
 
 
-async def _flood(name: str, n: int) -> int:
-    """On a worker: put ``n`` empty record messages into the queue ``name``, one by one."""
-    from distributed import Queue, get_client
+async def _flood(topic: str, n: int) -> int:
+    """On a worker: ship ``n`` empty record events on ``topic``, one by one."""
+    from distributed import get_worker
 
-    queue = await Queue(name, client=get_client())
+    worker = get_worker()
     empty = pickle.dumps([])
-    for _ in range(n):
-        await queue.put(empty)
+    for i in range(n):
+        worker.log_event(topic, empty)
+        if i % 100 == 99:
+            await asyncio.sleep(0)  # let the batched stream go
     return n
 
 
 async def head_costs(cfg: Any, seconds: float, messages: int) -> tuple[float, float]:
     """With ``cfg.workers`` workers: the head's CPU share with no match at all (heartbeats,
-    the scheduler, the nannies, its poll of the record queue), and its CPU µs per record
-    message the workers put (the scheduler's queue and the head's get)."""
-    from distributed import Queue
-
-    from .tournament.distributed import POLL_S, DaskExecutor, _drain, _queue_name
+    the scheduler, the nannies), and its CPU µs per record event the workers ship (the
+    scheduler's forwarding and the head's handler)."""
+    from .tournament.distributed import DaskExecutor
 
     async with DaskExecutor(cfg) as ex:
         assert ex.client is not None
-        name = _queue_name(ex.token)
-        queue = await Queue(name, client=ex.client)
+        topic = ex.topic
+        got = [0]
+
+        def arrived(event: Any) -> None:
+            got[0] += isinstance(event[1], bytes)  # not the scheduler's own events about the client
+
+        ex.client.subscribe_topic(topic, arrived)
         cpu0, t0 = time.process_time(), time.perf_counter()
-        while time.perf_counter() - t0 < seconds:
-            await _drain(queue, POLL_S)
+        await asyncio.sleep(seconds)
         idle = (time.process_time() - cpu0) / (time.perf_counter() - t0)
         workers = list(await ex.client.nthreads())
         each = messages // len(workers)
         cpu0, t0 = time.process_time(), time.perf_counter()
-        futures = [ex.client.submit(_flood, name, each, workers=[w], pure=False) for w in workers]
-        got = 0
-        while got < each * len(workers):
-            got += len(await queue.get(batch=True)) or 0
-            if not got:
-                await asyncio.sleep(POLL_S)
+        futures = [ex.client.submit(_flood, topic, each, workers=[w], pure=False) for w in workers]
         await ex.client.gather(futures)
-        return idle, (time.process_time() - cpu0) / got * 1e6  # gross: the heartbeats etc. included
+        deadline = time.monotonic() + 60
+        while got[0] < each * len(workers) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        return idle, (time.process_time() - cpu0) / max(1, got[0]) * 1e6  # gross: the heartbeats etc. included
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -146,9 +148,9 @@ def main(argv: list[str] | None = None) -> None:
             biggest["head_marginal_us_per_match"] = biggest["head_record_us_per_match"] + per_message
             print(
                 f"head at {biggest['workers']} workers: {idle:.1%} of a core with no match at all (heartbeats, "
-                f"scheduler, queue poll); per match on top {biggest['head_marginal_us_per_match']:.0f} µs: "
+                f"scheduler, nannies); per match on top {biggest['head_marginal_us_per_match']:.0f} µs: "
                 f"the record (unpickle, judge, journal line) {biggest['head_record_us_per_match']:.0f} µs, "
-                f"its queue message (scheduler and get) {per_message:.0f} µs at most (one message may carry several)"
+                f"its event (scheduler and handler) {per_message:.0f} µs at most (one message may carry several)"
             )
     one = next((r for r in rows if r["workers"] == 1), None)
     two = next((r for r in rows if r["workers"] == 2), None)

@@ -322,3 +322,41 @@ def _stop(proc: subprocess.Popen[Any]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+class _Stream:
+    """Stands in for a Dask worker's ``log_event`` (beside the real-cluster tests above)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, bytes]] = []
+
+    def log_event(self, topic: str, msg: bytes) -> None:
+        self.events.append((topic, msg))
+
+
+def _record(index: int) -> Any:
+    from referee.record import MatchRecord
+
+    return MatchRecord(f"m{index}", index, 1, ["a"], [1.0], [1], False, [], [], [[1.0]], [1], [{}], {}, 0.1)
+
+
+def test_a_worker_ships_records_within_a_short_delay_together_and_all_at_a_batch_end() -> None:
+    import asyncio
+
+    from referee.tournament.distributed import SEND_EVERY_S, _records, _WorkerState
+
+    async def go() -> list[list[int]]:
+        stream = _Stream()
+        state = _WorkerState("tok", _cfg(1.0), Path("."), worker=stream, topic="head-client")
+        state.send(_record(3))
+        state.send(_record(1))  # ends before the first has left: same event
+        assert stream.events == []  # nothing waits for a batch's end, but nothing goes at once either
+        await asyncio.sleep(SEND_EVERY_S * 5)
+        state.send(_record(2))
+        state.flush()  # the batch ends: what is left goes now
+        state.flush()  # nothing left: no empty event
+        await asyncio.sleep(SEND_EVERY_S * 5)  # the cancelled timer sends nothing more
+        assert {t for t, _ in stream.events} == {"head-client"}
+        return [[r.index for r in _records([m])] for _, m in stream.events]
+
+    assert asyncio.run(go()) == [[3, 1], [2]]

@@ -13,15 +13,23 @@ Work goes out in batches of ``BATCH`` fixture indices, a few batches per worker 
 submitted at once and refilled as they end, so the head never holds every match. Each
 worker keeps at most ``concurrency`` matches in flight across its batches.
 
-Records come back through one distributed ``Queue`` per run, as each match ends: a
-worker puts the records finished since its last put; while a put is under way the next
-records gather, so a lone match goes at once and, under load, one message carries
-several. Why not one future per match with ``as_completed``: a task costs the
-scheduler several times what a queue item does and the task's whole lifecycle (submit,
-assign, result, release) is per match, where a batch pays it once for ``BATCH``; a
-batch also lets a worker keep its matches in flight without asking the head for each.
-A batch task returns only after its records are in the queue, so the head checks each
-finished batch is complete.
+Records come back as Dask events on one topic per run (``Worker.log_event``, pushed
+to the head by ``Client.subscribe_topic``), as each match ends: a worker ships the
+records finished within ``SEND_EVERY_S`` of the first as one event, pickled (the head
+needs the whole record: its transcript, the journal line, the tallies). An event rides
+the worker's batched stream to the scheduler and the scheduler's batched stream to the
+head: no round trip per record for the worker and nothing the head has to poll (a
+distributed ``Queue`` cost a scheduler RPC per put and one per poll of the head,
+fifty a second even with no match at all). The scheduler keeps the last
+``distributed.admin.low-level-log-length`` events of a topic (1000), so its memory is
+bounded whatever the run's length, and the topic is the head client's id, which the
+scheduler forgets once the head has gone (``distributed.scheduler.events-cleanup-delay``). Why not one future per match with
+``as_completed``: a task costs the scheduler several times what an event does and the
+task's whole lifecycle (submit, assign, result, release) is per match, where a batch
+pays it once for ``BATCH``; a batch also lets a worker keep its matches in flight
+without asking the head for each. A batch ships its last records before it returns,
+and both go over the same ordered streams, so when the head sees a batch finished its
+records are in; the head still checks each finished batch is complete.
 
 Bots on every worker: a ``WorkerPlugin`` starts the tournament's ``BotPool`` on every
 worker (also on one that joins later), exactly as a single process does: managed bots
@@ -59,7 +67,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from distributed import Client, LocalCluster, Queue, Reschedule, Semaphore, get_client
+import dask
+from distributed import Client, LocalCluster, Reschedule, Semaphore
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from ..bots import http
@@ -67,15 +76,25 @@ from ..bots.control import BotRuntime, Pacer
 from ..config import TournamentConfig
 from ..errors import RefereeError
 from ..games import get_game
-from ..match import play_match
 from ..record import MatchRecord
 from .dq import DqJudge
-from .runner import BotPool, BotStatus
+from .runner import BotPool, BotStatus, play_fixture
 from .schedule import Fixture, schedule
 
 BATCH = 16  # fixtures per batch (a constant, so a batch's place never depends on what was played before)
 THREADS_PER_WORKER = 2  # batches a local worker plays at once (its matches still share `concurrency`)
-POLL_S = 0.02  # how long the head waits before it looks at the record queue again
+SEND_EVERY_S = 0.01  # a finished record leaves its worker within this long (records ending together go as one event)
+WAKE_S = 1.0  # the head looks at the cluster's size at least this often, records or not
+# A LocalCluster's servers without the statistical profiler (it samples every 10 ms),
+# with a slower event-loop tick (20 ms) and slower memory and system monitors (100 and
+# 500 ms): they serve a dashboard nobody looks at, and cost an idle worker 3 % of a core
+# (0.4 % without). Measured by bench_workers' idle figure.
+LOCAL_DASK_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+}
 IDLE_STOP_S = 300.0  # a worker whose head vanished stops the run's bots after this long without a batch
 _LOG = logging.getLogger(__name__)
 
@@ -117,11 +136,13 @@ class _WorkerState:
     statuses: list[BotStatus] = field(default_factory=list)
     pacer: Pacer | None = None
     fixtures: Sequence[Fixture] = field(default_factory=list)
+    worker: Any = None  # the Dask worker this state lives in (its batched stream carries the records)
+    topic: str = ""  # the event topic the head listens to: its client's id
     slots: asyncio.Semaphore | None = None
-    queue: Any = None
+    connected: bool = False
     leases: dict[str, Any] = field(default_factory=dict)
     outbox: list[MatchRecord] = field(default_factory=list)
-    sender: asyncio.Task[None] | None = None
+    shipping: asyncio.TimerHandle | None = None
     active: int = 0
     last_used: float = field(default_factory=time.monotonic)
     watchdog: asyncio.Task[None] | None = None
@@ -168,16 +189,15 @@ class _WorkerState:
                 return
 
     async def connect(self) -> None:
-        """The run's record queue and bot leases, through this worker's client."""
-        if self.queue is not None:
+        """The run's bot leases, through this worker's client (only bots with a ``max_concurrent``)."""
+        if self.connected:
             return
-        client = get_client()
-        self.queue = await Queue(_queue_name(self.token), client=client)
         lim = self.config.limits
         for b in self.config.bots:
             limit = b.max_concurrent or lim.max_concurrent
-            if limit > 0:
+            if limit > 0:  # the worker's own client, made on first use
                 self.leases[b.name] = await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
+        self.connected = True
 
     def runtimes(self) -> list[BotRuntime]:
         """The bots as one batch sees them."""
@@ -194,26 +214,21 @@ class _WorkerState:
         ]
 
     def send(self, rec: MatchRecord) -> None:
-        """Queue a finished match's record for the head (sent at once or with the next put)."""
+        """Ship a finished match's record to the head within ``SEND_EVERY_S``, with
+        those that end meanwhile."""
         self.outbox.append(rec)
-        if self.sender is None or self.sender.done():
-            self.sender = asyncio.create_task(self._send())
+        if self.shipping is None:
+            self.shipping = asyncio.get_running_loop().call_later(SEND_EVERY_S, self.flush)
 
-    async def _send(self) -> None:
-        while self.outbox:
-            recs, self.outbox = self.outbox, []
-            await self.queue.put(pickle.dumps(recs, protocol=pickle.HIGHEST_PROTOCOL))
-
-    async def flush(self) -> None:
-        """Wait until every record of this worker is in the queue."""
-        while self.sender is not None and not self.sender.done():
-            await asyncio.shield(self.sender)
-        err = self.sender.exception() if self.sender is not None else None
-        if err is not None:
-            raise err
+    def flush(self) -> None:
+        """Ship every record of this worker now (onto the worker's ordered stream to the
+        scheduler, ahead of anything it sends after)."""
+        if self.shipping is not None:
+            self.shipping.cancel()
+            self.shipping = None
         if self.outbox:
-            self.sender = asyncio.create_task(self._send())
-            await self.sender
+            recs, self.outbox = self.outbox, []
+            self.worker.log_event(self.topic, pickle.dumps(recs, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 class _Plugin(WorkerPlugin):  # type: ignore[misc]
@@ -221,15 +236,17 @@ class _Plugin(WorkerPlugin):  # type: ignore[misc]
 
     name: str
 
-    def __init__(self, token: str, config: TournamentConfig, log_root: str) -> None:
+    def __init__(self, token: str, config: TournamentConfig, log_root: str, topic: str) -> None:
         self.token = token
+        self.topic = topic
         self.config = config
         self.log_root = log_root
         self.name = f"referee-{token}"
 
     async def setup(self, worker: Any) -> None:
         """Start the run's bots on this worker."""
-        state = _WorkerState(self.token, self.config, Path(self.log_root) / _worker_dir(worker.name))
+        log_dir = Path(self.log_root) / _worker_dir(worker.name)
+        state = _WorkerState(self.token, self.config, log_dir, worker=worker, topic=self.topic)
         _STATES[self.token] = state
         await state.start()
 
@@ -245,7 +262,7 @@ class _Plugin(WorkerPlugin):  # type: ignore[misc]
 
 async def _play_batch(token: str, indices: list[int], disqualified: list[list[int]]) -> list[int]:
     """Play the fixtures ``indices`` (each with its disqualified seats) on this worker;
-    every record is in the queue on return."""
+    every record is shipped on return."""
     state = _STATES.get(token)
     if state is None or not state.ready:
         raise Reschedule()  # this worker's bots are not up: let another worker play it
@@ -258,30 +275,16 @@ async def _play_batch(token: str, indices: list[int], disqualified: list[list[in
         assert state.slots is not None
 
         async def one(i: int, dq: list[int]) -> None:
-            f = state.fixtures[i]
             assert state.slots is not None
             async with state.slots, http.new_client(cfg.players + 2) as client:
-                rec = await play_match(
-                    game,
-                    cfg.options,
-                    tournament=cfg.name,
-                    match_id=f.id,
-                    index=f.index,
-                    seed=f.seed,
-                    seats=[rts[b].endpoint for b in f.seats],
-                    client=client,
-                    limits=cfg.limits,
-                    runtimes=[rts[b] for b in f.seats],
-                    pacer=state.pacer,
-                    disqualified=dq,
-                )
+                rec = await play_fixture(cfg, game, rts, state.pacer, state.fixtures[i], dq, client)
             state.decisions += sum(rec.decisions)
             state.send(rec)
 
         async with asyncio.TaskGroup() as tg:
             for i, dq in zip(indices, disqualified):
                 tg.create_task(one(i, dq))
-        await state.flush()
+        state.flush()
     finally:
         state.active -= 1
         state.last_used = time.monotonic()
@@ -309,10 +312,6 @@ def _worker_dir(name: Any) -> str:
     return "worker-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-")
 
 
-def _queue_name(token: str) -> str:
-    return f"referee-{token}-records"
-
-
 def _lease_name(token: str, bot: str) -> str:
     return f"referee-{token}-bot-{bot}"
 
@@ -336,6 +335,8 @@ class DaskExecutor:
         self.duplicates = 0  # records of a fixture already received (a batch played again)
         self.resubmitted = 0  # batches played again because a record was missing
         self.started_cpu = 0.0
+        self.topic = ""  # where workers ship records: the head client's id, so the scheduler drops the
+        # events it keeps of it (the last 1000) when the head leaves, after events-cleanup-delay
         self.record_cpu_s = 0.0  # head CPU spent on records: unpickle, judge, journal line
 
     async def __aenter__(self) -> DaskExecutor:
@@ -372,27 +373,29 @@ class DaskExecutor:
             except TimeoutError as exc:
                 raise ClusterError(f"no worker has joined the scheduler at {cfg.cluster}") from exc
         else:
-            self.cluster = await LocalCluster(
-                n_workers=cfg.workers,
-                threads_per_worker=THREADS_PER_WORKER,
-                processes=True,
-                asynchronous=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
-            self.client = await Client(self.cluster, asynchronous=True)
+            with dask.config.set(LOCAL_DASK_CONFIG):  # read as the servers start; the nannies pass it on
+                self.cluster = await LocalCluster(
+                    n_workers=cfg.workers,
+                    threads_per_worker=THREADS_PER_WORKER,
+                    processes=True,
+                    asynchronous=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+                self.client = await Client(self.cluster, asynchronous=True)
 
     async def _setup_workers(self) -> None:
         """Start every worker's bots; ``statuses`` is each bot's worst answer."""
         assert self.client is not None
+        self.topic = str(self.client.id)
         cfg = self.config
         lim = cfg.limits
         for b in cfg.bots:  # the scheduler keeps the leases; make each with its limit before any worker asks
             limit = b.max_concurrent or lim.max_concurrent
             if limit > 0:
                 await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
-        plugin = _Plugin(self.token, cfg, str((cfg.output / "logs").resolve()))
+        plugin = _Plugin(self.token, cfg, str((cfg.output / "logs").resolve()), self.topic)
         await self.client.register_plugin(plugin, name=plugin.name)
         answers: dict[str, list[tuple[str, bool, str, float]]] = await self.client.run(_worker_statuses, self.token)
         by_bot: dict[str, BotStatus] = {}
@@ -413,7 +416,20 @@ class DaskExecutor:
         """Play ``fixtures`` on the workers; yield each (fixture, record) as its match ends,
         each fixture exactly once."""
         assert self.client is not None
-        queue = await Queue(_queue_name(self.token), client=self.client)
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+        inbox: list[bytes] = []  # record events pushed by the scheduler, not yet read
+
+        def arrived(event: tuple[float, Any]) -> None:
+            if isinstance(event[1], bytes):  # the scheduler's own events on the client's topic are dicts
+                inbox.append(event[1])
+                wake.set()
+
+        def ended(_fut: Any) -> None:  # called in Dask's callback thread
+            loop.call_soon_threadsafe(wake.set)
+
+        topic = self.topic
+        self.client.subscribe_topic(topic, arrived)  # before any batch goes out, on the same ordered stream
         seen = bytearray(self.total)
         batches = _batches(fixtures)
         waiting: list[list[Fixture]] = []  # batches held back until the prefix they need is in
@@ -431,52 +447,62 @@ class DaskExecutor:
                 key=f"referee-batch-{self.token}-{batch[0].index}-{uuid.uuid4().hex[:6]}",
                 pure=False,
             )
+            fut.add_done_callback(ended)
             outstanding[fut] = batch
             inflight.update((f.index, f) for f in batch)
 
         window, looked = 4, 0.0
-        while True:
-            if time.monotonic() - looked > 1.0:  # workers come and go: two batches per worker thread
-                window, looked = max(4, 2 * sum((await self.client.nthreads()).values())), time.monotonic()
-            while len(outstanding) < window:
-                if not waiting and more:
-                    nxt = next(batches, None)
-                    if nxt is None:
-                        more = False
-                    else:
-                        waiting.append(nxt)
-                if not waiting or not self.judge.ready(waiting[0][-1].index):
-                    break
-                submit(waiting.pop(0))
-            if not outstanding and not waiting and not more:
-                return
-            finished = [fut for fut in outstanding if fut.done()]
-            recs = await _drain(queue, 0.0 if finished else POLL_S)
-            cpu = time.process_time()  # the head's cost per record: unpickling, judging, the sink
-            for rec in recs:
-                if seen[rec.index]:
-                    self.duplicates += 1
+        try:
+            while True:
+                if time.monotonic() - looked > WAKE_S:  # workers come and go: two batches per worker thread
+                    window, looked = max(4, 2 * sum((await self.client.nthreads()).values())), time.monotonic()
+                while len(outstanding) < window:
+                    if not waiting and more:
+                        nxt = next(batches, None)
+                        if nxt is None:
+                            more = False
+                        else:
+                            waiting.append(nxt)
+                    if not waiting or not self.judge.ready(waiting[0][-1].index):
+                        break
+                    submit(waiting.pop(0))
+                if not outstanding and not waiting and not more:
+                    return
+                wake.clear()  # before looking: whatever arrives from now on wakes the wait below
+                finished = [fut for fut in outstanding if fut.done()]  # their records are in the inbox already
+                msgs, inbox[:] = inbox[:], []
+                if not msgs and not finished:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), WAKE_S)
                     continue
-                seen[rec.index] = 1
-                self.judge.add(rec)
-                f = inflight.get(rec.index)
-                if f is None:
-                    raise ClusterError(f"a worker sent fixture {rec.index}, which was never sent out")
-                yield f, rec
-            self.record_cpu_s += time.process_time() - cpu
-            for fut in finished:
-                batch = outstanding.pop(fut)
-                for f in batch:
-                    inflight.pop(f.index, None)
-                if fut.status == "error":
-                    exc = await fut.exception()
-                    raise ClusterError(
-                        f"a batch of matches ({batch[0].id}...) failed on the cluster: {type(exc).__name__}: {exc}"
-                    )
-                missing = [f for f in batch if not seen[f.index]]
-                if missing:  # cannot happen while every put precedes the task's end; stay safe
-                    self.resubmitted += 1
-                    submit(missing)
+                cpu = time.process_time()  # the head's cost per record: unpickling, judging, the sink
+                for rec in _records(msgs):
+                    if seen[rec.index]:
+                        self.duplicates += 1
+                        continue
+                    seen[rec.index] = 1
+                    self.judge.add(rec)
+                    f = inflight.get(rec.index)
+                    if f is None:
+                        raise ClusterError(f"a worker sent fixture {rec.index}, which was never sent out")
+                    yield f, rec
+                self.record_cpu_s += time.process_time() - cpu
+                for fut in finished:
+                    batch = outstanding.pop(fut)
+                    for f in batch:
+                        inflight.pop(f.index, None)
+                    if fut.status == "error":
+                        exc = await fut.exception()
+                        raise ClusterError(
+                            f"a batch of matches ({batch[0].id}...) failed on the cluster: {type(exc).__name__}: {exc}"
+                        )
+                    missing = [f for f in batch if not seen[f.index]]
+                    if missing:  # cannot happen while every record precedes its batch's end; stay safe
+                        self.resubmitted += 1
+                        submit(missing)
+        finally:
+            with contextlib.suppress(Exception):
+                self.client.unsubscribe_topic(topic)
 
     async def report(self) -> dict[str, Any]:
         """The workers' lag figures (the worst), CPU seconds of head and workers, decisions."""
@@ -499,16 +525,10 @@ class DaskExecutor:
         return out
 
 
-async def _drain(queue: Any, wait: float) -> list[MatchRecord]:
-    """The records in the queue; when there are none, ``wait`` seconds first and look again.
-
-    A short poll, not a blocking ``get(timeout=...)``: the scheduler logs every timed-out
-    get as an error, and a poll every few milliseconds costs it next to nothing."""
-    msgs: list[bytes] = await queue.get(batch=True)
-    if not msgs and wait > 0:
-        await asyncio.sleep(wait)
-        msgs = await queue.get(batch=True)
-    return [rec for m in msgs for rec in pickle.loads(m)]
+def _records(msgs: list[bytes]) -> Iterator[MatchRecord]:
+    """The records of the events ``msgs``, in the order they came."""
+    for m in msgs:
+        yield from pickle.loads(m)
 
 
 def _batches(fixtures: Iterable[Fixture]) -> Iterator[list[Fixture]]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -41,6 +41,7 @@ from ..bots.control import BotRuntime, Pacer, ReviveArgs
 from ..bots.http import Endpoint
 from ..bots.process import ManagedBot, wait_ready
 from ..bots.sandbox import BotSpec, CageLimits
+from ..bots.transport import Transport
 from ..config import BotConfig, TournamentConfig
 from ..errors import BotStartError, ConfigError, JournalError
 from ..games import get_game
@@ -313,22 +314,35 @@ class LocalExecutor:
             await asyncio.gather(*in_flight, return_exceptions=True)
 
     async def _one(self, f: Fixture, disqualified: list[int]) -> MatchRecord:
-        config, runtimes = self.config, self.runtimes
-        async with http.new_client(config.players + 2) as client:
-            return await play_match(
-                self.game,
-                config.options,
-                tournament=config.name,
-                match_id=f.id,
-                index=f.index if f.order is None else f.order,
-                seed=f.seed,
-                seats=[runtimes[b].endpoint for b in f.seats],
-                client=client,
-                limits=config.limits,
-                runtimes=[runtimes[b] for b in f.seats],
-                pacer=self.pacer,
-                disqualified=disqualified,
-            )
+        async with http.new_client(self.config.players + 2) as client:
+            return await play_fixture(self.config, self.game, self.runtimes, self.pacer, f, disqualified, client)
+
+
+async def play_fixture(
+    config: TournamentConfig,
+    game: Game,
+    runtimes: Sequence[BotRuntime],
+    pacer: Pacer | None,
+    f: Fixture,
+    disqualified: Collection[int],
+    client: Transport,
+) -> MatchRecord:
+    """Play fixture ``f`` of ``config`` over ``client`` (the one match call of every
+    executor: this process's and each Dask worker's)."""
+    return await play_match(
+        game,
+        config.options,
+        tournament=config.name,
+        match_id=f.id,
+        index=f.index if f.order is None else f.order,
+        seed=f.seed,
+        seats=[runtimes[b].endpoint for b in f.seats],
+        client=client,
+        limits=config.limits,
+        runtimes=[runtimes[b] for b in f.seats],
+        pacer=pacer,
+        disqualified=disqualified,
+    )
 
 
 async def run_tournament(
