@@ -494,3 +494,16 @@ def test_few_deals_warn_and_neighbours_get_a_difference_interval(tmp_path: Path)
         assert lo <= r["rank"] <= hi  # the set holds the bot's own place
     page = (out / "index.html").read_text()
     assert 'id="few-deals"' in page and 'id="differences"' in page and 'id="p-above"' in page
+
+
+def test_a_number_beyond_the_float_range_in_tournament_json_is_a_clean_error(tmp_path: Path) -> None:
+    from referee.tournament.publish import LeaderboardError, load_output_dir
+
+    src = Path(__file__).resolve().parent.parent / "leaderboards" / "nimmt_plus"
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "matches.jsonl").write_bytes((src / "matches.jsonl").read_bytes())
+    text = (src / "tournament.json").read_text()
+    (out / "tournament.json").write_text(text.replace('"seed": ', '"extra": 1e999, "seed": ', 1))
+    with pytest.raises(LeaderboardError, match=r"tournament.json: not JSON \(1e999 is out of the range"):
+        load_output_dir(out)

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -91,15 +92,19 @@ class _Buffers:
         self.deal_value = array("q")
         self.width = array("b")
         self.voided = array("q")
-        self.bot = array("i")
+        self.bot = array("q")
         self.score = array("d")
-        self.rank = array("i")
-        self.faults = array("i")
-        self.notice = array("i")
+        self.rank = array("q")
         self.forfeited = array("b")
         self.disqualified = array("b")
         self.decisions = array("q")
-        self.restarts = array("i")
+        # rare counts, sparse: (line, seat, value), faults also by kind
+        self.fault_at = array("q")
+        self.fault_n = array("q")
+        self.notice_at = array("q")
+        self.notice_n = array("q")
+        self.restart_at = array("q")
+        self.restart_n = array("q")
         self.stats = array("d")
         self.won = array("d")
         self.n_stats = n_stats
@@ -122,24 +127,139 @@ def build_columns(
     n = 0
     kinds = {k: i for i, k in enumerate(FAULT_KINDS)}
     nk = len(FAULT_KINDS)
-    for n, d in enumerate(lines, 1):
-        try:
-            _take(d, buf, pos, stat_keys, kinds, nk, lat_bot, lat_val, durations)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            ident = d.get("id") if isinstance(d, Mapping) else None
-            raise JournalError(f"{where}: match {ident!r} (line {n}): {_why(exc)}") from None
-        idx = int(d["index"])
-        if lower is None or idx < lower_at_index:
-            lower, lower_at_index = bool(d.get("lower_is_better", False)), idx
-        if d.get("disqualified"):
-            ids[idx] = str(d.get("id", ""))
-        if len(lat_val) >= _FLUSH:
-            _flush(hist, top, lat_bot, lat_val)
-            lat_bot, lat_val = array("i"), array("d")
+    n = 0
+    for batch in _batches(lines):
+        # the common line (no faults, restarts or response times) a batch at a time, with
+        # whole-batch conversions in C; any other batch line by line, with the exact checks
+        found = _take_batch(batch, buf, pos, stat_keys, nk, durations)
+        if found is not None:
+            idx_min, low, dq_ids = found
+            if lower is None or idx_min < lower_at_index:
+                lower, lower_at_index = low, idx_min
+            ids.update(dq_ids)
+            n += len(batch)
+            continue
+        for d in batch:
+            n += 1
+            try:
+                _take(d, buf, pos, stat_keys, kinds, nk, lat_bot, lat_val, durations)
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                ident = d.get("id") if isinstance(d, Mapping) else None
+                raise JournalError(f"{where}: match {ident!r} (line {n}): {_why(exc)}") from None
+            idx = int(d["index"])
+            if lower is None or idx < lower_at_index:
+                lower, lower_at_index = bool(d.get("lower_is_better", False)), idx
+            if d.get("disqualified"):
+                ids[idx] = str(d.get("id", ""))
+            if len(lat_val) >= _FLUSH:
+                _flush(hist, top, lat_bot, lat_val)
+                lat_bot, lat_val = array("i"), array("d")
     _flush(hist, top, lat_bot, lat_val)
     cols = _assemble(buf, list(names), list(stat_keys), bool(lower), ids, hist, math.fsum(durations))
     cols.latency_max = top
     return cols
+
+
+_BATCH = 2048
+
+
+def _batches(lines: Iterable[Mapping[str, Any]]) -> Iterator[list[Mapping[str, Any]]]:
+    """The lines in lists of at most ``_BATCH``."""
+    it = iter(lines)
+    while batch := list(islice(it, _BATCH)):
+        yield batch
+
+
+def _take_batch(
+    batch: list[Mapping[str, Any]],
+    b: _Buffers,
+    pos: Mapping[str, int],
+    stat_keys: Sequence[str],
+    nk: int,
+    durations: array[float],
+) -> tuple[int, bool, dict[int, str]] | None:
+    """Append a batch of common lines to the buffers: (smallest index, its ``lower_is_better``,
+    ids of lines with a disqualification); None (nothing appended) if a line is not common
+    or fails a check, so that the line-by-line path takes the batch and names the problem."""
+    try:
+        if not all(type(d) is dict for d in batch):
+            return None
+        k = len(batch[0]["bots"])
+        if not 0 < k <= 127:
+            return None
+        for d in batch:
+            if len(d["bots"]) != k or len(d["scores"]) != k or len(d["ranks"]) != k or len(d["decisions"]) != k:
+                return None
+            if len(d.get("stats") or ()) != k:
+                return None
+        if any(d.get("faults") or d.get("restarts") or "latency_ms" in d for d in batch):
+            return None
+        index = [d["index"] for d in batch]
+        scores = [x for d in batch for x in d["scores"]]
+        ranks = [x for d in batch for x in d["ranks"]]
+        decisions = [x for d in batch for x in d["decisions"]]
+        seat_stats = [st for d in batch for st in (d.get("stats") or ())]
+        deals = [d.get("deal") for d in batch]
+        voided = [d.get("voided", 0) for d in batch]
+        dur = [d.get("duration_s", 0.0) for d in batch]
+        seat_bots = [pos[name] for d in batch for name in d["bots"]]
+    except (KeyError, TypeError, AttributeError):
+        return None
+    m = len(batch)
+    ints = (index, ranks, decisions, voided)
+    if not all(_INT_TYPE.issuperset(map(type, x)) for x in ints) or not _NUMBER_TYPES.issuperset(map(type, scores)):
+        return None
+    if len(scores) != m * k or len(ranks) != m * k or len(decisions) != m * k or len(seat_stats) != m * k:
+        return None
+    if not all(type(st) is dict for st in seat_stats) or not _NUMBER_TYPES.issuperset(map(type, dur)):
+        return None
+    try:
+        idx = np.array(index, np.int64)
+        sc = np.array(scores, np.float64)
+        rk = np.array(ranks, np.int64)
+        dc = np.array(decisions, np.int64)
+        np.array(voided, np.int64)
+    except OverflowError:
+        return None
+    if idx.min() < 0 or rk.min() < 1 or rk.max() > k or dc.min() < 0 or min(voided) < 0:
+        return None
+    if not (np.isfinite(sc).all() and np.abs(sc).max() < 1e15):
+        return None
+    if not all(x is None or type(x) is int for x in deals):
+        return None
+    values = [st.get(key, _NAN) for st in seat_stats for key in stat_keys]
+    if not _NUMBER_TYPES.issuperset(map(type, values)):
+        values = [v if type(v) is float else _number(v) for v in values]
+    forfeited = np.zeros((m, k), np.int8)
+    disqualified = np.zeros((m, k), np.int8)
+    dq_ids: dict[int, str] = {}
+    for i, d in enumerate(batch):
+        f, q = d.get("forfeited"), d.get("disqualified")
+        if f or q:
+            try:
+                forfeited[i, [s for s in range(k) if s in f] if f else []] = 1
+                disqualified[i, [s for s in range(k) if s in q] if q else []] = 1
+            except TypeError:
+                return None
+            if q:
+                dq_ids[index[i]] = str(d.get("id", ""))
+    b.index.extend(index)
+    b.deal_kind.frombytes(np.array([x is None for x in deals], np.int8).tobytes())
+    b.deal_value.extend([i if x is None else x for i, x in zip(index, deals)])
+    b.width.frombytes(np.full(m, k, np.int8).tobytes())
+    b.voided.extend(voided)
+    b.bot.extend(seat_bots)
+    b.score.frombytes(sc.tobytes())
+    b.rank.frombytes(rk.tobytes())
+    b.decisions.frombytes(dc.tobytes())
+    b.forfeited.frombytes(forfeited.tobytes())
+    b.disqualified.frombytes(disqualified.tobytes())
+    if stat_keys:
+        b.stats.frombytes(np.array(values, np.float64).tobytes())
+    b.won.frombytes(np.array([st.get("won") == 1 for st in seat_stats], np.float64).tobytes())
+    durations.extend([float(x) for x in dur])
+    first = int(np.argmin(idx))
+    return index[first], bool(batch[first].get("lower_is_better", False)), dq_ids
 
 
 def _why(exc: BaseException) -> str:
@@ -202,23 +322,26 @@ def _take(
     b.score.extend(scores)
     b.rank.extend(ranks)
     b.decisions.extend(decisions)
+    line = len(b.index) - 1
     faults_in = d.get("faults")
     if faults_in:
-        faults = [0] * (k * nk)
-        notice = [0] * k
+        faults: dict[int, int] = {}
+        notice: dict[int, int] = {}
         for f in faults_in:
             seat = f["seat"]
             if not isinstance(seat, int) or not 0 <= seat < k:
                 raise ValueError("a fault's seat is out of range")
             if f.get("phase", "act") == "act":
-                faults[seat * nk + kinds[f["kind"]]] += 1
+                at = seat * nk + kinds[f["kind"]]
+                faults[at] = faults.get(at, 0) + 1
             else:
-                notice[seat] += 1
-        b.faults.extend(faults)
-        b.notice.extend(notice)
-    else:
-        b.faults.extend(_ZEROS[: k * nk])
-        b.notice.extend(_ZEROS[:k])
+                notice[seat] = notice.get(seat, 0) + 1
+        for at, count in faults.items():
+            b.fault_at.extend((line, at // nk, at % nk))
+            b.fault_n.append(count)
+        for seat, count in notice.items():
+            b.notice_at.extend((line, seat))
+            b.notice_n.append(count)
     forfeited, dq = d.get("forfeited"), d.get("disqualified")
     b.forfeited.extend([s in forfeited for s in range(k)] if forfeited else _ZEROS[:k])
     b.disqualified.extend([s in dq for s in range(k)] if dq else _ZEROS[:k])
@@ -226,9 +349,10 @@ def _take(
     if restarts:
         if not isinstance(restarts, list) or len(restarts) > k:
             raise ValueError("restarts must be a list with at most one entry per seat")
-        b.restarts.extend([int(x) for x in restarts] + [0] * (k - len(restarts)))
-    else:
-        b.restarts.extend(_ZEROS[:k])
+        for seat, x in enumerate([int(x) for x in restarts]):
+            if x:
+                b.restart_at.extend((line, seat))
+                b.restart_n.append(x)
     stats = d.get("stats") or ()
     per_seat = [st if isinstance(st, dict) else {} for st in stats[:k]] + [{}] * (k - len(stats[:k]))
     if stat_keys:
@@ -303,19 +427,40 @@ def _assemble(
     keep = np.sort(rev[first_rev])
     keep = keep[np.argsort(index[keep], kind="stable")]
     rows = keep.shape[0]
-    seat = np.arange(kmax)
-    valid = seat[None, :] < width[keep][:, None]
-    flat = (start[keep][:, None] + seat[None, :])[valid]
+    uniform = bool(m) and int(width.min()) == kmax  # every line as wide as the widest
+    identity = rows == m and bool((keep == np.arange(m)).all())  # in order, no line replaced
+    row_of = np.full(m, -1, np.int64)
+    row_of[keep] = np.arange(rows)
 
-    def per_seat(buf: Any, dtype: Any, fill: Any, per: int | None = None) -> Any:
-        """A (rows, seats) column, or (rows, seats, per) with ``per`` values a seat."""
+    def per_seat(name: str, dtype: Any, fill: Any, per: int | None = None) -> Any:
+        """A (rows, seats) column, or (rows, seats, per) with ``per`` values a seat; the
+        buffer is released (or, in order and unpadded, the column is a view of it)."""
+        buf = getattr(b, name)
         src = np.frombuffer(buf, dtype) if len(buf) else np.zeros(0, dtype)
-        if per is None:
-            out = np.full((rows, kmax), fill, dtype)
-            out[valid] = src[flat]
-            return out
-        out = np.full((rows, kmax, per), fill, dtype)
-        out[valid] = src.reshape(-1, per)[flat]
+        shape = (rows, kmax) if per is None else (rows, kmax, per)
+        if uniform:
+            out = src.reshape((m, *shape[1:]))
+            if identity:
+                return out
+            out = out[keep]
+        else:
+            seat = np.arange(kmax)
+            valid = seat[None, :] < width[keep][:, None]
+            flat = (start[keep][:, None] + seat[None, :])[valid]
+            out = np.full(shape, fill, dtype)
+            out[valid] = src[flat] if per is None else src.reshape(-1, per)[flat]
+        del src
+        setattr(b, name, array(buf.typecode))
+        return out
+
+    def sparse(at: array[int], counts: array[int], per: int | None = None) -> IntArray:
+        """A (rows, seats[, per]) column of counts from its (line, seat[, kind]) entries."""
+        out = np.zeros((rows, kmax) if per is None else (rows, kmax, per), np.int64)
+        if counts:
+            where = np.frombuffer(at, np.int64).reshape(len(counts), -1).copy()
+            where[:, 0] = row_of[where[:, 0]]
+            live = where[:, 0] >= 0  # the line of a replaced index counts nothing
+            np.add.at(out, tuple(where[live].T), np.frombuffer(counts, np.int64)[live])
         return out
 
     kind = np.frombuffer(b.deal_kind, np.int8)[keep] if m else np.zeros(0, np.int8)
@@ -328,26 +473,26 @@ def _assemble(
     deal = renum[inverse.reshape(-1)] if rows else np.zeros(0, np.int64)
     ns = max(1, len(stat_keys))
     stats = (
-        per_seat(b.stats, np.float64, math.nan, len(stat_keys)) if stat_keys else np.full((rows, kmax, ns), math.nan)
+        per_seat("stats", np.float64, math.nan, len(stat_keys)) if stat_keys else np.full((rows, kmax, ns), math.nan)
     )
-    kept_ids = {int(i): ids[int(i)] for i in index[keep] if int(i) in ids}
+    kept_ids = dict(sorted(ids.items()))  # every index has its kept line
     return Columns(
         names=names,
         stat_keys=stat_keys,
         lower=lower,
         index=index[keep].copy(),
         deal=np.asarray(deal, np.int64),
-        bot=per_seat(b.bot, np.int32, -1).astype(np.int64),
-        score=per_seat(b.score, np.float64, 0.0),
-        rank=per_seat(b.rank, np.int32, 0).astype(np.int64),
-        faults=per_seat(b.faults, np.int32, 0, len(FAULT_KINDS)).astype(np.int64),
-        notice=per_seat(b.notice, np.int32, 0).astype(np.int64),
-        forfeited=per_seat(b.forfeited, np.int8, 0).astype(bool),
-        disqualified=per_seat(b.disqualified, np.int8, 0).astype(bool),
-        decisions=per_seat(b.decisions, np.int64, 0),
-        restarts=per_seat(b.restarts, np.int32, 0).astype(np.int64),
+        bot=per_seat("bot", np.int64, -1),
+        score=per_seat("score", np.float64, 0.0),
+        rank=per_seat("rank", np.int64, 0),
+        faults=sparse(b.fault_at, b.fault_n, len(FAULT_KINDS)),
+        notice=sparse(b.notice_at, b.notice_n),
+        forfeited=per_seat("forfeited", np.int8, 0).astype(bool),
+        disqualified=per_seat("disqualified", np.int8, 0).astype(bool),
+        decisions=per_seat("decisions", np.int64, 0),
+        restarts=sparse(b.restart_at, b.restart_n),
         stats=stats,
-        won=per_seat(b.won, np.float64, 0.0),
+        won=per_seat("won", np.float64, 0.0),
         voided=(np.frombuffer(b.voided, np.int64)[keep] if m else np.zeros(0, np.int64)).copy(),
         ids=kept_ids,
         latency_hist=hist,

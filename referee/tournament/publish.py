@@ -47,6 +47,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -60,23 +61,12 @@ from .. import __version__
 from ..errors import JournalError, RefereeError
 from ..games import get_game
 from ..games.base import Game
+from . import table
 from .columns import build_columns
 from .journal import JOURNAL, read_journal, validate_tournament
 from .page import few_deals_text, ranking_text, render_page, settings_lines
 from .standings import standings_from_columns, timings_from_columns
-from .table import (
-    H2H_CAP,
-    H2H_NOTE,
-    NO_DIFFERENCES,
-    NO_SEAT_BIAS,
-    SEAT_NOTE,
-    difference_rows,
-    fmt,
-    fmt_ci,
-    fmt_pair,
-    md,
-    standings_columns,
-)
+from .table import md, standings_columns
 from .verdicts import DEFAULT_RESAMPLES, analyse_columns
 
 TOURNAMENT_FILE = "tournament.json"
@@ -147,7 +137,7 @@ def load_output_dir(out: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]
     if not journal.is_file():
         raise LeaderboardError(f"{journal}: not found (no match of this tournament has been played)")
     try:
-        tournament = json.loads(tfile.read_text(encoding="utf-8"), parse_constant=_no_constant)
+        tournament = json.loads(tfile.read_text(encoding="utf-8"), parse_constant=_no_constant, parse_float=_finite)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise LeaderboardError(f"{tfile}: not JSON ({exc})") from exc
     try:
@@ -286,13 +276,15 @@ def render_markdown(board: Leaderboard) -> str:
     lines += [md(ranking_text(game, doc)), ""]
     lines += ["## Differences between neighbours", "", _DIFF_NOTE, "", _diff_table(game, doc), ""]
     cap = (
-        f" The first {H2H_CAP} bots of the standings; every pair is in `standings.json`." if len(rows) > H2H_CAP else ""
+        f" The first {table.H2H_CAP} bots of the standings; every pair is in `standings.json`."
+        if len(rows) > table.H2H_CAP
+        else ""
     )
-    lines += ["## Head-to-head", "", H2H_NOTE + cap, "", _h2h_table(doc), "", "## Seat bias", ""]
+    lines += ["## Head-to-head", "", table.H2H_NOTE + cap, "", _h2h_table(doc), "", "## Seat bias", ""]
     if doc["seat_bias"] is None:
-        lines.append(NO_SEAT_BIAS)
+        lines.append(table.NO_SEAT_BIAS)
     else:
-        lines += [_seat_table(doc), "", SEAT_NOTE]
+        lines += [_seat_table(doc), "", table.SEAT_NOTE]
     lines += [
         "",
         f"Made by referee {__version__}; the per-match record is in `matches.jsonl`, response times "
@@ -332,7 +324,7 @@ def render_console(board: Leaderboard) -> str:
     body = [[c.text(r) for c in columns] for r in rows]
     timing = board.timings["bots"]
     for line, r in zip(body, rows):
-        line += [fmt(timing[r["name"]]["p50_ms"], 1), fmt(timing[r["name"]]["p99_ms"], 1)]
+        line += [table.fmt(timing[r["name"]]["p50_ms"], 1), table.fmt(timing[r["name"]]["p99_ms"], 1)]
     headers = [c.header for c in columns] + ["p50 ms", "p99 ms"]
     return _tab(body, headers=headers, tablefmt="simple", disable_numparse=True)
 
@@ -429,22 +421,22 @@ def _row(base: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _h2h_table(doc: Mapping[str, Any]) -> str:
-    names = [r["name"] for r in doc["standings"]][:H2H_CAP]
+    names = [r["name"] for r in doc["standings"]][: table.H2H_CAP]
     pairs = {(p["bot"], p["opponent"]): p for p in doc["head_to_head"]}
     body = [[md(a)] + ["" if a == b else _h2h_cell(pairs[(a, b)]) for b in names] for a in names]
     return _tab(body, headers=["vs"] + [md(n) for n in names], tablefmt="github", disable_numparse=True)
 
 
 def _h2h_cell(pair: Mapping[str, Any]) -> str:
-    share, counts = fmt_pair(pair)
+    share, counts = table.fmt_pair(pair)
     return f"{share} ({counts})" if counts else share
 
 
 def _diff_table(game: Game, doc: Mapping[str, Any]) -> str:
     diffs = doc.get("differences") or []
     if not diffs:
-        return NO_DIFFERENCES
-    headers, body = difference_rows(game, diffs, fmt_ci, md)
+        return table.NO_DIFFERENCES
+    headers, body = table.difference_rows(game, diffs, table.fmt_ci, md)
     return _tab(body, headers=headers, tablefmt="github", disable_numparse=True)
 
 
@@ -453,8 +445,8 @@ def _seat_table(doc: Mapping[str, Any]) -> str:
         [
             str(s["seat"]) + (" !" if s.get("biased") else ""),
             str(s["matches"]),
-            fmt_ci(s["mean_score"], s["mean_score_ci"]),
-            fmt_ci(s["mean_rank"], s["mean_rank_ci"]),
+            table.fmt_ci(s["mean_score"], s["mean_score_ci"]),
+            table.fmt_ci(s["mean_rank"], s["mean_rank_ci"]),
         ]
         for s in doc["seat_bias"]
     ]
@@ -488,6 +480,14 @@ def _json(doc: Mapping[str, Any]) -> str:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number in standard JSON")
+
+
+def _finite(text: str) -> float:
+    """A JSON number as a float; one beyond the float range (1e999) is refused, not infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of the range of a number")
+    return value
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -65,13 +65,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import t as student_t
 from threadpoolctl import threadpool_limits
 
 from ..games.base import Game
 from ..record import MatchRecord
 from .columns import BoolArray, Columns, FloatArray, IntArray, credit_mask, wins
 from .standings import compute_standings, disqualifications, record_columns, rnd
+from .student import student_t  # scipy.stats is slow to import
 
 DEFAULT_RESAMPLES = 2000
 CONFIDENCE = 0.95
@@ -645,54 +645,113 @@ def wilson(p: float, n: int, z: float = 1.959963984540054) -> tuple[float, float
 
 
 class _PL:
-    """The Plackett-Luce log-likelihood's gradient and Hessian over padded game matrices."""
+    """The Plackett-Luce log-likelihood's gradient and Hessian over padded game matrices.
+
+    Identical games (the same bots in the same finishing order with the same ties) are one
+    row with a count, so a tournament of few bots costs a few hundred rows however many
+    matches it has; ``weights(g)`` gives the rows' counts among the first ``g`` games.
+    """
 
     def __init__(self, gb: IntArray, gr: IntArray, n: int) -> None:
-        valid = gb >= 0
-        order = np.argsort(np.where(valid, gr, _BIG), axis=1, kind="stable")
-        self.b = np.take_along_axis(gb, order, 1)
-        r = np.take_along_axis(np.where(valid, gr, _BIG), order, 1)
-        self.v = self.b >= 0
+        ranked = np.where(gb >= 0, gr, _BIG)
+        order = np.argsort(ranked, axis=1, kind="stable")
+        b = np.take_along_axis(gb, order, 1)
+        r = np.take_along_axis(ranked, order, 1)
+        del ranked, order
         k = gb.shape[1]
-        idx = np.broadcast_to(np.arange(k), r.shape)
-        new = np.ones_like(self.v)
-        new[:, 1:] = r[:, 1:] != r[:, :-1]
-        self.first = np.maximum.accumulate(np.where(new, idx, 0), axis=1)
+        tied = np.zeros(b.shape, bool)  # tied with the position before
+        tied[:, 1:] = r[:, 1:] == r[:, :-1]
+        del r
+        self.inverse, b, tied = _unique_games(b, tied, n)
+        self.v = b >= 0
+        self.n = n
+        small: Any = np.int8 if k < 128 else np.int64  # positions in a game: small arrays at a million games
+        idx: Any = np.broadcast_to(np.arange(k, dtype=small), b.shape)
+        self.first = np.maximum.accumulate(np.where(~tied, idx, 0), axis=1)
         end = np.ones_like(self.v)
-        end[:, :-1] = r[:, :-1] != r[:, 1:]
-        self.last = np.minimum.accumulate(np.where(end, idx, k - 1)[:, ::-1], axis=1)[:, ::-1]
+        end[:, :-1] = ~tied[:, 1:]
+        self.last = np.minimum.accumulate(np.where(end, idx, k - 1)[:, ::-1], axis=1)[:, ::-1].astype(small)
         nvalid = self.v.sum(axis=1, keepdims=True)
         self.stage = self.v & (nvalid - self.first >= 2)
-        self.n = n
-        self.bc = np.where(self.v, self.b, 0)
-        self.wins = np.bincount(self.bc[self.stage], minlength=n).astype(np.float64)
+        self.bc = np.where(self.v, b, 0)
+        del b, tied
+        # per ordered pair of positions: the last stage that holds both, and their Hessian cell
+        self.lm = np.minimum(self.last[:, :, None], self.last[:, None, :]).reshape(-1, k * k)
+        bc: Any = self.bc.astype(np.int32 if n * n < 2**31 else np.int64)
+        self.cell = (bc[:, :, None] * n + bc[:, None, :]).reshape(-1, k * k)
 
-    def step(self, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Gradient and Hessian (prior included) at ``theta``."""
+    def weights(self, games: int) -> FloatArray:
+        """How many of the first ``games`` games each row stands for (the rows they use)."""
+        return np.bincount(self.inverse[:games]).astype(np.float64)
+
+    def step(self, theta: FloatArray, w: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Gradient and Hessian (prior included) at ``theta``, each row counted ``w`` times."""
         n = self.n
-        g = np.where(self.v, np.exp(theta[self.bc]), 0.0)
-        suffix = np.cumsum(g[:, ::-1], axis=1)[:, ::-1]
-        d = np.take_along_axis(suffix, self.first, 1)
-        with np.errstate(divide="ignore"):
-            inv = np.where(self.stage, 1.0 / np.where(d > 0, d, 1.0), 0.0)
-        p1 = np.take_along_axis(np.cumsum(inv, axis=1), self.last, 1)
-        p2 = np.cumsum(inv * inv, axis=1)
-        gd = g * p1
-        grad = self.wins - np.bincount(self.bc[self.v], weights=gd[self.v], minlength=n)
+        grad = np.zeros(n)
         hess = np.zeros(n * n)
-        k = self.b.shape[1]
-        for i in range(k):
-            for j in range(k):
-                ok = self.v[:, i] & self.v[:, j]
-                lm = np.minimum(self.last[:, i], self.last[:, j])
-                val = g[:, i] * g[:, j] * np.take_along_axis(p2, lm[:, None], 1)[:, 0]
-                hess += np.bincount(self.bc[ok, i] * n + self.bc[ok, j], weights=val[ok], minlength=n * n)
+        used = w.shape[0]
+        for lo in range(0, used, _ROWS):  # bounded temporaries
+            rows = slice(lo, min(lo + _ROWS, used))
+            v, bc, stage, wv = self.v[rows], self.bc[rows], self.stage[rows], w[rows, None]
+            g = np.where(v, np.exp(theta[bc]), 0.0)
+            suffix = np.cumsum(g[:, ::-1], axis=1)[:, ::-1]
+            d = np.take_along_axis(suffix, self.first[rows], 1)
+            inv = np.where(stage, 1.0 / np.where(d > 0, d, 1.0), 0.0)
+            p1 = np.take_along_axis(np.cumsum(inv, axis=1), self.last[rows], 1)
+            p2 = np.cumsum(inv * inv, axis=1)
+            gd = (g * p1 * wv).ravel()
+            grad += np.bincount(bc[stage], weights=np.broadcast_to(wv, v.shape)[stage], minlength=n)
+            grad -= np.bincount(bc.ravel(), weights=gd, minlength=n)
+            val = ((g * wv)[:, :, None] * g[:, None, :]).reshape(g.shape[0], -1)
+            val *= np.take_along_axis(p2, self.lm[rows], 1)
+            hess += np.bincount(self.cell[rows].ravel(), weights=val.ravel(), minlength=n * n)
+            hess[:: n + 1] -= np.bincount(bc.ravel(), weights=gd, minlength=n)
         h = hess.reshape(n, n)
-        h[np.diag_indices(n)] -= np.bincount(self.bc[self.v], weights=gd[self.v], minlength=n)
         s = 1.0 / (1.0 + np.exp(-theta))
         grad += 1.0 - 2.0 * s
         h[np.diag_indices(n)] -= 2.0 * s * (1.0 - s)
         return grad, h
+
+
+_ROWS = 1 << 16  # game rows per block of a Newton step
+
+
+def _unique_games(b: IntArray, tied: BoolArray, n: int) -> tuple[IntArray, IntArray, BoolArray]:
+    """The distinct rows of (bots in order, ties): (row of each game, bots, ties)."""
+    k = b.shape[1]
+    if b.shape[0] == 0:
+        return np.zeros(0, np.int64), b, tied
+    if k * (math.log2(n + 1) + 1) < 62:  # one integer key per game
+        key = np.zeros(b.shape[0], np.int64)
+        for j in range(k):
+            key = (key * (n + 1) + (b[:, j] + 1)) * 2 + tied[:, j]
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        both = np.concatenate([b, tied.astype(b.dtype)], axis=1)
+        _, first, inverse = np.unique(both, axis=0, return_index=True, return_inverse=True)
+    # rows in order of their first game: the first g games use a prefix of the rows
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.shape[0])
+    return rank[inverse.reshape(-1)], b[first[order]], tied[first[order]]
+
+
+def _newton(
+    model: _PL, w: FloatArray, theta: FloatArray, iterations: int, final: bool
+) -> tuple[FloatArray, FloatArray | None]:
+    """Newton's method from ``theta``; with ``final``, the Hessian at the result too."""
+    th = theta.copy()
+    prev = math.inf
+    for _ in range(iterations):
+        grad, h = model.step(th, w)
+        delta = np.clip(np.linalg.solve(-h, grad), -2.0, 2.0)
+        th = th + delta
+        size = float(np.abs(delta).max(initial=0.0))
+        # converged, or at the noise floor of the float sums (steps no longer shrink)
+        if size < 1e-9 or (size < 1e-7 and size > prev / 4):
+            break
+        prev = size
+    return th, model.step(th, w)[1] if final else None
 
 
 def fit_plackett_luce(
@@ -700,15 +759,8 @@ def fit_plackett_luce(
 ) -> tuple[FloatArray, FloatArray]:
     """Log-strengths and their standard errors of ``n`` bots from the games (``contests``)."""
     model = _PL(gb, gr, n)
-    th = np.zeros(n) if theta is None else theta.copy()
-    h = -np.eye(n)
-    for _ in range(iterations):
-        grad, h = model.step(th)
-        delta = np.clip(np.linalg.solve(-h, grad), -2.0, 2.0)
-        th = th + delta
-        if float(np.abs(delta).max(initial=0.0)) < 1e-9:
-            break
-    _, h = model.step(th)
+    th, h = _newton(model, model.weights(gb.shape[0]), np.zeros(n) if theta is None else theta, iterations, True)
+    assert h is not None
     cov = np.linalg.inv(-h)
     return th, np.sqrt(np.maximum(np.diag(cov), 0.0))
 
@@ -718,15 +770,21 @@ def rate(gb: IntArray, gr: IntArray, names: Sequence[str]) -> tuple[dict[str, di
     n = len(names)
     total = gb.shape[0]
     steps = _thin(total + 1)
+    model = _PL(gb, gr, n)
     mus = []
     theta = np.zeros(n)
     for g in steps:
         if g == 0:
             mus.append(np.zeros(n))
             continue
-        theta, _ = fit_plackett_luce(gb[:g], gr[:g], n, theta, iterations=60 if g == total else 4)
+        if g < total:  # history: a few warm-started steps on the first g games
+            theta, _ = _newton(model, model.weights(g), theta, 4, False)
+            mus.append(theta)
+    theta, h = _newton(model, model.weights(total), theta, 60, True)
+    assert h is not None
+    sigma = np.sqrt(np.maximum(np.diag(np.linalg.inv(-h)), 0.0))
+    if total:
         mus.append(theta)
-    theta, sigma = fit_plackett_luce(gb, gr, n, theta)
     history = {
         "games": total,
         "step": steps,

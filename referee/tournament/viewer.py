@@ -15,9 +15,10 @@ At a million matches not every page can be written: the list holds the most rece
 
 from __future__ import annotations
 
+import heapq
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,8 @@ def write_replays(out: Path) -> list[Path]:
     if not transcripts.exists(out):
         return []
     tournament, lines = load_output_dir(out)
-    records = list(lines)  # the match list is capped; the selection looks at every line once
-    chosen = select(records)
+    counted = _Counted(lines)
+    chosen = select(counted)  # streamed: at most RECENT + FAULTED lines are held
     by_id = {str(r["id"]): r for r in chosen}
     found = transcripts.find_many(out, set(by_id))
     folder = out / FOLDER
@@ -53,17 +54,40 @@ def write_replays(out: Path) -> list[Path]:
             continue
         options = game.check_options(len(rec["bots"]), settings.get("options", {}))
         written.append(write_replay_page(out, Match(game, options, dict(rec), tr, str(settings.get("name", "")))))
-    _write(folder / "index.html", render_list(settings, chosen, len(records), set(found)))
+    _write(folder / "index.html", render_list(settings, chosen, counted.count, set(found)))
     return written
 
 
-def select(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+class _Counted:
+    """An iterable of journal lines that counts what it yields."""
+
+    def __init__(self, lines: Iterable[Mapping[str, Any]]) -> None:
+        self.lines = lines
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        for line in self.lines:
+            self.count += 1
+            yield line
+
+
+def select(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The matches listed: the ``RECENT`` most recent by fixture index and the ``FAULTED``
-    most recent with faults, in fixture order."""
-    ordered = sorted(records, key=lambda r: r["index"])
-    keep = {r["index"]: r for r in ordered[-RECENT:]}
-    faulted = [r for r in ordered if r.get("faults")]
-    keep.update({r["index"]: r for r in faulted[-FAULTED:]})
+    most recent with faults, in fixture order (of lines with the same index, the last).
+    One pass, holding at most ``RECENT + FAULTED`` lines."""
+    recent: list[tuple[int, int, Mapping[str, Any]]] = []
+    faulted: list[tuple[int, int, Mapping[str, Any]]] = []
+    for seq, r in enumerate(records):
+        item = (int(r["index"]), seq, r)
+        for heap, cap, wanted in ((recent, RECENT, True), (faulted, FAULTED, bool(r.get("faults")))):
+            if not wanted:
+                continue
+            if len(heap) < cap:
+                heapq.heappush(heap, item)
+            elif item[:2] > heap[0][:2]:
+                heapq.heapreplace(heap, item)
+    keep = {i: r for i, _, r in sorted(recent, key=lambda x: x[:2])}
+    keep.update({i: r for i, _, r in sorted(faulted, key=lambda x: x[:2])})
     return [keep[i] for i in sorted(keep)]
 
 
