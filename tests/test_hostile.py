@@ -296,11 +296,12 @@ def test_a_bot_that_tries_to_stall_the_referee_slows_no_honest_bot(
 ) -> None:
     """A chunk trickler and a 1xx flooder beside honest bots: nothing is charged to the
     honest bots (check_run), no decision is voided (the stall is the bot's own), and the
-    honest bots' median recorded time stays within 2x of the twin run's (compared over
-    every honest decision, with a few ms of slack for a loaded machine: no absolute bound)."""
+    honest bots' median recorded time stays near the twin run's (compared over every honest
+    decision; 50 ms of slack, because the twin ran at another moment of a loaded machine,
+    while a stall the referee let through would cost the honest bots hundreds of ms)."""
     config = hostile_config(tmp_path, mode, twin_run)
     records = play(config)
     check_run(mode, config, records, twin_run)
     assert sum(rec.get("voided", 0) for rec in records.values()) == 0
     honest, twin = _honest_p50(records), _honest_p50(twin_run.records)
-    assert honest <= max(2 * twin, twin + 5.0), (honest, twin)
+    assert honest <= max(2 * twin, twin + 50.0), (honest, twin)
