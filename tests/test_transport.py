@@ -154,7 +154,9 @@ def test_bad_replies_are_classified(serve: Serve, kind: str, detail: str) -> Non
     results, _ = run(serve, deadline_ms=300)
     assert results[0].fault == kind
     assert detail in results[0].detail
-    assert results[0].latency_ms < 4000  # settled at the deadline, not when a 5 s silence ends (a loaded machine adds lag)
+    assert (
+        results[0].latency_ms < 4000
+    )  # settled at the deadline, not when a 5 s silence ends (a loaded machine adds lag)
 
 
 def test_refused_connection_is_an_error() -> None:
