@@ -21,12 +21,20 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from tempfile import TemporaryDirectory
+from typing import Any
 
 
-async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """One keep-alive connection of the fast bot: the first legal action, else ``ok``."""
+def _first(legal: list[Any]) -> Any:
+    return legal[0]
+
+
+async def _answer(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, choose: Callable[[list[Any]], Any]
+) -> None:
+    """One keep-alive connection of the fast bot: the legal action ``choose`` picks, else ``ok``."""
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -35,7 +43,7 @@ async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
                 if line[:15].lower() == b"content-length:":
                     length = int(line[15:])
             body = json.loads(await reader.readexactly(length)) if length else {}
-            reply = {"action": body["legal"][0]} if body.get("type") == "act" else {"ok": True}
+            reply = {"action": choose(body["legal"])} if body.get("type") == "act" else {"ok": True}
             data = json.dumps(reply).encode()
             writer.write(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data)
@@ -47,11 +55,12 @@ async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
         writer.close()
 
 
-def serve(port: int) -> None:
-    """Run the fast bot on 127.0.0.1:``port`` until killed."""
+def serve(port: int, choose: Callable[[list[Any]], Any] = _first) -> None:
+    """Run the fast bot on 127.0.0.1:``port`` until killed (the first legal action, or
+    what ``choose`` picks from the legal list)."""
 
     async def main() -> None:
-        server = await asyncio.start_server(_answer, "127.0.0.1", port)
+        server = await asyncio.start_server(lambda r, w: _answer(r, w, choose), "127.0.0.1", port)
         print(f"listening on http://127.0.0.1:{port}/", flush=True)
         async with server:
             await server.serve_forever()

@@ -19,16 +19,15 @@ for 6 nimmt! Plus with 4 players.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import random
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+from referee import bench_scale
 from referee.games import get_game
 from referee.tournament.publish import load_output_dir
 from referee.tournament.verify import verify
@@ -36,40 +35,9 @@ from referee.tournament.verify import verify
 TARGET = 2000.0
 
 
-async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rng: random.Random) -> None:
-    """One keep-alive connection of the bench bot: a random legal action, else ``ok``."""
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line[:15].lower() == b"content-length:":
-                    length = int(line[15:])
-            body = json.loads(await reader.readexactly(length)) if length else {}
-            reply = {"action": rng.choice(body["legal"])} if body.get("type") == "act" else {"ok": True}
-            data = json.dumps(reply).encode()
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data)
-            )
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError, ValueError, KeyError, IndexError):
-        pass
-    finally:
-        writer.close()
-
-
 def serve(port: int) -> None:
-    """Run the bench bot on 127.0.0.1:``port`` until killed."""
-    rng = random.Random(port)
-
-    async def main() -> None:
-        server = await asyncio.start_server(lambda r, w: _answer(r, w, rng), "127.0.0.1", port)
-        print(f"listening on http://127.0.0.1:{port}/", flush=True)
-        async with server:
-            await server.serve_forever()
-
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    asyncio.run(main())
+    """Run the bench bot on 127.0.0.1:``port`` until killed: a random legal action."""
+    bench_scale.serve(port, random.Random(port).choice)
 
 
 def write_tournament(folder: Path, matches: int, variant: str, players: int, timeout: float = 900.0) -> Path:

@@ -100,6 +100,24 @@ async def head_costs(cfg: Any, seconds: float, messages: int) -> tuple[float, fl
         return idle, (time.process_time() - cpu0) / max(1, got[0]) * 1e6  # gross: the heartbeats etc. included
 
 
+def print_projection(head: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Project 16 and 64 cores from the measured CPU per decision and the head's cost per match."""
+    per_decision = min(r["worker_cpu_us_per_decision"] for r in rows if r["workers"] > 1)
+    per_match = head["decisions"] / head["matches"]
+    ceiling = (1 - head["head_idle_cpu_share"]) * 1e6 / head["head_marginal_us_per_match"] * per_match
+    print(
+        f"projection (bots on other machines, one core for the head): workers {per_decision:.0f} µs/decision; "
+        f"the head saturates at ~{ceiling:,.0f} decisions/s ({per_match:.0f} decisions a match)"
+    )
+    for cores in (16, 64):
+        by_workers = (cores - 1) * 1e6 / per_decision
+        print(
+            f"   {cores} cores: ~{min(by_workers, ceiling):,.0f} decisions/s "
+            f"({'limited by the head' if ceiling < by_workers else 'limited by the workers'}; "
+            f"workers alone {by_workers:,.0f})"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the scaling benchmark and print its figures."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -158,21 +176,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"2 workers reach {two['decisions_per_s'] / one['decisions_per_s']:.2f}x the decisions/s of one")
     multi = [r for r in rows if "head_marginal_us_per_match" in r]
     if multi:
-        head = multi[0]
-        per_decision = min(r["worker_cpu_us_per_decision"] for r in rows if r["workers"] > 1)
-        per_match = head["decisions"] / head["matches"]
-        ceiling = (1 - head["head_idle_cpu_share"]) * 1e6 / head["head_marginal_us_per_match"] * per_match
-        print(
-            f"projection (bots on other machines, one core for the head): workers {per_decision:.0f} µs/decision; "
-            f"the head saturates at ~{ceiling:,.0f} decisions/s ({per_match:.0f} decisions a match)"
-        )
-        for cores in (16, 64):
-            by_workers = (cores - 1) * 1e6 / per_decision
-            print(
-                f"   {cores} cores: ~{min(by_workers, ceiling):,.0f} decisions/s "
-                f"({'limited by the head' if ceiling < by_workers else 'limited by the workers'}; "
-                f"workers alone {by_workers:,.0f})"
-            )
+        print_projection(multi[0], rows)
     if args.json:
         print(json.dumps(rows))
 
