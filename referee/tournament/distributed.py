@@ -360,6 +360,9 @@ class DaskExecutor:
         if self.client is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.client.unregister_worker_plugin(f"referee-{self.token}"), 30)
+            if self.topic:  # else the scheduler pushes its 'remove-client' event to the closed client (a CRITICAL log)
+                with contextlib.suppress(Exception):
+                    self.client.unsubscribe_topic(self.topic)
             with contextlib.suppress(Exception):
                 await self.client.close()
         if self.cluster is not None:
