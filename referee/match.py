@@ -115,14 +115,13 @@ class Seats:
         """What an exchange costs seat ``s`` besides a fault: a timeout empties its bank,
         a late answer spends it; an ``error`` restarts a dead managed bot, and timeouts in
         a row a hung one."""
-        deadline = self.limits.deadline_ms
+        if self.settled_at_once(s, ex, acting):
+            return
         if ex.fault != TIMEOUT:
             self.rts[s].timeouts_in_a_row = 0
         if acting and ex.fault == TIMEOUT:
             self.bank[s] = 0.0
             self.restarts[s] += await self.rts[s].after_timeout()  # a hung managed bot is restarted
-        elif acting and ex.fault is None and ex.latency_ms > deadline:
-            self.bank[s] = max(0.0, self.bank[s] - (ex.latency_ms - deadline))
         elif ex.fault == ERROR:
             self.restarts[s] += await self.rts[s].restart_if_dead()  # failed attempts included
 

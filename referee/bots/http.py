@@ -175,10 +175,8 @@ async def post(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: 
     deadline = asyncio.get_running_loop().time() + deadline_ms / 1000.0
     try:
         reply = await client.request(endpoint, body, deadline, max_bytes)
-    except DeadlineExceeded as exc:
-        return _timed_out(started, deadline_ms, exc)
-    except TransportError as exc:
-        return Exchange(None, (exc.done_at - started) * 1000.0, ERROR, str(exc))
+    except (DeadlineExceeded, TransportError) as exc:
+        return _failed(exc, started, deadline_ms)
     return _outcome(reply, started, max_bytes)
 
 
@@ -205,11 +203,8 @@ class Sent:
         exc = fut.exception()
         if exc is None:
             return _outcome(fut.result(), self.started, self.max_bytes)
-        # times taken when the exchange failed, not when the match got to this seat
-        if isinstance(exc, DeadlineExceeded):
-            return _timed_out(self.started, self.deadline_ms, exc)
-        if isinstance(exc, TransportError):
-            return Exchange(None, (exc.done_at - self.started) * 1000.0, ERROR, str(exc))
+        if isinstance(exc, DeadlineExceeded | TransportError):
+            return _failed(exc, self.started, self.deadline_ms)
         raise exc
 
     def abandon(self) -> None:
@@ -238,9 +233,13 @@ def send_now(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: fl
     return Sent(fut, started, deadline_ms, max_bytes)
 
 
-def _timed_out(started: float, deadline_ms: float, exc: DeadlineExceeded) -> Exchange:
+def _failed(exc: DeadlineExceeded | TransportError, started: float, deadline_ms: float) -> Exchange:
+    """The fault of an exchange that failed, timed when it failed (not when the match
+    got to its seat)."""
     ms = (exc.done_at - started) * 1000.0
-    return Exchange(None, ms, TIMEOUT, f"no complete reply within {deadline_ms:.0f} ms", late_ms=exc.late_ms)
+    if isinstance(exc, DeadlineExceeded):
+        return Exchange(None, ms, TIMEOUT, f"no complete reply within {deadline_ms:.0f} ms", late_ms=exc.late_ms)
+    return Exchange(None, ms, ERROR, str(exc))
 
 
 def _outcome(reply: Reply, started: float, max_bytes: int) -> Exchange:
