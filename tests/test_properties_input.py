@@ -251,7 +251,9 @@ def mutate_drop(draw: st.DrawFn, doc: dict[str, Any]) -> Mutation:
     del doc["bot"][i][k]
     if k == "name":
         return Mutation(f"drop bot[{i}].name", (BotKey(i, ".name"),), True)
-    return Mutation(f"drop bot[{i}].{k}", (BotKey(i, ""),), k in ("url", "command"))
+    # without url or command a bot is refused; one that had both (an earlier mutation) is left with the other
+    neither = k in ("url", "command") and not {"url", "command"} & doc["bot"][i].keys()
+    return Mutation(f"drop bot[{i}].{k}", (BotKey(i, ""),), neither)
 
 
 def mutate_unknown_key(draw: st.DrawFn, doc: dict[str, Any]) -> Mutation:
