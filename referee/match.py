@@ -187,7 +187,9 @@ async def play_match(
     """
     started = time.perf_counter()
     n = len(seats)
-    ctx = protocol.MatchContext(tournament, match_id, game.info.id, options, [e.name for e in seats])
+    ctx = protocol.MatchContext(
+        tournament, match_id, game.info.id, options, [e.name for e in seats], game.info.append_only_view_keys
+    )
     deadline, cap = limits.deadline_ms, limits.max_response_bytes
     extra_fields = game.info.extra_reply_fields
     book = Seats(seats, runtimes if runtimes is not None else [BotRuntime(e) for e in seats], limits, disqualified)

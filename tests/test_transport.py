@@ -264,6 +264,54 @@ def test_messages_are_byte_identical_to_the_stdlib_encoder(game_id: str) -> None
     assert compared > 10
 
 
+@pytest.mark.parametrize("variant", ["plus", "plus_dealt_zeros", "zeros_negative", "simple"])
+def test_act_with_lists_encoded_once_is_byte_identical(variant: str) -> None:
+    """6 nimmt!'s history is encoded entry by entry once per match
+    (``append_only_view_keys``): every act message of whole matches, 2 to 7 seats and a
+    new hand's history, is what the stdlib encoder writes of the whole view."""
+    game = GAMES["nimmt_plus"]
+    assert game.info.append_only_view_keys == ("history",)
+    rng = random.Random(11)
+    compared = reused = 0
+    for seats in range(2, 8):
+        options = game.check_options(seats, {"variant": variant, "zero_heads": seats % 2})
+        ctx = protocol.MatchContext(
+            "t «1»", "m000002", "nimmt_plus", options, [f"b{i}" for i in range(seats)], ("history",)
+        )
+        state = game.setup(seats, seats, options)
+        decision = 0
+        while not game.is_over(state):
+            for s in game.to_act(state):
+                legal = game.legal(state, s)
+                view = game.view(state, s)
+                before = ctx._lists.get("history", ([], [], [b""]))[2][0]
+                sent = protocol.act(ctx, s, decision, 1000, view, legal, None)
+                assert sent == _old_act(ctx, s, decision, 1000, view, legal, None)
+                assert json.loads(sent)["state"] == json.loads(json.dumps(view))
+                reused += view["history"] != [] and ctx._lists["history"][2][0] is before
+                assert ctx._lists["history"][0] == view["history"]  # the entries kept are the ones sent
+                compared += 1
+                state = game.apply(state, s, legal[rng.randrange(len(legal))])
+                decision += 1
+    assert compared > 200
+    # the seats of a simultaneous turn share the history's bytes (in simple one seat acts a turn)
+    assert reused > compared // 4 if variant != "simple" else reused == 0
+
+
+def test_act_with_an_entry_orjson_refuses_falls_back_to_the_stdlib() -> None:
+    """An append-only list whose entry orjson refuses (a 70-bit integer) is sent as the
+    stdlib encodes it, and the cache does not keep a half-encoded list."""
+    ctx = protocol.MatchContext("t", "m", "g", {}, ["a"], ("history",))
+    big = {"turn": 1, "n": 2**70}
+    state = {"history": [{"turn": 0}, big], "x": 1}
+    assert protocol.act(ctx, 0, 0, 1000, state, [[1]], None) == _old_act(ctx, 0, 0, 1000, state, [[1]], None)
+    assert "history" not in ctx._lists
+    state = {"history": [{"turn": 0}], "x": 2}
+    assert protocol.act(ctx, 0, 1, 1000, state, [[1]], None) == _old_act(ctx, 0, 1, 1000, state, [[1]], None)
+    state["history"] = [{"turn": 9}]  # a new list (a new hand): encoded anew
+    assert protocol.act(ctx, 0, 2, 1000, state, [[1]], None) == _old_act(ctx, 0, 2, 1000, state, [[1]], None)
+
+
 def _old_notice(kind: str, ctx: protocol.MatchContext, seat: int) -> dict[str, Any]:
     return {
         "protocol": 1,

@@ -66,7 +66,13 @@ class MatchContext:
     game: str
     options: Mapping[str, Any]
     players: Sequence[str]
+    # keys of the game's view whose value is a list that only grows within a match and
+    # whose entries never change once in it (``GameInfo.append_only_view_keys``)
+    append_only: tuple[str, ...] = ()
     _act_heads: dict[int, bytes] = field(default_factory=dict, compare=False, repr=False)
+    _lists: dict[str, tuple[list[Any], list[bytes], list[bytes]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def shared_fields(self) -> bytes:
         """``"tournament":…,"match":…,"game":…,"options":…,`` as every message has them."""
@@ -99,6 +105,43 @@ class MatchContext:
             )
             self._act_heads[seat] = head
         return head
+
+    def with_encoded_lists(self, state: Any) -> Any:
+        """``state`` with each ``append_only`` list replaced by its encoding, made from
+        the encodings of its entries kept since they were first sent: every seat of a
+        turn gets the same history, and a turn adds one entry to it (6 nimmt!'s history
+        is ~60 % of an ``act`` message's bytes). Entries are recognised by identity, which
+        the kept list holds alive; a list that is not the kept one plus new entries (a
+        new hand) is encoded anew from where they part."""
+        if type(state) is not dict:
+            return state
+        out = state
+        for key in self.append_only:
+            value = state.get(key)
+            if type(value) is not list:
+                continue
+            items, parts, joined = self._lists.setdefault(key, ([], [], [b"[]"]))
+            same = min(len(value), len(items))
+            k = 0
+            while k < same and value[k] is items[k]:
+                k += 1
+            changed = k < len(items) or k < len(value)
+            if k < len(items):
+                del items[k:], parts[k:]
+            if k < len(value):
+                try:
+                    new = [orjson.dumps(e) for e in value[k:]]
+                except TypeError:  # an entry orjson refuses: the whole state goes to the stdlib encoder
+                    del self._lists[key]
+                    return state
+                items.extend(value[k:])
+                parts.extend(new)
+            if changed:
+                joined[0] = b"[" + b",".join(parts) + b"]"
+            if out is state:
+                out = dict(state)
+            out[key] = orjson.Fragment(joined[0])
+        return out
 
 
 def hello(tournament: str, game: str, options: Mapping[str, Any], bot: str) -> bytes:
@@ -137,7 +180,11 @@ def act(
     time bank) is what the seat has left to spend on answers slower than the deadline."""
     bank = b"" if time_bank_ms is None else b',"time_bank_ms":%d' % time_bank_ms
     # one encoder call for both: '{"state":…,"legal":…}' without its opening brace
-    tail = _dumps({"state": state, "legal": legal}, check_finite=False)
+    shown = ctx.with_encoded_lists(state) if ctx.append_only else state
+    try:
+        tail = orjson.dumps({"state": shown, "legal": legal})
+    except TypeError:  # what orjson refuses goes to the stdlib encoder, as in _dumps
+        tail = _stdlib({"state": state, "legal": legal}).encode()
     return b'%b%d,"deadline_ms":%d%b,%b' % (ctx.act_head(seat), decision, deadline_ms, bank, tail[1:])
 
 

@@ -106,6 +106,10 @@ class GameInfo:
     extra_reply_fields: tuple[str, ...] = ()
     # Extra leaderboard columns, filled from Game.seat_stats of every match.
     stats: tuple[StatSpec, ...] = ()
+    # Keys of the view whose value is a list that only grows during a match and whose
+    # entries are never changed once in it (6 nimmt!: ("history",)): their entries are
+    # encoded once per match, not once per decision (``protocol.MatchContext``).
+    append_only_view_keys: tuple[str, ...] = ()
 
     def defaults(self) -> dict[str, Any]:
         """The default value of every option."""

@@ -187,6 +187,7 @@ class NimmtPlus(Game):
             StatSpec("heads_per_hand", "heads/hand", "bull heads taken per hand"),
             StatSpec("rows_per_hand", "rows/hand", "rows taken per hand"),
         ),
+        append_only_view_keys=("history",),  # a turn's entry is never changed once appended
     )
 
     def setup(self, seats: int, seed: int, options: Mapping[str, Any]) -> NimmtState:

@@ -79,7 +79,7 @@ from ..errors import RefereeError
 from ..games import get_game
 from ..record import MatchRecord
 from .dq import DqJudge
-from .runner import BotPool, BotStatus, play_fixture
+from .runner import BotPool, BotStatus, play_fixture, play_gc
 from .schedule import Fixture, schedule
 
 BATCH = 16  # fixtures per batch (a constant, so a batch's place never depends on what was played before)
@@ -150,6 +150,7 @@ class _WorkerState:
     watchdog: asyncio.Task[None] | None = None
     decisions: int = 0
     cpu0: float = 0.0  # CPU seconds of this process when its bots were up
+    gc: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)  # the play thresholds while the run lasts
 
     @property
     def ready(self) -> bool:
@@ -170,11 +171,13 @@ class _WorkerState:
         self.pacer = Pacer.for_tournament(lim.deadline_ms, self.config.concurrency, self.config.players)
         await self.pacer.__aenter__()
         self.watchdog = asyncio.create_task(self._idle_stop())
+        self.gc.enter_context(play_gc())
         self.cpu0 = time.process_time()
 
     async def stop(self) -> None:
         """Stop the pacer and every bot this worker started."""
         _STATES.pop(self.token, None)
+        self.gc.close()
         if self.watchdog is not None and self.watchdog is not asyncio.current_task():
             self.watchdog.cancel()
         if self.pacer is not None:
