@@ -1,5 +1,6 @@
 """Benchmark: a tournament on 1, 2 and 4 worker processes (Dask), against bots that cost
-next to nothing (``scripts/fast_bot.js``, Node), so the referee is what is measured.
+next to nothing (one ``scripts/fast_bot.js`` server, Node, that every worker reaches as
+URL bots; a raw asyncio one without Node), so the referee is what is measured.
 
 Run with ``make bench-scale`` or ``python -m referee.bench_workers``. For each number of
 workers it plays the same tournament through ``run_tournament`` (the production path:
@@ -9,6 +10,10 @@ not counted) and the head's own CPU per match (the head process holds the journa
 Dask scheduler and the worker nannies of the LocalCluster). Then it projects 16 and 64
 cores from the measured CPU per decision: workers scale with cores until the head's
 cost per match (the scheduler's share of it above all) fills its one core.
+
+The control row plays the same number of matches as two separate single-process
+tournaments at once, with no Dask at all: what this machine gives two referee processes
+next to the bots, the ceiling 2 workers are measured against.
 """
 
 from __future__ import annotations
@@ -16,18 +21,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import pickle
-import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
+from .bench import start_bot_server
 from .config import parse_config
 from .tournament.runner import JOURNAL, run_tournament
-
-FAST_BOT = Path(__file__).resolve().parent.parent / "scripts" / "fast_bot.js"
 
 
 def measure(cfg: Any) -> dict[str, float]:
@@ -118,6 +122,31 @@ def print_projection(head: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         )
 
 
+def _measure_child(doc: dict[str, Any], output: str, out: Any) -> None:
+    """In a process of its own: ``measure`` a one-process tournament, its figures to ``out``."""
+    out.put(measure(replace(parse_config(doc, Path("bench-scale.toml"), {}), output=Path(output))))
+
+
+def separate_processes(doc: dict[str, Any], tmp: Path, matches: int, n: int = 2) -> dict[str, float]:
+    """``n`` one-process tournaments of ``matches // n`` matches each, at the same time,
+    no Dask: their decisions/s summed and their CPU per decision (the control)."""
+    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter, as a Dask worker's
+    out = ctx.Queue()
+    part = {**doc, "tournament": {**doc["tournament"], "matches": matches // n}}
+    procs = [ctx.Process(target=_measure_child, args=(part, str(tmp / f"sep{i}"), out)) for i in range(n)]
+    for p in procs:
+        p.start()
+    rows = [out.get(timeout=1800) for _ in procs]
+    for p in procs:
+        p.join()
+    decisions = sum(r["decisions"] for r in rows)
+    return {
+        "decisions_per_s": sum(r["decisions_per_s"] for r in rows),
+        "referee_cpu_us_per_decision": sum(r["referee_cpu_us_per_decision"] * r["decisions"] for r in rows) / decisions,
+        "decisions": decisions,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the scaling benchmark and print its figures."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -126,59 +155,75 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--concurrency", type=int, default=16, help="matches in flight per worker")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = ap.parse_args(argv)
-    node = shutil.which("node")
-    if node is None:
-        raise SystemExit("bench-scale needs node (the fast bots are a Node script)")
-    doc = {
-        "tournament": {
-            "name": "bench-scale",
-            "game": "nimmt_plus",
-            "players": 4,
-            "format": "random",
-            "matches": args.matches,
-            "concurrency": args.concurrency,
-        },
-        "limits": {"deadline_ms": 5000},
-        "bot": [{"name": f"fast{i}", "command": [node, str(FAST_BOT), "{port}"]} for i in range(4)],
-    }
-    print(
-        f"nimmt_plus, 4 players, {args.matches} matches, 4 Node bots answering the first legal action, "
-        f"concurrency {args.concurrency} per worker"
-    )
     rows = []
     with TemporaryDirectory() as tmp:
-        base = parse_config(doc, Path("bench-scale.toml"), {})
-        for w in args.workers:
-            cfg = replace(base, workers=w, output=Path(tmp) / f"w{w}")
-            r = measure(cfg)
-            rows.append(r)
+        server, port, kind = start_bot_server(Path(tmp))
+        try:
+            doc = {
+                "tournament": {
+                    "name": "bench-scale",
+                    "game": "nimmt_plus",
+                    "players": 4,
+                    "format": "random",
+                    "matches": args.matches,
+                    "concurrency": args.concurrency,
+                },
+                "limits": {"deadline_ms": 5000},
+                "bot": [{"name": f"fast{i}", "url": f"http://127.0.0.1:{port}/"} for i in range(4)],
+            }
             print(
-                f"workers {w}: {r['decisions_per_s']:8.0f} decisions/s  referee CPU {r['referee_cpu_us_per_decision']:6.1f}"
-                f" µs/decision (workers {r['worker_cpu_us_per_decision']:6.1f})  head {r['head_cpu_us_per_match']:7.0f}"
-                f" µs/match ({r['head_cpu_us_per_decision']:5.1f} µs/decision)  [{r['decisions']} decisions]"
+                f"nimmt_plus, 4 players, {args.matches} matches, 4 bots answering the first legal action "
+                f"(one {kind} server, reached by every worker), concurrency {args.concurrency} per worker"
             )
-        biggest = max(rows, key=lambda r: r["workers"])
-        if biggest["workers"] > 1:
-            cfg = replace(base, workers=int(biggest["workers"]), output=Path(tmp) / "idle")
-            idle, per_message = asyncio.run(head_costs(cfg, 5.0, 4000))
-            biggest["head_idle_cpu_share"] = idle
-            biggest["head_us_per_message"] = per_message
-            biggest["head_marginal_us_per_match"] = biggest["head_record_us_per_match"] + per_message
-            print(
-                f"head at {biggest['workers']} workers: {idle:.1%} of a core with no match at all (heartbeats, "
-                f"scheduler, nannies); per match on top {biggest['head_marginal_us_per_match']:.0f} µs: "
-                f"the record (unpickle, judge, journal line) {biggest['head_record_us_per_match']:.0f} µs, "
-                f"its event (scheduler and handler) {per_message:.0f} µs at most (one message may carry several)"
-            )
+            base = parse_config(doc, Path("bench-scale.toml"), {})
+            for w in args.workers:
+                cfg = replace(base, workers=w, output=Path(tmp) / f"w{w}")
+                r = measure(cfg)
+                rows.append(r)
+                print(
+                    f"workers {w}: {r['decisions_per_s']:8.0f} decisions/s  referee CPU {r['referee_cpu_us_per_decision']:6.1f}"
+                    f" µs/decision (workers {r['worker_cpu_us_per_decision']:6.1f})  head {r['head_cpu_us_per_match']:7.0f}"
+                    f" µs/match ({r['head_cpu_us_per_decision']:5.1f} µs/decision)  [{r['decisions']} decisions]"
+                )
+            control = separate_processes(doc, Path(tmp), args.matches) if 2 in args.workers else None
+            if control is not None:
+                print(
+                    f"control, 2 separate one-process tournaments at once (no Dask): {control['decisions_per_s']:8.0f}"
+                    f" decisions/s  referee CPU {control['referee_cpu_us_per_decision']:6.1f} µs/decision"
+                )
+            biggest = max(rows, key=lambda r: r["workers"])
+            if biggest["workers"] > 1:
+                cfg = replace(base, workers=int(biggest["workers"]), output=Path(tmp) / "idle")
+                idle, per_message = asyncio.run(head_costs(cfg, 5.0, 4000))
+                biggest["head_idle_cpu_share"] = idle
+                biggest["head_us_per_message"] = per_message
+                biggest["head_marginal_us_per_match"] = biggest["head_record_us_per_match"] + per_message
+                print(
+                    f"head at {biggest['workers']} workers: {idle:.1%} of a core with no match at all (heartbeats, "
+                    f"scheduler, nannies); per match on top {biggest['head_marginal_us_per_match']:.0f} µs: "
+                    f"the record (unpickle, judge, journal line) {biggest['head_record_us_per_match']:.0f} µs, "
+                    f"its event (scheduler and handler) {per_message:.0f} µs at most (one message may carry several)"
+                )
+        finally:
+            server.terminate()
+            server.wait()
     one = next((r for r in rows if r["workers"] == 1), None)
     two = next((r for r in rows if r["workers"] == 2), None)
     if one and two:
-        print(f"2 workers reach {two['decisions_per_s'] / one['decisions_per_s']:.2f}x the decisions/s of one")
+        print(
+            f"2 workers reach {two['decisions_per_s'] / one['decisions_per_s']:.2f}x the decisions/s of one (target ≥ 1.3)"
+        )
+        if control is not None:
+            print(
+                f"2 separate processes without Dask reach {control['decisions_per_s'] / one['decisions_per_s']:.2f}x:"
+                f" 2 workers reach {two['decisions_per_s'] / control['decisions_per_s']:.2f} of what this machine gives"
+                " two referee processes beside the bots"
+            )
     multi = [r for r in rows if "head_marginal_us_per_match" in r]
     if multi:
         print_projection(multi[0], rows)
     if args.json:
-        print(json.dumps(rows))
+        print(json.dumps({"rows": rows, "control": control}))
 
 
 if __name__ == "__main__":

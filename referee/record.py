@@ -61,6 +61,9 @@ class MatchRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     # every decision in order (``Move``); for transcripts, never written to the journal
     moves: list[Move] = field(default_factory=list, compare=False, repr=False)
+    # the transcript line of ``moves``, encoded where the match was played when that is not
+    # where it is written (a Dask worker ships these bytes, not 240 pickled Moves)
+    transcript: bytes | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The journal line of this match."""
@@ -95,5 +98,5 @@ class MatchRecord:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> MatchRecord:
         """A record read back from the journal."""
-        known = {f for f in cls.__dataclass_fields__ if f not in ("extra", "moves")}
+        known = {f for f in cls.__dataclass_fields__ if f not in ("extra", "moves", "transcript")}
         return cls(**{k: d[k] for k in known if k in d}, extra={k: v for k, v in d.items() if k not in known})

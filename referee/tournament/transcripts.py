@@ -34,6 +34,7 @@ from typing import IO, Any
 
 import orjson
 
+from ..bots.protocol import _dumps
 from ..errors import RefereeError
 from ..record import BOT, FALLBACK, MatchRecord, Move
 
@@ -98,6 +99,17 @@ def encode(rec: MatchRecord) -> dict[str, Any]:
     return line
 
 
+def line_of(rec: MatchRecord) -> bytes:
+    """The transcript line of ``rec`` as written: compact JSON and a newline, by the wire
+    messages' encoder (orjson, byte for byte the stdlib's but for the spelling of some
+    floats; a NaN a bot slipped into its reply's extra fields is written ``null``, valid
+    JSON, where the stdlib wrote ``NaN``); ``rec.transcript`` when it was made where the
+    match was played."""
+    if rec.transcript is not None:
+        return rec.transcript
+    return _dumps(encode(rec), check_finite=False) + b"\n"
+
+
 def decode(line: dict[str, Any]) -> Transcript:
     """The transcript of one line; TranscriptError when the line is not a transcript."""
     try:
@@ -151,8 +163,7 @@ class Writer:
         if self._fh is None or self._in_part >= self.per_part:
             self._roll()
         assert self._fh is not None
-        data = json.dumps(encode(rec), separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-        self._fh.write(self._z.compress(data) + self._z.flush(zlib.Z_SYNC_FLUSH))
+        self._fh.write(self._z.compress(line_of(rec)) + self._z.flush(zlib.Z_SYNC_FLUSH))
         self._fh.flush()
         self._in_part += 1
 
