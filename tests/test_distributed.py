@@ -24,6 +24,7 @@ from test_resume import journal, kill9_after, lines, published
 
 from referee.bots.process import free_port
 from referee.config import parse_config
+from referee.tournament import transcripts
 from referee.tournament.distributed import BATCH, _batches
 from referee.tournament.dq import DQ_LAG, DqJudge
 from referee.tournament.schedule import schedule
@@ -97,6 +98,15 @@ def assert_same_outputs(a_out: Path, b_out: Path) -> None:
     for name in a:
         assert a[name] == b[name], f"{name} differs"
     assert journal(a_out) == journal(b_out)
+    # the transcripts too (encoded on the workers, written by the head), response times aside
+    ta, tb = (
+        sorted(
+            ({k: v for k, v in line.items() if k != "ms"} for _, line in transcripts.read_lines(o)),
+            key=lambda t: t["id"],
+        )
+        for o in (a_out, b_out)
+    )
+    assert len(ta) == len(journal(a_out)) and ta == tb
 
 
 class Cluster:
