@@ -23,6 +23,7 @@ import asyncio
 import json
 import multiprocessing
 import pickle
+import statistics
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -147,15 +148,22 @@ def separate_processes(doc: dict[str, Any], tmp: Path, matches: int, n: int = 2)
     }
 
 
+def _median_row(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over the repetitions of one configuration."""
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the scaling benchmark and print its figures."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--matches", type=int, default=240, help="matches per run")
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to measure")
     ap.add_argument("--concurrency", type=int, default=16, help="matches in flight per worker")
+    ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions (medians are printed)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = ap.parse_args(argv)
-    rows = []
+    runs: dict[str, list[dict[str, float]]] = {}
+    rows: list[dict[str, Any]] = []
     with TemporaryDirectory() as tmp:
         server, port, kind = start_bot_server(Path(tmp))
         try:
@@ -173,19 +181,31 @@ def main(argv: list[str] | None = None) -> None:
             }
             print(
                 f"nimmt_plus, 4 players, {args.matches} matches, 4 bots answering the first legal action "
-                f"(one {kind} server, reached by every worker), concurrency {args.concurrency} per worker"
+                f"(one {kind} server, reached by every worker), concurrency {args.concurrency} per worker; "
+                f"{args.reps} interleaved repetitions, medians"
             )
             base = parse_config(doc, Path("bench-scale.toml"), {})
-            for w in args.workers:
-                cfg = replace(base, workers=w, output=Path(tmp) / f"w{w}")
-                r = measure(cfg)
-                rows.append(r)
+            for rep in range(args.reps):  # interleaved: a slow spell of the machine hits every configuration
+                for w in args.workers:
+                    r = measure(replace(base, workers=w, output=Path(tmp) / f"r{rep}w{w}"))
+                    runs.setdefault(f"w{w}", []).append(r)
+                if 2 in args.workers:
+                    runs.setdefault("control", []).append(separate_processes(doc, Path(tmp) / f"r{rep}", args.matches))
+                r1, r2, rc = (runs.get(k, [{}])[-1] for k in ("w1", "w2", "control"))
+                if r1 and r2 and rc:
+                    print(
+                        f"   repetition {rep + 1}: 2 workers {r2['decisions_per_s'] / r1['decisions_per_s']:.2f}x one, "
+                        f"2 separate processes {rc['decisions_per_s'] / r1['decisions_per_s']:.2f}x"
+                    )
+            rows = [_median_row(runs[f"w{w}"]) for w in args.workers]
+            for r in rows:
                 print(
-                    f"workers {w}: {r['decisions_per_s']:8.0f} decisions/s  referee CPU {r['referee_cpu_us_per_decision']:6.1f}"
-                    f" µs/decision (workers {r['worker_cpu_us_per_decision']:6.1f})  head {r['head_cpu_us_per_match']:7.0f}"
-                    f" µs/match ({r['head_cpu_us_per_decision']:5.1f} µs/decision)  [{r['decisions']} decisions]"
+                    f"workers {r['workers']:.0f}: {r['decisions_per_s']:8.0f} decisions/s  referee CPU "
+                    f"{r['referee_cpu_us_per_decision']:6.1f} µs/decision (workers {r['worker_cpu_us_per_decision']:6.1f})"
+                    f"  head {r['head_cpu_us_per_match']:7.0f} µs/match ({r['head_cpu_us_per_decision']:5.1f} µs/decision)"
+                    f"  [{r['decisions']:.0f} decisions]"
                 )
-            control = separate_processes(doc, Path(tmp), args.matches) if 2 in args.workers else None
+            control = _median_row(runs["control"]) if "control" in runs else None
             if control is not None:
                 print(
                     f"control, 2 separate one-process tournaments at once (no Dask): {control['decisions_per_s']:8.0f}"
@@ -199,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
                 biggest["head_us_per_message"] = per_message
                 biggest["head_marginal_us_per_match"] = biggest["head_record_us_per_match"] + per_message
                 print(
-                    f"head at {biggest['workers']} workers: {idle:.1%} of a core with no match at all (heartbeats, "
+                    f"head at {biggest['workers']:.0f} workers: {idle:.1%} of a core with no match at all (heartbeats, "
                     f"scheduler, nannies); per match on top {biggest['head_marginal_us_per_match']:.0f} µs: "
                     f"the record (unpickle, judge, journal line) {biggest['head_record_us_per_match']:.0f} µs, "
                     f"its event (scheduler and handler) {per_message:.0f} µs at most (one message may carry several)"
@@ -223,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     if multi:
         print_projection(multi[0], rows)
     if args.json:
-        print(json.dumps({"rows": rows, "control": control}))
+        print(json.dumps({"rows": rows, "control": control, "runs": runs}))
 
 
 if __name__ == "__main__":

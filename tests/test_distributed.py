@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from test_e2e import NIMMT, ROOT, assert_nothing_listens
+from test_limits import Steady
 from test_resume import journal, kill9_after, lines, published
 
 from referee.bots.process import free_port
@@ -236,6 +237,41 @@ def test_local_workers_equal_one_process_and_a_killed_head_resumes_with_other_wo
         run(config, cut, "--resume", "--workers", "1")
         assert sorted(indices(cut)) == list(range(total))
         assert_same_outputs(tmp_path / "one", cut)
+
+
+def test_max_concurrent_holds_across_workers(tmp_path: Path) -> None:
+    """A bot that takes one request at a time (``max_concurrent = 1``), reached by URL from
+    two workers each playing several matches at once: it never has two requests in
+    flight (each request holds the bot's one lease, kept by the scheduler), so it never
+    refuses one and nobody is charged a fault."""
+    solo, others = Steady("--delay-ms", "20", "--exclusive"), Steady("--delay-ms", "2")
+    try:
+        doc = [
+            "[tournament]",
+            'name = "lease"',
+            'game = "nimmt_plus"',
+            "players = 2",
+            'format = "random"',
+            "matches = 8",
+            "concurrency = 4",
+            f'output = "{tmp_path / "out"}"',
+            "[limits]",
+            "deadline_ms = 5000",
+            "[[bot]]",
+            'name = "solo"',
+            f'url = "{solo.url}"',
+            "max_concurrent = 1",
+        ] + [line for n in ("x", "y") for line in ("[[bot]]", f'name = "{n}"', f'url = "{others.url}"')]
+        config = tmp_path / "lease.toml"
+        config.write_text("\n".join(doc) + "\n")
+        run(config, tmp_path / "out", "--workers", "2")
+        recs = journal(tmp_path / "out")
+        assert len(recs) == 8 and [f for r in recs for f in r["faults"]] == []
+        stats = solo.stats()
+        assert stats["acts"] > 0 and stats["max_in_flight"] == 1 and stats["refused"] == 0, stats
+    finally:
+        solo.stop()
+        others.stop()
 
 
 def test_workers_and_cluster_are_checked_before_anything_starts(tmp_path: Path) -> None:

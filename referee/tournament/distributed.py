@@ -214,7 +214,8 @@ class _WorkerState:
         return [
             _ClusterRuntime(
                 rt.endpoint,
-                max_concurrent=0,
+                # the limit routes every request to this bot through ``slot``: the lease
+                max_concurrent=rt.max_concurrent if rt.name in self.leases else 0,
                 managed=rt.managed,
                 revive_args=rt.revive_args,
                 lease=self.leases.get(rt.name),

@@ -185,7 +185,10 @@ class Writer:
         path = self.folder / f"{_PREFIX}{self._next:05d}{_SUFFIX}"
         self._next += 1
         self._fh = open(path, "wb")  # noqa: SIM115 - kept open across matches, closed by close()
-        self._z = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: a gzip stream
+        # wbits 31: a gzip stream. Level 6 (zlib's default), not 9: on 6 nimmt! lines 150
+        # against 530 µs of CPU a match for 3 % more bytes (592 against 575 a match), and
+        # this runs in the process that writes the journal (the head, with Dask workers)
+        self._z = zlib.compressobj(6, zlib.DEFLATED, 31)
         self._in_part = 0
 
 
