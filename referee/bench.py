@@ -5,8 +5,10 @@ Run with ``make bench`` or ``python -m referee.bench``. It prints:
 1. engine only: µs of CPU per decision (view + legal + apply, random choices, no HTTP)
    for every 6 nimmt! Plus variant;
 2. the referee: real matches (6 nimmt! Plus, 4 seats) through ``play_match``, the lean
-   pool and the pacer, against bots that answer at once (a Node server, or a raw
-   asyncio one in its own process when Node is missing: never the bottleneck), at
+   pool and the pacer, against bots that answer at once (``scripts/fast_bot.js``: Node's
+   ``net`` with a minimal HTTP reader, ~40 µs of CPU a request, so it is not the floor's
+   bottleneck as Node's ``http`` server at ~95 µs was; a raw asyncio one in its own
+   process when Node is missing), at
    concurrency 8 and 128: decisions/s, the referee's CPU µs per decision, the recorded
    response time p50/p99, replies recorded past the deadline, and the loop lag;
 3. the floor: an independent minimal keep-alive client (an ``asyncio.Protocol``, one
