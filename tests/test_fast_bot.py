@@ -8,26 +8,23 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from referee.bench import start_bot_server
 from referee.bots import protocol
 
-NODE = shutil.which("node")
-BOT = Path(__file__).resolve().parent.parent / "scripts" / "fast_bot.js"
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 
 @pytest.fixture
-def port() -> Iterator[int]:
-    assert NODE is not None
-    proc = subprocess.Popen([NODE, str(BOT), "0"], stdout=subprocess.PIPE)
+def port(tmp_path: Path) -> Iterator[int]:
+    proc, port, kind = start_bot_server(tmp_path)  # the benches' own start-up of it
     try:
-        assert proc.stdout is not None
-        yield int(proc.stdout.readline().rstrip(b"/\n").rsplit(b":", 1)[-1])
+        assert kind == "node"
+        yield port
     finally:
         proc.kill()
         proc.wait()

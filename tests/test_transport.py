@@ -284,12 +284,12 @@ def test_act_with_lists_encoded_once_is_byte_identical(variant: str) -> None:
             for s in game.to_act(state):
                 legal = game.legal(state, s)
                 view = game.view(state, s)
-                before = ctx._lists.get("history", ([], [], [b""]))[2][0]
+                before = ctx._lists["history"].joined if "history" in ctx._lists else b""
                 sent = protocol.act(ctx, s, decision, 1000, view, legal, None)
                 assert sent == _old_act(ctx, s, decision, 1000, view, legal, None)
                 assert json.loads(sent)["state"] == json.loads(json.dumps(view))
-                reused += view["history"] != [] and ctx._lists["history"][2][0] is before
-                assert ctx._lists["history"][0] == view["history"]  # the entries kept are the ones sent
+                reused += view["history"] != [] and ctx._lists["history"].joined is before
+                assert ctx._lists["history"].items == view["history"]  # the entries kept are the ones sent
                 compared += 1
                 state = game.apply(state, s, legal[rng.randrange(len(legal))])
                 decision += 1

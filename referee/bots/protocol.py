@@ -36,12 +36,14 @@ _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 _stdlib = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-def _dumps(obj: Any, check_finite: bool = True) -> bytes:
-    """Compact UTF-8 JSON, byte-compatible with the stdlib encoder (see the module doc)."""
+def dumps(obj: Any, check_finite: bool = True, plain: Any = None) -> bytes:
+    """Compact UTF-8 JSON, byte-compatible with the stdlib encoder (see the module doc): the
+    encoder of every wire message and transcript line. ``plain``: what the stdlib encodes
+    when orjson refuses ``obj``, if not ``obj`` itself (``obj`` holds ``orjson.Fragment``s)."""
     try:
         out = orjson.dumps(obj)
     except TypeError:
-        return _stdlib(obj).encode()
+        return _stdlib(obj if plain is None else plain).encode()
     if check_finite and b"null" in out and _has_non_finite(obj):  # orjson writes NaN as null
         raise ValueError("Out of range float values are not JSON compliant")
     return out
@@ -57,6 +59,35 @@ def _has_non_finite(obj: Any) -> bool:
     return False
 
 
+@dataclass
+class _EncodedList:
+    """One append-only list of a match as last sent: its entries (kept alive, so they are
+    recognised by identity), each one's encoding, and the whole list's."""
+
+    items: list[Any] = field(default_factory=list)
+    parts: list[bytes] = field(default_factory=list)
+    joined: bytes = b"[]"
+
+    def update(self, value: list[Any]) -> bool:
+        """Make ``joined`` the encoding of ``value``, encoding only the entries not kept
+        already; False when orjson refuses one of them."""
+        items, same = self.items, min(len(value), len(self.items))
+        k = 0
+        while k < same and value[k] is items[k]:
+            k += 1
+        if k == len(items) == len(value):
+            return True
+        try:
+            new = [orjson.dumps(e) for e in value[k:]]
+        except TypeError:
+            return False
+        del items[k:], self.parts[k:]
+        items.extend(value[k:])
+        self.parts.extend(new)
+        self.joined = b"[" + b",".join(self.parts) + b"]"
+        return True
+
+
 @dataclass(frozen=True)
 class MatchContext:
     """What every message of one match shares."""
@@ -70,19 +101,17 @@ class MatchContext:
     # whose entries never change once in it (``GameInfo.append_only_view_keys``)
     append_only: tuple[str, ...] = ()
     _act_heads: dict[int, bytes] = field(default_factory=dict, compare=False, repr=False)
-    _lists: dict[str, tuple[list[Any], list[bytes], list[bytes]]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    _lists: dict[str, _EncodedList] = field(default_factory=dict, compare=False, repr=False)
 
     def shared_fields(self) -> bytes:
         """``"tournament":…,"match":…,"game":…,"options":…,`` as every message has them."""
         got = self._act_heads.get(-1)
         if got is None:
             got = self._act_heads[-1] = b'"tournament":%b,"match":%b,"game":%b,"options":%b,' % (
-                _dumps(self.tournament),
-                _dumps(self.match),
-                _dumps(self.game),
-                _dumps(self.options),
+                dumps(self.tournament),
+                dumps(self.match),
+                dumps(self.game),
+                dumps(self.options),
             )
         return got
 
@@ -90,7 +119,7 @@ class MatchContext:
         """The encoded ``players`` list."""
         got = self._act_heads.get(-2)
         if got is None:
-            got = self._act_heads[-2] = _dumps(self.players)
+            got = self._act_heads[-2] = dumps(self.players)
         return got
 
     def act_head(self, seat: int) -> bytes:
@@ -120,33 +149,21 @@ class MatchContext:
             value = state.get(key)
             if type(value) is not list:
                 continue
-            items, parts, joined = self._lists.setdefault(key, ([], [], [b"[]"]))
-            same = min(len(value), len(items))
-            k = 0
-            while k < same and value[k] is items[k]:
-                k += 1
-            changed = k < len(items) or k < len(value)
-            if k < len(items):
-                del items[k:], parts[k:]
-            if k < len(value):
-                try:
-                    new = [orjson.dumps(e) for e in value[k:]]
-                except TypeError:  # an entry orjson refuses: the whole state goes to the stdlib encoder
-                    del self._lists[key]
-                    return state
-                items.extend(value[k:])
-                parts.extend(new)
-            if changed:
-                joined[0] = b"[" + b",".join(parts) + b"]"
+            kept = self._lists.get(key)
+            if kept is None:
+                kept = self._lists[key] = _EncodedList()
+            if not kept.update(value):  # an entry orjson refuses: the whole state goes to the stdlib encoder
+                del self._lists[key]
+                return state
             if out is state:
                 out = dict(state)
-            out[key] = orjson.Fragment(joined[0])
+            out[key] = orjson.Fragment(kept.joined)
         return out
 
 
 def hello(tournament: str, game: str, options: Mapping[str, Any], bot: str) -> bytes:
     """The readiness check sent once to every bot before play."""
-    return _dumps(
+    return dumps(
         {"protocol": PROTOCOL, "type": "hello", "tournament": tournament, "game": game, "options": options, "bot": bot}
     )
 
@@ -181,10 +198,8 @@ def act(
     bank = b"" if time_bank_ms is None else b',"time_bank_ms":%d' % time_bank_ms
     # one encoder call for both: '{"state":…,"legal":…}' without its opening brace
     shown = ctx.with_encoded_lists(state) if ctx.append_only else state
-    try:
-        tail = orjson.dumps({"state": shown, "legal": legal})
-    except TypeError:  # what orjson refuses goes to the stdlib encoder, as in _dumps
-        tail = _stdlib({"state": state, "legal": legal}).encode()
+    plain = None if shown is state else {"state": state, "legal": legal}
+    tail = dumps({"state": shown, "legal": legal}, check_finite=False, plain=plain)
     return b'%b%d,"deadline_ms":%d%b,%b' % (ctx.act_head(seat), decision, deadline_ms, bank, tail[1:])
 
 
@@ -197,11 +212,11 @@ def end(ctx: MatchContext, seat: int, result: Mapping[str, Any], state: Any = No
 def ends(ctx: MatchContext, result: Mapping[str, Any], states: Sequence[Any], seats: Sequence[int]) -> list[bytes]:
     """``end`` for each of ``seats`` (``states[i]`` is the view of ``seats[i]``): the
     result is encoded (and checked for NaN) once, not once per seat."""
-    res = b',"result":%b' % _dumps(result)
+    res = b',"result":%b' % dumps(result)
     return [
         _notice_head("end", ctx, seat)
         + res
-        + (b"}" if state is None else b',"state":%b}' % _dumps(state, check_finite=False))
+        + (b"}" if state is None else b',"state":%b}' % dumps(state, check_finite=False))
         for seat, state in zip(seats, states)
     ]
 

@@ -34,7 +34,7 @@ from typing import IO, Any
 
 import orjson
 
-from ..bots.protocol import _dumps
+from ..bots.protocol import dumps
 from ..errors import RefereeError
 from ..record import BOT, FALLBACK, MatchRecord, Move
 
@@ -107,7 +107,7 @@ def line_of(rec: MatchRecord) -> bytes:
     match was played."""
     if rec.transcript is not None:
         return rec.transcript
-    return _dumps(encode(rec), check_finite=False) + b"\n"
+    return dumps(encode(rec), check_finite=False) + b"\n"
 
 
 def decode(line: dict[str, Any]) -> Transcript:
