@@ -50,16 +50,16 @@ schemas:
 	rm -rf docs/schema && mkdir -p docs/schema && cp -r referee/schemas/. docs/schema/
 
 bench: $(BIN)/referee bubblewrap
-	$(BIN)/python -m referee.bench
-	$(BIN)/python -m referee.bench_cage
+	$(BIN)/python -m benchmarks.speed
+	$(BIN)/python -m benchmarks.cage
 
 # Figures as a tournament grows: memory of a 1,000,000-match run vs a 1,000-match one;
 # decisions/s and referee CPU per decision on 1, 2 and 4 Dask worker processes (fast Node bots)
 bench-scale: $(BIN)/referee
-	$(BIN)/python -m referee.bench_scale
-	$(BIN)/python -m referee.bench_workers
-	$(BIN)/python -m referee.bench_publish
-	$(BIN)/python -m referee.bench_verify
+	$(BIN)/python -m benchmarks.scale
+	$(BIN)/python -m benchmarks.workers
+	$(BIN)/python -m benchmarks.publish
+	$(BIN)/python -m benchmarks.verify
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

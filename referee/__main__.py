@@ -1,5 +1,5 @@
 """``python -m referee``: the same as the ``referee`` command."""
 
-from .cli import main
+from referee.cli.main import main
 
 main()

@@ -33,9 +33,9 @@ import pytest
 import tomli_w
 
 from referee.bots.sandbox import bwrap_works
-from referee.config import TournamentConfig, load_config
-from referee.tournament.runner import JOURNAL, run_tournament
-from referee.tournament.schedule import schedule
+from referee.config.model import TournamentConfig, load_config
+from referee.run.runner import JOURNAL, run_tournament
+from referee.schedule.formats import schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")

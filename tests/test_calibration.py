@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from referee.tournament.verdicts import (
+from referee.stats.verdicts import (
     ratio_difference_intervals,
     ratio_intervals,
     resample_weights,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from referee.cli import main
+from referee.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = str(ROOT / "tests" / "hostile" / "server.py")

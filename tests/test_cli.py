@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from referee.cli import main
+from referee.cli.main import main
 from referee.games import GAMES
 
 ROOT = Path(__file__).resolve().parent.parent

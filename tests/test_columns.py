@@ -13,8 +13,8 @@ import pytest
 
 from referee.errors import JournalError
 from referee.record import FAULT_KINDS
-from referee.tournament import columns
-from referee.tournament.columns import Columns, build_columns
+from referee.stats import columns
+from referee.stats.columns import Columns, build_columns
 
 NAMES = ["a", "b", "c", "d", "e"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.config import Secret, load_config
+from referee.config.model import Secret, load_config
 from referee.errors import ConfigError
 
 GOOD = """
@@ -139,7 +139,7 @@ def test_overrides(tmp_path: Path) -> None:
 def test_a_tournament_too_big_is_refused_by_counting_before_anything_is_allocated(tmp_path: Path) -> None:
     import tracemalloc
 
-    from referee.config import MAX_MATCHES
+    from referee.config.model import MAX_MATCHES
 
     huge = GOOD.replace("players = 3", "players = 3\nrounds = 1000000000")
     tracemalloc.start()

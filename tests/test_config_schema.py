@@ -1,4 +1,4 @@
-"""Each key of the tournament file is declared once (referee/config.py, ``setting``): the
+"""Each key of the tournament file is declared once (referee/config/model.py, ``setting``): the
 default the parser applies, the bound or choices it enforces, the message it reports and
 docs/config.md all come from that one declaration."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from referee import config
-from referee.config import Key, Limits, load_config, parse_config
+from referee.config import model
+from referee.config.model import Key, Limits, load_config, parse_config
 from referee.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +49,7 @@ def where(section: str, key: str) -> str:
     return f"bot[0] (a).{key}" if section == "bot" else f"{section}.{key}"
 
 
-SECTIONS = {"tournament": config.TOURNAMENT_KEYS, "limits": config.LIMIT_KEYS, "bot": config.BOT_KEYS}
+SECTIONS = {"tournament": model.TOURNAMENT_KEYS, "limits": model.LIMIT_KEYS, "bot": model.BOT_KEYS}
 BOUNDED = [
     (section, key, spec)
     for section, keys in SECTIONS.items()
@@ -82,23 +82,23 @@ def inside(spec: Key) -> list[float]:
 
 def test_the_parser_applies_every_declared_default() -> None:
     cfg = parse_config(base(), PATH, {})
-    for key, spec in config.LIMIT_KEYS.items():
+    for key, spec in model.LIMIT_KEYS.items():
         assert getattr(cfg.limits, key) == spec.default, key
     derived = {"name", "game", "seed", "players", "output"}
-    for key, spec in config.TOURNAMENT_KEYS.items():
+    for key, spec in model.TOURNAMENT_KEYS.items():
         if key not in derived:
             assert getattr(cfg, key) == spec.default, key
     bot = cfg.bots[0]
     assert (bot.max_concurrent, bot.command, bot.token, bot.workdir, dict(bot.env)) == (0, None, None, None, {})
-    assert cfg.cluster is None and config.CLUSTER_KEYS["address"].default is None
+    assert cfg.cluster is None and model.CLUSTER_KEYS["address"].default is None
 
 
 def test_the_dataclass_defaults_are_the_declared_ones() -> None:
     built = Limits()
-    for key, spec in config.LIMIT_KEYS.items():
+    for key, spec in model.LIMIT_KEYS.items():
         assert getattr(built, key) == spec.default, key
-    fields = {f.name: f for f in dataclasses.fields(config.TournamentConfig)}
-    for key, spec in config.TOURNAMENT_KEYS.items():
+    fields = {f.name: f for f in dataclasses.fields(model.TournamentConfig)}
+    for key, spec in model.TOURNAMENT_KEYS.items():
         f = fields[key]
         if f.default is not dataclasses.MISSING:
             assert f.default == spec.default, key
@@ -132,17 +132,15 @@ def test_each_declared_choice_list_is_what_the_parser_accepts(section: str, key:
 def test_a_bound_or_default_changed_in_its_declaration_changes_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = with_value("limits", "memory_mb", 20)
     assert refusal(doc) is None
-    spec = config.LIMIT_KEYS["memory_mb"]
-    monkeypatch.setitem(config.LIMIT_KEYS, "memory_mb", dataclasses.replace(spec, minimum=32))
+    spec = model.LIMIT_KEYS["memory_mb"]
+    monkeypatch.setitem(model.LIMIT_KEYS, "memory_mb", dataclasses.replace(spec, minimum=32))
     assert refusal(doc) == f"{PATH}: limits.memory_mb: must be at least 32, got 20"
 
     monkeypatch.setitem(
-        config.LIMIT_KEYS, "deadline_ms", dataclasses.replace(config.LIMIT_KEYS["deadline_ms"], default=777)
+        model.LIMIT_KEYS, "deadline_ms", dataclasses.replace(model.LIMIT_KEYS["deadline_ms"], default=777)
     )
     assert parse_config(base(), PATH, {}).limits.deadline_ms == 777
-    monkeypatch.setitem(
-        config.TOURNAMENT_KEYS, "batch", dataclasses.replace(config.TOURNAMENT_KEYS["batch"], minimum=5)
-    )
+    monkeypatch.setitem(model.TOURNAMENT_KEYS, "batch", dataclasses.replace(model.TOURNAMENT_KEYS["batch"], minimum=5))
     doc = with_value("tournament", "batch", 4)
     assert refusal(doc) == f"{PATH}: tournament.batch: must be at least 5 deal, got 4"
 
@@ -155,7 +153,7 @@ def test_the_command_line_overrides_are_checked_against_the_same_declarations(tm
     )
     cfg = load_config(toml, env={})
     for flag in ("workers", "seed", "concurrency"):
-        low = int(config.TOURNAMENT_KEYS[flag].minimum or 0)
+        low = int(model.TOURNAMENT_KEYS[flag].minimum or 0)
         with pytest.raises(ConfigError) as info:
             cfg.with_overrides(**{flag: low - 1})
         assert str(info.value) == f"--{flag}: must be at least {low}, got {low - 1}"
@@ -173,7 +171,7 @@ def test_a_wrong_type_names_file_and_key() -> None:
 
 def test_docs_config_md_is_written_from_the_declarations() -> None:
     text = (ROOT / "docs" / "config.md").read_text()
-    assert text == config.keys_markdown(), "docs/config.md is stale: python -m referee.config > docs/config.md"
+    assert text == model.keys_markdown(), "docs/config.md is stale: python -m referee.config.model > docs/config.md"
     for keys in SECTIONS.values():
         for key, spec in keys.items():
             row = next(line for line in text.splitlines() if line.startswith(f"| `{key}` |"))

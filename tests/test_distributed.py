@@ -24,11 +24,11 @@ from test_limits import Steady
 from test_resume import journal, kill9_after, lines, published
 
 from referee.bots.process import free_port
-from referee.config import parse_config
-from referee.tournament import transcripts
-from referee.tournament.distributed import BATCH, _batches
-from referee.tournament.dq import DQ_LAG, DqJudge
-from referee.tournament.schedule import schedule
+from referee.config.model import parse_config
+from referee.run.cluster import BATCH, _batches
+from referee.run.dq import DQ_LAG, DqJudge
+from referee.schedule.formats import schedule
+from referee.store import transcripts
 
 DASK = str(Path(sys.executable).with_name("dask"))
 LEASES = {
@@ -391,7 +391,7 @@ def _record(index: int) -> Any:
 def test_a_worker_ships_records_within_a_short_delay_together_and_all_at_a_batch_end() -> None:
     import asyncio
 
-    from referee.tournament.distributed import SEND_EVERY_S, _records, _WorkerState
+    from referee.run.cluster import SEND_EVERY_S, _records, _WorkerState
 
     async def go() -> list[list[int]]:
         stream = _Stream()

@@ -1,4 +1,4 @@
-"""Fault-rate disqualification, judged in fixture order (``referee/tournament/dq.py``):
+"""Fault-rate disqualification, judged in fixture order (``referee/run/dq.py``):
 one rule for one process at any concurrency and for a Dask cluster. Real ``referee run``
 (in this process, through the CLI) against real bot processes (``tests/bots/steady.py``),
 a real ``LocalCluster`` of two worker processes for ``workers = 2``."""
@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from test_limits import Steady
 from test_resume import journal, published
 
-from referee import cli
-from referee.config import load_config
-from referee.tournament import dq
+from referee.cli import main
+from referee.config.model import load_config
+from referee.run import dq
 
 LAG = 16  # a small lag (a Dask batch of 16 needs one of at least 15), so a short run shows it take effect
 
@@ -43,7 +43,7 @@ def config(tmp: Path, urls: dict[str, str]) -> Path:
 
 
 def run(cfg: Path, out: Path, *extra: str) -> None:
-    done = CliRunner().invoke(cli.main, ["run", str(cfg), "--output", str(out), "-q", *extra])
+    done = CliRunner().invoke(main.main, ["run", str(cfg), "--output", str(out), "-q", *extra])
     assert done.exit_code == 0, (done.output, done.exception)
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import tomli_w
 
-from referee.config import load_config
+from referee.config.model import load_config
 from referee.games import get_game
-from referee.tournament.publish import build_leaderboard, tournament_document
-from referee.tournament.runner import JOURNAL, run_tournament
-from referee.tournament.schedule import schedule
+from referee.report.publish import build_leaderboard, tournament_document
+from referee.run.runner import JOURNAL, run_tournament
+from referee.schedule.formats import schedule
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 

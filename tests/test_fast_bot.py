@@ -1,4 +1,4 @@
-"""The benches' bot server (``scripts/fast_bot.js``: Node's ``net``, a minimal HTTP
+"""The benches' bot server (``benchmarks/fast_bot.js``: Node's ``net``, a minimal HTTP
 reader, the first legal action found by a bracket scan) answers as a bot must: the first
 legal action exactly, whatever brackets and quotes the legal list holds, requests
 pipelined on one keep-alive connection or split across reads, ``ok`` to everything else."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.bench import start_bot_server
+from benchmarks.speed import start_bot_server
 from referee.bots import protocol
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

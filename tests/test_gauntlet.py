@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 import tomli_w
 
-from referee.config import load_config
+from referee.config.model import load_config
 from referee.errors import ConfigError
 from referee.games import get_game
-from referee.tournament.publish import build_leaderboard, render_markdown, tournament_document
-from referee.tournament.runner import JOURNAL, run_tournament
-from referee.tournament.schedule import schedule
+from referee.report.publish import build_leaderboard, render_markdown, tournament_document
+from referee.run.runner import JOURNAL, run_tournament
+from referee.schedule.formats import schedule
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 FIELD = (("f-greedy", "greedy"), ("f-cautious", "cautious"), ("f-random", "random"), ("f-greedy2", "greedy"))

@@ -13,10 +13,10 @@ import pytest
 import tomli_w
 from click.testing import CliRunner
 
-from referee.cli import main
-from referee.config import load_config
+from referee.cli.main import main
+from referee.config.model import load_config
 from referee.errors import ConfigError
-from referee.tournament.schedule import schedule
+from referee.schedule.formats import schedule
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 BOTS = (("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("r2", "random"), ("late", "greedy"))

@@ -33,11 +33,11 @@ from typing import Any
 import pytest
 import tomli_w
 
-from referee.config import TournamentConfig, load_config
+from referee.config.model import TournamentConfig, load_config
 from referee.record import ERROR, ILLEGAL, MALFORMED, TIMEOUT
-from referee.tournament.publish import build_leaderboard, tournament_document
-from referee.tournament.runner import JOURNAL, run_tournament
-from referee.tournament.schedule import schedule
+from referee.report.publish import build_leaderboard, tournament_document
+from referee.run.runner import JOURNAL, run_tournament
+from referee.schedule.formats import schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "hostile" / "server.py")

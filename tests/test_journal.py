@@ -16,10 +16,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.cli import main
+from referee.cli.main import main
 from referee.errors import JournalError
 from referee.record import MatchRecord
-from referee.tournament import journal as jn
+from referee.store import journal as jn
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "leaderboards" / "nimmt_plus_duplicate"
@@ -240,7 +240,7 @@ def test_a_full_disk_names_the_path_and_keeps_the_journal_whole(tmp_path: Path) 
 def test_response_times_leave_the_journal_for_a_summary_within_one_percent(tmp_path: Path) -> None:
     import random
 
-    from referee.tournament.standings import compute_timings
+    from referee.stats.standings import compute_timings
 
     rng = random.Random(3)
     recs = []

@@ -9,7 +9,7 @@ import random
 import shutil
 from pathlib import Path
 
-from referee.tournament.publish import build_leaderboard, load_output_dir, write_leaderboard
+from referee.report.publish import build_leaderboard, load_output_dir, write_leaderboard
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "leaderboards" / "nimmt_plus"

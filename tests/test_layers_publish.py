@@ -10,12 +10,12 @@ import sys
 import pytest
 
 PURE = (
-    "referee.tournament.columns",
-    "referee.tournament.standings",
-    "referee.tournament.verdicts",
-    "referee.tournament.table",
-    "referee.tournament.page",
-    "referee.tournament.publish",
+    "referee.stats.columns",
+    "referee.stats.standings",
+    "referee.stats.verdicts",
+    "referee.report.text",
+    "referee.report.page",
+    "referee.report.publish",
 )
 
 
@@ -23,7 +23,7 @@ PURE = (
 def test_a_leaderboard_module_loads_neither_httpx_nor_the_runner_nor_a_match(module: str) -> None:
     code = (
         f"import sys, {module}\n"
-        "bad = [m for m in ('httpx', 'referee.match', 'referee.tournament.runner', 'referee.bots.http') "
+        "bad = [m for m in ('httpx', 'referee.match.play', 'referee.run.runner', 'referee.bots.wire') "
         "if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )

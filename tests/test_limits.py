@@ -24,13 +24,14 @@ from typing import Any
 
 import pytest
 
-from referee.bots import http
-from referee.config import Limits, load_config
+from referee.bots import wire
+from referee.config.model import Limits, load_config
 from referee.games import get_game
-from referee.match import play_match
-from referee.tournament import dq, transcripts
-from referee.tournament.publish import build_leaderboard, render_markdown, tournament_document
-from referee.tournament.runner import run_tournament
+from referee.match.play import play_match
+from referee.report.publish import build_leaderboard, render_markdown, tournament_document
+from referee.run import dq
+from referee.run.runner import run_tournament
+from referee.store import transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
 STEADY = ROOT / "tests" / "bots" / "steady.py"
@@ -166,7 +167,7 @@ def test_a_decision_whose_timer_fired_late_is_voided_and_asked_again(steady: Any
     anyway voids the decision, which is asked again: either way nothing is charged."""
     bot = steady("--delay-ms", "5")
     game = get_game("nimmt_plus")
-    seats = [http.Endpoint.make(n, bot.url, None) for n in ("p", "q")]
+    seats = [wire.Endpoint.make(n, bot.url, None) for n in ("p", "q")]
 
     async def main() -> Any:
         async def blocker() -> None:
@@ -174,7 +175,7 @@ def test_a_decision_whose_timer_fired_late_is_voided_and_asked_again(steady: Any
                 await asyncio.sleep(0.05)
                 time.sleep(0.25)  # the referee is busy: longer than the 150 ms deadline
 
-        async with http.new_client(4) as client:
+        async with wire.new_client(4) as client:
             task = asyncio.create_task(blocker())
             rec = await play_match(
                 game,

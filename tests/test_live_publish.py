@@ -13,11 +13,11 @@ from typing import Any
 
 import tomli_w
 
-from referee.cli import _publish, publish_live
-from referee.config import load_config
+from referee.cli.main import _publish, publish_live
+from referee.config.model import load_config
 from referee.record import MatchRecord
-from referee.tournament.runner import JOURNAL, run_tournament
-from referee.tournament.schedule import Fixture, schedule
+from referee.run.runner import JOURNAL, run_tournament
+from referee.schedule.formats import Fixture, schedule
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 

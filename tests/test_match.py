@@ -14,11 +14,11 @@ import httpx
 import pytest
 from support.localbots import Seen, serve
 
-from referee.bots import http
-from referee.bots.http import Endpoint
-from referee.config import Limits, Secret
+from referee.bots import wire
+from referee.bots.wire import Endpoint
+from referee.config.model import Limits, Secret
 from referee.games import get_game
-from referee.match import play_match
+from referee.match.play import play_match
 from referee.record import MatchRecord
 
 Handler = Callable[[dict[str, Any]], Awaitable[httpx.Response]]
@@ -88,7 +88,7 @@ def run(
     tokens = tokens or {}
 
     async def go() -> MatchRecord:
-        async with serve(handlers, seen) as urls, http.new_client(seats + 2) as client:
+        async with serve(handlers, seen) as urls, wire.new_client(seats + 2) as client:
             eps = [Endpoint.make(n, urls[n], Secret(tokens[n]) if n in tokens else None) for n in names]
             return await play_match(
                 GAME,
@@ -245,7 +245,7 @@ def test_reply_fields_the_game_refuses_are_a_malformed_fault_and_the_action_stan
     seen: list[Seen] = []
 
     async def go() -> MatchRecord:
-        async with serve({"bad": bad_claims, "good": good_claims}, seen) as urls, http.new_client(4) as client:
+        async with serve({"bad": bad_claims, "good": good_claims}, seen) as urls, wire.new_client(4) as client:
             eps = [Endpoint.make(n, urls[n], None) for n in ("bad", "good")]
             return await play_match(
                 game,

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from referee.config import parse_config
+from referee.config.model import parse_config
 from referee.errors import BotStartError
 from referee.record import MatchRecord
-from referee.tournament.runner import PLAY_GC_THRESHOLD, run_tournament
-from referee.tournament.schedule import Fixture
+from referee.run.runner import PLAY_GC_THRESHOLD, run_tournament
+from referee.schedule.formats import Fixture
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 

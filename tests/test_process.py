@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots import http, protocol
+from referee.bots import protocol, wire
 from referee.bots.process import ManagedBot, Revival, port_taken, wait_ready
 from referee.bots.sandbox import BotSpec, CageLimits
 from referee.errors import BotStartError
@@ -120,8 +120,8 @@ async def start_ready(bot: ManagedBot) -> None:
 
 
 async def answers_hello(bot: ManagedBot) -> bool:
-    async with http.new_client(1) as client:
-        ex = await http.post(client, bot.endpoint(), HELLO, 2000, 65536)
+    async with wire.new_client(1) as client:
+        ex = await wire.post(client, bot.endpoint(), HELLO, 2000, 65536)
     return ex.fault is None
 
 

@@ -8,10 +8,10 @@
    line, for a TOML syntax error). Tokens never show in messages, ``repr`` or
    ``settings()``, and an accepted config can be used: its names follow the documented
    rule and every bot URL makes an endpoint with a clean request head.
-2. Bot replies. Arbitrary reply bodies judged by ``match._judge`` are a legal action or
+2. Bot replies. Arbitrary reply bodies judged by ``match.judge`` are a legal action or
    a fault kind, compared as JSON values (1, 1.0, true and "1" differ). Arbitrary raw
    HTTP responses from a real socket server on 127.0.0.1 come back from
-   ``http.post`` as an ``Exchange`` with no fault, ``timeout``, ``error`` or
+   ``wire.post`` as an ``Exchange`` with no fault, ``timeout``, ``error`` or
    ``malformed`` within the deadline plus a margin; well-formed ones exactly as sent.
 """
 
@@ -37,13 +37,14 @@ import tomli_w
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from referee import config, record
-from referee.bots import http, transport
-from referee.config import TournamentConfig, load_config
+from referee import record
+from referee.bots import transport, wire
+from referee.config import model
+from referee.config.model import TournamentConfig, load_config
 from referee.errors import ConfigError
 from referee.games import GAMES
 from referee.games.base import Game, InvalidExtras, OptionError, OptionSpec
-from referee.match import _judge
+from referee.match.rules import judge
 
 SECRET = "Zq7-sEcReT-token-Kp3x"  # the value of ${FUZZ_SECRET}
 LITERAL = "Lt9-lItErAl-token-Wm5"  # a token written in the file itself
@@ -55,20 +56,20 @@ FAST = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max
 # 1. Tournament files ---------------------------------------------------------------------
 
 
-def schema_types(schema: dict[str, config.Key]) -> dict[str, type]:
+def schema_types(schema: dict[str, model.Key]) -> dict[str, type]:
     """Key -> value type of one of the config's schemas (which keys exist, and their types,
     are the config's to say; what it must do with them is this file's)."""
     return {key: spec.type for key, spec in schema.items()}
 
 
-TOURNAMENT_TYPES = schema_types(config.TOURNAMENT_KEYS)
-LIMIT_TYPES = schema_types(config.LIMIT_KEYS)
-BOT_TYPES = schema_types(config.BOT_KEYS)
+TOURNAMENT_TYPES = schema_types(model.TOURNAMENT_KEYS)
+LIMIT_TYPES = schema_types(model.LIMIT_KEYS)
+BOT_TYPES = schema_types(model.BOT_KEYS)
 SECTIONS = {"tournament": TOURNAMENT_TYPES, "limits": LIMIT_TYPES}
-# Integers below these are refused (each declared once, beside its key, in referee/config.py).
+# Integers below these are refused (each declared once, beside its key, in referee/config/model.py).
 MINIMA = {
     (section, key): int(spec.minimum)
-    for section, keys in (("tournament", config.TOURNAMENT_KEYS), ("limits", config.LIMIT_KEYS))
+    for section, keys in (("tournament", model.TOURNAMENT_KEYS), ("limits", model.LIMIT_KEYS))
     for key, spec in keys.items()
     if spec.type is int and spec.minimum is not None
 }
@@ -557,7 +558,7 @@ def assert_usable(cfg: TournamentConfig) -> None:
             assert bot.command and all("\x00" not in a for a in bot.command)
             continue
         assert bot.url is not None
-        endpoint = http.Endpoint.make(bot.name, bot.url, bot.token)
+        endpoint = wire.Endpoint.make(bot.name, bot.url, bot.token)
         if endpoint.target is not None:  # the request head written by hand: one header per line
             lines = endpoint.target.head.split(b"\r\n")
             assert all(line and all(0x20 <= c < 0x7F for c in line) for line in lines[:-1]), lines
@@ -766,7 +767,7 @@ def expected_kind(body: bytes, legal: list[Any]) -> str | None:
 @given(case=replies())
 def test_any_reply_body_is_a_legal_action_or_a_fault(case: tuple[list[Any], bytes]) -> None:
     legal, body = case
-    v = _judge(http.Exchange(body, 1.0), legal, ("claims",))
+    v = judge(wire.Exchange(body, 1.0), legal, ("claims",))
     action, extras, kind, detail = v.action, v.extras, v.fault, v.detail
     assert kind == expected_kind(body, legal), (body[:200], kind, detail)
     if kind is None:
@@ -792,8 +793,8 @@ def test_any_extra_reply_field_is_taken_or_refused(game: Game, value: Any, seats
     for field in game.info.extra_reply_fields:
         state = game.setup(seats, 1, game.check_options(seats, {}))
         seat = game.to_act(state)[0]
-        v = _judge(
-            http.Exchange(json.dumps({"action": game.legal(state, seat)[0], field: value}).encode(), 1.0),
+        v = judge(
+            wire.Exchange(json.dumps({"action": game.legal(state, seat)[0], field: value}).encode(), 1.0),
             game.legal(state, seat),
             game.info.extra_reply_fields,
         )
@@ -987,17 +988,17 @@ _request_ids = itertools.count()
 
 async def post_plans(
     bot: ScriptedBot, first: Plan, second: Plan, deadline_ms: float = DEADLINE_MS
-) -> list[tuple[http.Exchange, float]]:
+) -> list[tuple[wire.Exchange, float]]:
     """Two POSTs through one client (the second may reuse the connection): each
     Exchange with the wall time it took in ms."""
-    endpoint = http.Endpoint.make("fuzz", f"http://127.0.0.1:{bot.port}/", None)
+    endpoint = wire.Endpoint.make("fuzz", f"http://127.0.0.1:{bot.port}/", None)
     out = []
-    async with http.new_client(2) as client:
+    async with wire.new_client(2) as client:
         for plan in (first, second):
             body = b'{"type":"act","n":%d}' % next(_request_ids)
             bot.plans[body] = plan
             started = time.perf_counter()
-            ex = await asyncio.wait_for(http.post(client, endpoint, body, deadline_ms, CAP), HANG_S)
+            ex = await asyncio.wait_for(wire.post(client, endpoint, body, deadline_ms, CAP), HANG_S)
             out.append((ex, (time.perf_counter() - started) * 1000))
             bot.plans.pop(body, None)
     return out
@@ -1008,7 +1009,7 @@ async def post_plans(
 def test_any_raw_http_reply_is_an_exchange(scripted_bot: ScriptedBot, first: Plan, second: Plan) -> None:
     results = asyncio.run(post_plans(scripted_bot, first, second))
     for ex, wall_ms in results:
-        assert isinstance(ex, http.Exchange)
+        assert isinstance(ex, wire.Exchange)
         assert ex.fault in (None, record.TIMEOUT, record.ERROR, record.MALFORMED), ex
         assert ex.latency_ms <= wall_ms, (ex, wall_ms)
         if ex.fault is None:
@@ -1031,7 +1032,7 @@ def test_the_fast_path_reads_every_reply_as_h11_does(scripted_bot: ScriptedBot, 
     """The same raw replies through the lean reader's fast path and with every reply
     forced through its h11 fallback: the same fault kind, status and body."""
 
-    def both(deadline_ms: float) -> list[tuple[http.Exchange, http.Exchange]]:
+    def both(deadline_ms: float) -> list[tuple[wire.Exchange, wire.Exchange]]:
         fast = asyncio.run(post_plans(scripted_bot, first, second, deadline_ms))
         original = transport._Conn._read_head
         transport._Conn._read_head = lambda self, head: False  # type: ignore[method-assign]

@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from referee.cli import main
-from referee.config import load_config
+from referee.cli.main import main
+from referee.config.model import load_config
 from referee.games.base import ranks_from_scores
 from referee.record import MatchRecord
-from referee.tournament.page import render_page
-from referee.tournament.publish import TOURNAMENT_FILE, build_leaderboard, render_markdown, write_tournament_file
-from referee.tournament.schedule import schedule
-from referee.tournament.table import md
+from referee.report.page import render_page
+from referee.report.publish import TOURNAMENT_FILE, build_leaderboard, render_markdown, write_tournament_file
+from referee.report.text import md
+from referee.schedule.formats import schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 DETERMINISTIC = ("README.md", "standings.json", "standings.csv", "index.html")
@@ -349,7 +349,7 @@ def test_a_re_render_refuses_bad_names_and_escapes_what_it_prints(tmp_path: Path
 
 
 def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(tmp_path: Path) -> None:
-    from referee.tournament.publish import _cell
+    from referee.report.publish import _cell
 
     for text in ('=HYPERLINK("http://x")', "+1+2", "-2+3", "@SUM(A1)", "\tx"):
         assert _cell(text) == "'" + text  # a text cell never starts a formula
@@ -497,7 +497,7 @@ def test_few_deals_warn_and_neighbours_get_a_difference_interval(tmp_path: Path)
 
 
 def test_a_number_beyond_the_float_range_in_tournament_json_is_a_clean_error(tmp_path: Path) -> None:
-    from referee.tournament.publish import LeaderboardError, load_output_dir
+    from referee.report.publish import LeaderboardError, load_output_dir
 
     src = Path(__file__).resolve().parent.parent / "leaderboards" / "nimmt_plus"
     out = tmp_path / "out"

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from test_e2e import NIMMT, ROOT, assert_nothing_listens, bot_ports, write_config
 
-from referee.config import load_config
-from referee.tournament.schedule import derive_seed, schedule
+from referee.config.model import load_config
+from referee.schedule.formats import derive_seed, schedule
 
 # Response times and run time differ between runs; everything else must be identical.
 TIMING_FIELDS = ("latency_ms", "duration_s", "voided")

@@ -11,11 +11,11 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from referee.config import BotConfig, Limits, TournamentConfig
+from referee.config.model import BotConfig, Limits, TournamentConfig
 from referee.games import get_game
 from referee.record import MatchRecord
-from referee.tournament.schedule import Fixture, derive_seed, schedule, seat_balance
-from referee.tournament.standings import DQ, compute_standings, compute_timings, percentile
+from referee.schedule.formats import Fixture, derive_seed, schedule, seat_balance
+from referee.stats.standings import DQ, compute_standings, compute_timings, percentile
 
 
 def config(
@@ -292,8 +292,8 @@ def test_the_executor_holds_at_most_concurrency_fixtures_and_the_sink_journals_a
     import asyncio
     import json
 
-    from referee.tournament import journal as jn
-    from referee.tournament.runner import LocalExecutor, Progress, Sink, pending
+    from referee.run.runner import LocalExecutor, Progress, Sink, pending
+    from referee.store import journal as jn
 
     cfg = replace(config(6, 4, "random", matches=1_000_000), concurrency=5)
     fixtures = schedule(cfg)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from referee.bots import protocol
 from referee.bots import schema as wire
-from referee.cli import main
+from referee.cli.main import main
 from referee.games import GAMES
 from referee.games.base import Game, OptionError
 from sample_bots import dieci as dieci_bot
@@ -184,10 +184,10 @@ def test_messages_of_real_matches_validate(gid: str) -> None:
 
     import httpx
 
-    from referee.bots import http
-    from referee.bots.http import Endpoint
-    from referee.config import Limits
-    from referee.match import play_match
+    from referee.bots import wire
+    from referee.bots.wire import Endpoint
+    from referee.config.model import Limits
+    from referee.match.play import play_match
     from tests.support.localbots import serve
     from tests.test_conformance import option_grid
 
@@ -207,7 +207,7 @@ def test_messages_of_real_matches_validate(gid: str) -> None:
 
     async def one(options: dict[str, Any], index: int) -> None:
         names = [f"b{i}" for i in range(seats)]
-        async with serve(dict.fromkeys(names, route)) as urls, http.new_client(seats + 2) as client:
+        async with serve(dict.fromkeys(names, route)) as urls, wire.new_client(seats + 2) as client:
             eps = [Endpoint.make(n, urls[n], None) for n in names]
             await play_match(
                 game,

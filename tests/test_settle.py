@@ -1,4 +1,4 @@
-"""The settled stopping rule (referee/tournament/settle.py) in simulation: in-process,
+"""The settled stopping rule (referee/stats/sequential.py) in simulation: in-process,
 seeded, no HTTP. 5 bots at 4-seat tables in round-robin order, the ranking looked at
 after every batch of 5 deals up to a budget of 400 deals, 500 tournaments per setting.
 
@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
-from referee.tournament.settle import deals_needed, log_wealth, settled
+from referee.stats.sequential import deals_needed, log_wealth, settled
 
 N, SEATS = 5, 4
 ABSENT = [next(b for b in range(N) if b not in t) for t in itertools.combinations(range(N), SEATS)]

@@ -14,9 +14,9 @@ import numpy as np
 import tomli_w
 from click.testing import CliRunner
 
-from referee.cli import main
-from referee.config import load_config
-from referee.tournament.stopping import DealValues, batches
+from referee.cli.main import main
+from referee.config.model import load_config
+from referee.run.stopping import DealValues, batches
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 BOTS = (("greedy", "greedy"), ("random", "random"), ("random2", "random"), ("random3", "random"))

@@ -23,15 +23,15 @@ from test_e2e import NIMMT, ROOT, write_config
 from test_match import good, illegal, on_act
 from test_resume import kill9_after, start
 
-from referee.bots import http
-from referee.bots.http import Endpoint
-from referee.config import Limits
+from referee.audit.replay import load_match, render_text
+from referee.audit.verify import verify
+from referee.bots import wire
+from referee.bots.wire import Endpoint
+from referee.config.model import Limits
 from referee.games import get_game
-from referee.match import play_match
-from referee.tournament import transcripts
-from referee.tournament.publish import build_leaderboard, tournament_document, write_leaderboard
-from referee.tournament.replay import load_match, render_text
-from referee.tournament.verify import verify
+from referee.match.play import play_match
+from referee.report.publish import build_leaderboard, tournament_document, write_leaderboard
+from referee.store import transcripts
 
 GAMES = {"nimmt_plus": "nimmt_plus.toml", "drahtseilakt": "drahtseilakt.toml", "dieci": "dieci.toml"}
 GAMES["the_game"] = "the_game.toml"
@@ -308,7 +308,7 @@ def play_logged(tmp: Path, index: int) -> Any:
 
     async def go() -> Any:
         handlers = {"bad": on_act(illegal), "loud": shouting, "fine": good}
-        async with serve(handlers) as urls, http.new_client(4) as client:
+        async with serve(handlers) as urls, wire.new_client(4) as client:
             eps = [Endpoint.make(n, urls[n], None) for n in ("bad", "loud")]
             return await play_match(
                 game,

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from referee.bots import http, protocol, transport
+from referee.bots import protocol, transport, wire
+from referee.config.redacted import Secret
 from referee.games import GAMES
-from referee.secret import Secret
 
 Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -32,7 +32,7 @@ def ok_json(body: bytes = b'{"action": 1}') -> bytes:
 
 async def exchange(
     serve: Serve, requests: int = 1, deadline_ms: int = 500, max_bytes: int = 1024
-) -> tuple[list[http.Exchange], int]:
+) -> tuple[list[wire.Exchange], int]:
     connections = 0
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -47,15 +47,15 @@ async def exchange(
 
     server = await asyncio.start_server(handler, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    ep = http.Endpoint.make("bot", f"http://127.0.0.1:{port}/", None)
+    ep = wire.Endpoint.make("bot", f"http://127.0.0.1:{port}/", None)
     out = []
-    async with server, http.new_client(2) as client:
+    async with server, wire.new_client(2) as client:
         for _ in range(requests):
-            out.append(await http.post(client, ep, b'{"type": "act"}', deadline_ms, max_bytes))
+            out.append(await wire.post(client, ep, b'{"type": "act"}', deadline_ms, max_bytes))
     return out, connections
 
 
-def run(serve: Serve, **kw: int) -> tuple[list[http.Exchange], int]:
+def run(serve: Serve, **kw: int) -> tuple[list[wire.Exchange], int]:
     return asyncio.run(exchange(serve, **kw))
 
 
@@ -166,10 +166,10 @@ def test_refused_connection_is_an_error() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # bound, not listening: connections are refused
 
-        async def go() -> http.Exchange:
-            ep = http.Endpoint.make("bot", f"http://127.0.0.1:{port}/", None)
-            async with http.new_client(1) as client:
-                return await http.post(client, ep, b"{}", 500, 1024)
+        async def go() -> wire.Exchange:
+            ep = wire.Endpoint.make("bot", f"http://127.0.0.1:{port}/", None)
+            async with wire.new_client(1) as client:
+                return await wire.post(client, ep, b"{}", 500, 1024)
 
         result = asyncio.run(go())
     assert result.fault == "error" and "cannot connect" in result.detail
@@ -360,7 +360,7 @@ def test_values_orjson_refuses_are_sent_as_before_and_a_nan_result_is_refused() 
 
 
 def test_endpoint_repr_never_shows_the_token() -> None:
-    ep = http.Endpoint.make("bot", "http://127.0.0.1:9/", Secret("s3cret-token"))
+    ep = wire.Endpoint.make("bot", "http://127.0.0.1:9/", Secret("s3cret-token"))
     assert "s3cret" not in repr(ep) and "Bearer" not in repr(ep)
     assert "s3cret" not in repr(ep.target) and "s3cret" not in str(ep)
     assert ep.headers["Authorization"] == "Bearer s3cret-token"  # still sent
@@ -444,7 +444,7 @@ def test_a_parse_slice_yields_to_the_loop_and_other_work_goes_on(monkeypatch: py
     payload = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"".join(b"1\r\n%c\r\n" % c for c in body)
     payload += b"0\r\n\r\n"
 
-    async def go() -> tuple[http.Exchange, int]:
+    async def go() -> tuple[wire.Exchange, int]:
         ticks = 0
         stop = False
 
@@ -456,11 +456,11 @@ def test_a_parse_slice_yields_to_the_loop_and_other_work_goes_on(monkeypatch: py
 
         t = asyncio.create_task(ticker())
         server = await asyncio.start_server(raw_reply(payload), "127.0.0.1", 0)
-        ep = http.Endpoint.make("bot", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", None)
-        async with server, http.new_client(1) as client:
+        ep = wire.Endpoint.make("bot", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", None)
+        async with server, wire.new_client(1) as client:
             await asyncio.sleep(0.05)
             before = ticks
-            ex = await http.post(client, ep, b"{}", 5000, 1 << 20)
+            ex = await wire.post(client, ep, b"{}", 5000, 1 << 20)
             during = ticks - before
         stop = True
         await t

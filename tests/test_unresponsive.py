@@ -12,7 +12,7 @@ from pathlib import Path
 
 from test_e2e import NIMMT, ROOT
 
-from referee.tournament import transcripts
+from referee.store import transcripts
 
 FREEZING = ["python", str(ROOT / "tests" / "bots" / "freezing.py")]
 

@@ -13,8 +13,8 @@ from scipy.optimize import minimize
 from referee.games import get_game
 from referee.games.base import ranks_from_scores
 from referee.record import MatchRecord
-from referee.tournament.standings import compute_standings
-from referee.tournament.verdicts import (
+from referee.stats.standings import compute_standings
+from referee.stats.verdicts import (
     HISTORY_POINTS,
     analyse,
     bootstrap_rng,

@@ -13,8 +13,8 @@ import pytest
 from referee.games import get_game
 from referee.games.base import ranks_from_scores
 from referee.record import MatchRecord
-from referee.tournament.standings import compute_standings, record_columns
-from referee.tournament.verdicts import (
+from referee.stats.standings import compute_standings, record_columns
+from referee.stats.verdicts import (
     CONFIDENCE,
     analyse,
     bootstrap_rng,

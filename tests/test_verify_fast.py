@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from test_transcripts import copy, journal, rewrite_transcripts, run_small, transcript_lines, write_journal
 
+from referee.audit.verify import Report, verify
 from referee.games.base import Result
 from referee.games.nimmt_plus import NimmtPlus
-from referee.tournament.verify import Report, verify
 
 
 @pytest.fixture(scope="module")
@@ -165,9 +165,9 @@ def test_older_journal_lines_with_response_times_are_compared(
 
 
 def test_the_verify_bench_prints_both_figures(nimmt_out: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from referee import bench_verify
+    from benchmarks import verify
 
-    bench_verify.main(["--folder", str(nimmt_out), "--reps", "1"])
+    verify.main(["--folder", str(nimmt_out), "--reps", "1"])
     text = capsys.readouterr().out
     assert "whole-transcript fast path:" in text and "ordinary apply per decision:" in text
     assert f"({len(journal(nimmt_out))} matches," in text and "target >= 2,000 matches/s per core" in text

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from test_page import CHROMIUM, LAUNCH_ARGS, require_chromium
 
-from referee.tournament.replay import frames, load_match
-from referee.tournament.viewer import RECENT
+from referee.audit.replay import frames, load_match
+from referee.report.viewer import RECENT
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = [("greedy", "greedy"), ("cautious", "cautious"), ("random", "random")]

@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from referee.tournament.viewer import FAULTED, RECENT, select
+from referee.report.viewer import FAULTED, RECENT, select
 
 
 def reference(records: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

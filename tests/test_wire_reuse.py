@@ -13,13 +13,13 @@ import httpx
 import pytest
 from support.localbots import serve
 
-from referee.bots import http
+from referee.bots import wire
 from referee.bots.control import Pacer
-from referee.bots.http import Endpoint
 from referee.bots.transport import LeanPool
-from referee.config import Limits
+from referee.bots.wire import Endpoint
+from referee.config.model import Limits
 from referee.games import get_game
-from referee.match import play_match
+from referee.match.play import play_match
 from referee.record import MatchRecord
 
 GAME = get_game("nimmt_plus")
@@ -65,7 +65,7 @@ class Bot:
 
 async def match(bot: Bot, pool: LeanPool, i: int, pacer: Pacer | None = None) -> MatchRecord:
     url = f"http://127.0.0.1:{bot.port}/"
-    async with http.new_client(6, pool) as client:
+    async with wire.new_client(6, pool) as client:
         return await play_match(
             GAME,
             OPTIONS,
@@ -221,7 +221,7 @@ def test_a_seats_failure_is_timed_when_it_failed_not_when_the_match_read_it() ->
         return httpx.Response(200, text="{}")
 
     async def go() -> MatchRecord:
-        async with serve({"slow": slow_once, "boom": boom}) as urls, http.new_client(4) as client:
+        async with serve({"slow": slow_once, "boom": boom}) as urls, wire.new_client(4) as client:
             return await play_match(
                 GAME,
                 GAME.check_options(2, {}),
@@ -255,21 +255,21 @@ def test_deadlines_out_of_order_and_after_answered_requests_still_end_each_excha
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
 
-    async def go() -> list[http.Exchange]:
+    async def go() -> list[wire.Exchange]:
         server = await asyncio.start_server(silent_or_answer, "127.0.0.1", 0)
         ep = Endpoint.make("b", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", None)
         pool = LeanPool(8)
         async with server:
-            warm = [http.post(pool, ep, b'{"answer":1}', 5000, 1024) for _ in range(4)]
+            warm = [wire.post(pool, ep, b'{"answer":1}', 5000, 1024) for _ in range(4)]
             await asyncio.gather(*warm)  # four idle connections
             sent = [
-                http.send_now(pool, ep, b'{"wait":1}', 3000, 1024),
-                http.send_now(pool, ep, b'{"wait":2}', 300, 1024),
-                http.send_now(pool, ep, b'{"answer":2}', 5000, 1024),
+                wire.send_now(pool, ep, b'{"wait":1}', 3000, 1024),
+                wire.send_now(pool, ep, b'{"wait":2}', 300, 1024),
+                wire.send_now(pool, ep, b'{"answer":2}', 5000, 1024),
             ]
             assert all(s is not None for s in sent)
             answered = await sent[2].result()  # type: ignore[union-attr]
-            last = http.send_now(pool, ep, b'{"wait":3}', 600, 1024)
+            last = wire.send_now(pool, ep, b'{"wait":3}', 600, 1024)
             assert last is not None
             out = [await s.result() for s in (*sent[:2], last)]  # type: ignore[union-attr]
             pool.close()

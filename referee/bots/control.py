@@ -33,13 +33,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..record import ERROR, TIMEOUT
-from . import http
-from .http import Endpoint, Exchange
-from .transport import Transport
+from referee.bots import wire
+from referee.bots.transport import Transport
+from referee.bots.wire import Endpoint, Exchange
+from referee.record import ERROR, TIMEOUT
 
 if TYPE_CHECKING:
-    from .process import ManagedBot
+    from referee.bots.process import ManagedBot
 
 # A timeout whose timer fired this much later than its deadline was the referee's
 # lateness, not the bot's (a timer on an idle loop fires within about a millisecond).
@@ -285,7 +285,7 @@ async def ask(
 
 def send_placed(
     rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
-) -> http.Sent | None:
+) -> wire.Sent | None:
     """``ask``'s common case without a coroutine, for a caller holding a pacer place: the
     bot is up and has no slot limit, a keep-alive connection is idle. The request is on
     the wire on return, and its place is given back the moment its exchange ends (not
@@ -293,7 +293,7 @@ def send_placed(
     another bot's request waits for). ``None``: the place is the caller's; use ``ask``."""
     if rt.max_concurrent > 0 or rt.down:
         return None
-    sent = http.send_now(client, rt.endpoint, body, limit_ms, cap)
+    sent = wire.send_now(client, rt.endpoint, body, limit_ms, cap)
     if sent is not None and pacer is not None:
         sent.fut.add_done_callback(pacer.released)
     return sent
@@ -303,10 +303,10 @@ async def _paced(
     rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int
 ) -> Exchange:
     if pacer is None:
-        return await http.post(client, rt.endpoint, body, limit_ms, cap)
+        return await wire.post(client, rt.endpoint, body, limit_ms, cap)
     if not pacer.try_take(1):
         await pacer.take(1)
     try:
-        return await http.post(client, rt.endpoint, body, limit_ms, cap)
+        return await wire.post(client, rt.endpoint, body, limit_ms, cap)
     finally:
         pacer.release(1)

@@ -48,10 +48,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from ..errors import BotStartError
-from ..secret import Secret
-from . import guard, http
-from .sandbox import BotSpec, Cage, kill_cgroup, new_token, resolve_command
+from referee.bots import guard, wire
+from referee.bots.sandbox import BotSpec, Cage, kill_cgroup, new_token, resolve_command
+from referee.config.redacted import Secret
+from referee.errors import BotStartError
 
 GUARD = str(Path(__file__).with_name("guard.py"))
 GRACE_S = 3.0  # from SIGTERM to SIGKILL when a bot is stopped
@@ -156,9 +156,9 @@ class ManagedBot:
             self._cage = Cage(self.config, self.token)
         return self._cage
 
-    def endpoint(self) -> http.Endpoint:
+    def endpoint(self) -> wire.Endpoint:
         """The endpoint of this bot: its URL, with its token as a bearer token."""
-        return http.Endpoint.make(self.config.name, self.url, self.token)
+        return wire.Endpoint.make(self.config.name, self.url, self.token)
 
     def start(self) -> None:
         """Launch the bot under its guard (does not wait for readiness): on a free port
@@ -329,7 +329,7 @@ class ManagedBot:
         return Revival(False, False, self.restarts - first)
 
     async def _attempt(
-        self, endpoint: http.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
+        self, endpoint: wire.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
     ) -> str | None:
         """One restart on the same port: None once the bot answers hello, else why not."""
         if port_taken(self.port):
@@ -480,12 +480,12 @@ async def start_managed(
 
 
 async def wait_ready(
-    bot: ManagedBot, endpoint: http.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
+    bot: ManagedBot, endpoint: wire.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
 ) -> float:
     """Poll ``hello`` until it succeeds; return seconds taken or raise BotStartError."""
     started = time.monotonic()
     last = "no answer"
-    async with http.new_client(2) as client:
+    async with wire.new_client(2) as client:
         while True:
             if not bot.alive():
                 code = bot.proc.returncode if bot.proc else None
@@ -493,7 +493,7 @@ async def wait_ready(
                     f"bot {bot.config.name!r} exited with code {code} before it was ready; "
                     f"its log {bot.log_path}:\n{bot.log_excerpt()}"
                 )
-            ex = await http.post(client, endpoint, hello_body, min(deadline_ms, 2000), max_bytes)
+            ex = await wire.post(client, endpoint, hello_body, min(deadline_ms, 2000), max_bytes)
             if ex.fault is None:
                 return time.monotonic() - started
             last = ex.detail

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BotStartError
-from ..secret import Secret
+from referee.config.redacted import Secret
+from referee.errors import BotStartError
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 TOKEN_ENV = "REFEREE_BOT_TOKEN"

@@ -54,7 +54,7 @@ from urllib.parse import urlsplit
 import h11
 
 if TYPE_CHECKING:
-    from .http import Endpoint
+    from referee.bots.wire import Endpoint
 
 MAX_HEAD_BYTES = 16 * 1024  # status line and headers of one response
 MAX_INFORMATIONAL = 8  # 1xx responses before the final one

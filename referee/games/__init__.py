@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Game
+from referee.games.base import Game
 
 GAMES: dict[str, Game] = {}
 
@@ -19,7 +19,7 @@ def get_game(game_id: str) -> Game:
 
 
 def _load() -> None:
-    from . import dieci, drahtseilakt, nimmt_plus, the_game
+    from referee.games import dieci, drahtseilakt, nimmt_plus, the_game
 
     for module in (dieci, drahtseilakt, nimmt_plus, the_game):
         register(module.GAME)

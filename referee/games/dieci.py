@@ -114,7 +114,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import (
+from referee.games.base import (
     Action,
     Game,
     GameInfo,

@@ -93,7 +93,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from .base import (
+from referee.games.base import (
     Action,
     Game,
     GameInfo,

@@ -3,9 +3,9 @@
     python tests/hostile/twin.py --port 8001 --seeds seeds.json
 
 ``seeds.json`` maps each match id to its match seed (the test writes it from
-``referee.tournament.schedule.schedule(config)``). The referee's fallback move depends
+``referee.schedule.formats.schedule(config)``). The referee's fallback move depends
 only on the match seed, the seat and the seat's own decision number
-(``referee.match.fallback_index``), all of which a bot can know, so a tournament with
+(``referee.match.play.fallback_index``), all of which a bot can know, so a tournament with
 the twin in a seat is exactly the tournament in which that seat's every decision fell
 back. The hostile tests compare every hostile run with it: the hostile server plays the
 same moves before it misbehaves, the referee plays them after.
@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.match import fallback_index
+from referee.match.rules import fallback_index
 from sample_bots._server import serve
 
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from . import main
+from games.golden import main
 
 sys.exit(main())

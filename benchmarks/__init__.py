@@ -1,0 +1,1 @@
+"""Benchmarks of the referee (not installed): each module prints figures, never asserts."""

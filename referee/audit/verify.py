@@ -1,0 +1,390 @@
+"""``referee verify``: rebuild a whole published tournament from its files and the rules.
+
+For every journal line: the deal is dealt again from the seed and its fingerprint
+compared with ``deal_hash``; the match's transcript is played through the rules, each
+action checked legal for that seat at that moment (and a fallback's action checked to be
+the one the seeded fallback plays); the result's scores, ranks (forfeits applied), game
+details and per-seat stats, the faults, the decision counts and the response times are
+compared with the journal. Then the standings files are rendered again from the journal
+by the publish functions and compared byte for byte with the files in the folder.
+
+Without transcripts (``transcripts = "none"``) the deal fingerprints, the ranks as they
+follow from the scores, and the standings files are checked; the report says what could
+not be.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from referee.bots.protocol import find_legal
+from referee.games import get_game
+from referee.games.base import Game, IllegalAction, InvalidExtras, Result
+from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
+from referee.record import MALFORMED
+from referee.report.publish import build_leaderboard, load_output_dir, write_leaderboard
+from referee.store import transcripts
+from referee.store.journal import Timings, journal_details
+
+MAX_SHOWN = 20  # problems kept for the report; the count goes on
+
+
+@dataclass
+class Problem:
+    """One mismatch: the match, the decision (index in the match, seat, the seat's
+    decision number) when there is one, the field and what differs."""
+
+    match: str
+    field: str
+    detail: str
+    decision: tuple[int, int, int] | None = None
+
+    def __str__(self) -> str:
+        if self.match == "-":  # a file of the folder, not a match
+            return f"{self.field}: {self.detail}"
+        where = f"match {self.match}"
+        if self.decision is not None:
+            i, seat, d = self.decision
+            where += f", decision {i} (seat {seat}'s decision {d})"
+        return f"{where}: {self.field}: {self.detail}"
+
+
+@dataclass
+class Report:
+    """What ``verify`` checked and found."""
+
+    folder: Path
+    matches: int = 0
+    replayed: int = 0
+    decisions: int = 0
+    files: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    problem_count: int = 0
+    not_checked: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    replay_seconds: float = 0.0  # reading transcripts and replaying, without the standings files
+    cpu_seconds: float = 0.0  # this process's CPU time, the whole check
+    replay_cpu_seconds: float = 0.0  # this process's CPU time, without the standings files
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing differed."""
+        return self.problem_count == 0
+
+    def add(self, p: Problem) -> None:
+        """Count ``p``; keep it when fewer than MAX_SHOWN are kept."""
+        self.problem_count += 1
+        if len(self.problems) < MAX_SHOWN:
+            self.problems.append(p)
+
+    def verdict(self) -> str:
+        """The one-line verdict."""
+        rate = self.replayed / self.replay_seconds if self.replay_seconds > 0 else 0.0
+        what = (
+            f"{self.matches} matches, {self.replayed} replayed through the rules ({self.decisions} decisions, "
+            f"{rate:,.0f} matches/s), {len(self.files)} standings files re-rendered"
+        )
+        missing = f"; not checked: {'; '.join(self.not_checked)}" if self.not_checked else ""
+        if self.ok:
+            return f"verified {self.folder}: {what}, all consistent{missing}"
+        more = f" (and {self.problem_count - 1} more)" if self.problem_count > 1 else ""
+        return f"FAILED {self.folder}: {self.problems[0]}{more}; {what}{missing}"
+
+
+def verify(out: Path) -> Report:
+    """Check every match and the standings files of the output folder ``out``.
+
+    A folder that is not a tournament's output raises LeaderboardError."""
+    started, cpu = time.perf_counter(), time.process_time()
+    tournament, lines = load_output_dir(out)
+    records = list(lines)
+    settings = tournament["settings"]
+    report = Report(out, matches=len(records))
+    game = get_game(settings["game"])
+    has_transcripts = transcripts.exists(out)
+    pending: dict[str, transcripts.Transcript] = {}
+    stream = transcripts.read_all(out) if has_transcripts else iter(())
+    checker = _Checker(game, settings, report)
+    for rec in records:
+        mid = str(rec.get("id"))
+        tr = _next_transcript(mid, stream, pending) if has_transcripts else None
+        if tr is None:
+            checker.without_transcript(rec)
+            if has_transcripts:
+                report.add(Problem(mid, "transcript", "no transcript for this journal line"))
+            continue
+        checker.replay(rec, tr)
+    if not has_transcripts and records and settings.get("transcripts") == "all":
+        report.add(Problem("-", "transcripts", f"{out / transcripts.FOLDER}: missing, yet the run kept transcripts"))
+    elif not has_transcripts and records:
+        report.not_checked.append(
+            f"actions, legality, scores, details and faults of {len(records)} matches (no transcripts: "
+            'run with [tournament] transcripts = "all")'
+        )
+    report.replay_seconds = time.perf_counter() - started
+    report.replay_cpu_seconds = time.process_time() - cpu
+    _check_files(out, tournament, records, report)
+    report.seconds = time.perf_counter() - started
+    report.cpu_seconds = time.process_time() - cpu
+    return report
+
+
+def _next_transcript(
+    mid: str, stream: Iterator[transcripts.Transcript], pending: dict[str, transcripts.Transcript]
+) -> transcripts.Transcript | None:
+    """The transcript of ``mid``: transcripts come in journal order, except those of
+    matches a kill cut before their journal line (skipped, kept until seen) and matches
+    played again after a resume (the later copy wins)."""
+    if mid in pending:
+        return pending.pop(mid)
+    for tr in stream:
+        if tr.id == mid:
+            return tr
+        pending[tr.id] = tr
+    return None
+
+
+class _Checker:
+    """Replays matches of one tournament and compares them with the journal."""
+
+    def __init__(self, game: Game, settings: Mapping[str, Any], report: Report) -> None:
+        self.game = game
+        self.settings = settings
+        self.report = report
+        self.on_fault = settings.get("on_fault", "fallback")
+        self.max_faults = int(settings.get("max_faults", 10))
+        self._options: dict[int, dict[str, Any]] = {}
+
+    def options(self, n: int) -> dict[str, Any]:
+        """The game's options for ``n`` seats, defaults filled."""
+        if n not in self._options:
+            self._options[n] = self.game.check_options(n, self.settings.get("options", {}))
+        return self._options[n]
+
+    def without_transcript(self, rec: Mapping[str, Any]) -> None:
+        """What can be checked from a journal line alone: the deal and the ranks."""
+        mid = str(rec.get("id"))
+        n = len(rec["bots"])
+        state = self.game.setup(n, rec["seed"], self.options(n))
+        if rec.get("deal_hash") and not _same_deal(self.game, state, n, rec["deal_hash"]):
+            self.report.add(Problem(mid, "deal_hash", f"the seed {rec['seed']} deals another hand"))
+            return
+        ranks = ranks_with_forfeits(rec["scores"], _plain_ranks(rec), rec["lower_is_better"], rec["forfeited"])
+        if ranks != rec["ranks"]:
+            self.report.add(Problem(mid, "ranks", f"journal {rec['ranks']}, the scores give {ranks}"))
+
+    def replay(self, rec: Mapping[str, Any], tr: transcripts.Transcript) -> None:
+        """Play ``tr`` through the rules and compare everything with ``rec``."""
+        game, report = self.game, self.report
+        mid = str(rec.get("id"))
+        add = report.add
+        if tr.seed != rec["seed"]:
+            add(Problem(mid, "seed", f"journal {rec['seed']}, transcript {tr.seed}"))
+            return
+        n = len(rec["bots"])
+        seed = rec["seed"]
+        state = game.setup(n, seed, self.options(n))
+        if rec.get("deal_hash") and not _same_deal(game, state, n, rec["deal_hash"]):
+            add(Problem(mid, "deal_hash", f"the seed {seed} deals another hand than the journal's fingerprint"))
+            return
+        seats, actions, by, ms, fault_at, extras = tr.seats, tr.actions, tr.by, tr.ms, tr.faults, tr.extras
+        if game.fast_replay and not fault_at and not extras and "f" not in by and None not in ms:
+            # every decision the bot's own, answered without a fault: no fallback to check,
+            # no views to build; the game plays the actions at once and checks each is legal
+            result = game.replay(state, seats, actions)
+            if result is not None:
+                lat: list[list[int]] = [[] for _ in range(n)]
+                if isinstance(rec.get("latency_ms"), list):  # older journals: response times to compare
+                    for s, t in zip(seats, ms):
+                        lat[s].append(t)  # type: ignore[arg-type]
+                report.replayed += 1
+                report.decisions += len(seats)
+                self._compare(mid, rec, result, [0] * n, [seats.count(s) for s in range(n)], [], lat)
+                return
+            state = game.setup(n, seed, self.options(n))  # the ordinary way names what is wrong
+        total = len(seats)
+        i = 0
+        faults = [0] * n
+        asked = [0] * n
+        nth = [0] * n  # each seat's decision number
+        lat = [[] for _ in range(n)]
+        seen: list[tuple[int, int, str]] = []
+        apply, to_act, is_over = game.apply, game.to_act, game.is_over
+        while not is_over(state):
+            for s in to_act(state):
+                if i >= total:
+                    add(Problem(mid, "moves", f"the transcript ends after {total} decisions; seat {s} is to act"))
+                    return
+                d = nth[s] if seats[i] == s else -1
+                where = (i, s, d)
+                if seats[i] != s:
+                    add(Problem(mid, "seat", f"seat {s} is to act, the transcript has seat {seats[i]}", where))
+                    return
+                nth[s] += 1
+                action, fault, was_asked = actions[i], fault_at.get(i), ms[i] is not None
+                if by[i] == "f":
+                    if fault is None and was_asked:
+                        add(Problem(mid, "by", "played by the fallback, yet the bot answered without a fault", where))
+                        return
+                    legal = game.legal(state, s)
+                    expected = legal[fallback_index(seed, s, d, len(legal))] if legal else None
+                    if find_legal(action, [expected]) < 0:
+                        add(
+                            Problem(
+                                mid,
+                                "action",
+                                f"{_short(action)} marked as the fallback's, the fallback plays {_short(expected)}",
+                                where,
+                            )
+                        )
+                        return
+                elif not was_asked or fault not in (None, MALFORMED):
+                    add(Problem(mid, "by", "marked as the bot's choice, yet the bot was not asked or faulted", where))
+                    return
+                if was_asked:
+                    asked[s] += 1
+                    lat[s].append(ms[i])  # type: ignore[arg-type]
+                    if faults[s] > self.max_faults:
+                        add(Problem(mid, "ms", f"seat {s} was asked past max_faults {self.max_faults}", where))
+                        return
+                try:  # apply refuses exactly what is not in legal (every game's contract), at a fraction of its cost
+                    state = apply(state, s, action)
+                except IllegalAction as exc:
+                    add(Problem(mid, "action", f"{_short(action)} is not legal for seat {s} here ({exc})", where))
+                    return
+                if i in extras:
+                    try:
+                        state = game.apply_extras(state, s, extras[i])
+                    except InvalidExtras:
+                        if fault != MALFORMED:
+                            add(Problem(mid, "fault", "reply fields the rules refuse, yet no malformed fault", where))
+                            return
+                if fault is not None:
+                    faults[s] += 1
+                    seen.append((s, d, fault))
+                i += 1
+        if i < total:
+            add(Problem(mid, "moves", f"{total - i} decisions after the end of the match"))
+            return
+        report.replayed += 1
+        report.decisions += total
+        self._compare(mid, rec, game.result(state), faults, asked, seen, lat)
+
+    def _compare(
+        self,
+        mid: str,
+        rec: Mapping[str, Any],
+        result: Result,
+        faults: list[int],
+        asked: list[int],
+        seen: list[tuple[int, int, str]],
+        lat: list[list[int]],
+    ) -> None:
+        game, add = self.game, self.report.add
+        n = len(rec["bots"])
+        if list(result.scores) != list(rec["scores"]):
+            add(Problem(mid, "scores", f"journal {rec['scores']}, the rules give {result.scores}"))
+        if result.lower_is_better != rec["lower_is_better"]:
+            add(
+                Problem(mid, "lower_is_better", f"journal {rec['lower_is_better']}, the rules {result.lower_is_better}")
+            )
+        forfeited = [s for s in range(n) if faults[s] > 0] if self.on_fault == "forfeit" else []
+        if forfeited != list(rec["forfeited"]):
+            add(Problem(mid, "forfeited", f"journal {rec['forfeited']}, the faults give {forfeited}"))
+        ranks = ranks_with_forfeits(result.scores, result.ranks, result.lower_is_better, forfeited)
+        if ranks != list(rec["ranks"]):
+            add(Problem(mid, "ranks", f"journal {rec['ranks']}, the rules give {ranks}"))
+        # today's journal keeps the top-level summary; older journals the whole details
+        details = rec["details"]
+        expected = result.details if journal_details(details) != details else journal_details(result.details)
+        if expected != details:
+            key = _first_difference(expected, details)
+            add(Problem(mid, f"details.{key}", "differs from what the rules give"))
+        stats = [game.seat_stats(result, s) for s in range(n)]
+        if "stats" in rec and stats != rec["stats"]:
+            add(Problem(mid, "stats", f"journal {rec['stats']}, the rules give {stats}"))
+        if "decisions" in rec and asked != list(rec["decisions"]):
+            add(Problem(mid, "decisions", f"journal {rec['decisions']}, the transcript asked {asked}"))
+        in_journal = sorted(
+            (f["seat"], f["decision"], f["kind"]) for f in rec.get("faults", ()) if f.get("phase") == "act"
+        )
+        in_transcript = sorted(seen)
+        if in_journal != in_transcript:
+            diff = sorted(set(in_journal) ^ set(in_transcript))
+            add(Problem(mid, "faults", f"journal and transcript differ at (seat, decision, kind) {diff[:3]}"))
+        if isinstance(rec.get("latency_ms"), list):
+            for s in range(n):
+                mine = lat[s]
+                theirs = [round(x * 10) for x in rec["latency_ms"][s]]
+                if mine != theirs:
+                    add(Problem(mid, f"latency_ms[{s}]", "the journal's response times differ from the transcript's"))
+                    break
+
+
+def _check_files(
+    out: Path, tournament: Mapping[str, Any], records: Sequence[Mapping[str, Any]], report: Report
+) -> None:
+    """Render the standings files from the journal again and compare them byte for byte."""
+    board = build_leaderboard(tournament, records)
+    saved = Timings.load(out)  # response times: the run's summary (the journal keeps none)
+    if saved is not None:
+        board.timings = {"tournament": board.timings["tournament"], **saved.document(tournament["settings"]["bots"])}
+    with tempfile.TemporaryDirectory(prefix="referee-verify-") as tmp:
+        for path in write_leaderboard(Path(tmp), board):
+            mine = out / path.name
+            if not mine.is_file():
+                report.not_checked.append(f"{path.name} (not in the folder)")
+                continue
+            report.files.append(path.name)
+            if mine.read_bytes() != path.read_bytes():
+                report.add(Problem("-", path.name, "differs from the file the journal renders"))
+
+
+def _same_deal(game: Game, state: Any, n: int, deal_hash: str) -> bool:
+    """True when ``state`` is the deal of the fingerprint ``deal_hash`` (``match.deal_fingerprint``).
+
+    orjson writes the sorted views as the stdlib does unless they hold floats or non-ASCII
+    text; equal bytes mean equal views either way, so only a mismatch is checked again
+    with the fingerprint's own encoder."""
+    try:
+        views = orjson.dumps([game.view(state, s) for s in range(n)], option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return deal_fingerprint(game, state, n) == deal_hash
+    if hashlib.sha256(views).hexdigest()[:16] == deal_hash:
+        return True
+    return deal_fingerprint(game, state, n) == deal_hash
+
+
+def _plain_ranks(rec: Mapping[str, Any]) -> list[int]:
+    from referee.games.base import ranks_from_scores
+
+    return ranks_from_scores(rec["scores"], rec["lower_is_better"])
+
+
+def _first_difference(a: Any, b: Any) -> str:
+    """The first key path where ``a`` and ``b`` differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if a.get(k) != b.get(k):
+                sub = _first_difference(a.get(k), b.get(k))
+                return f"{k}.{sub}" if sub else str(k)
+        return ""
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for j, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                sub = _first_difference(x, y)
+                return f"{j}.{sub}" if sub else str(j)
+    return ""
+
+
+def _short(action: Any) -> str:
+    text = repr(action)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,317 @@
+"""Plays one match: asks seats, checks replies, applies the fault policy.
+
+The only module that knows games and bots. A bot failure never raises here: it is a
+fault (seat, decision, kind, detail, latency) in the ``MatchRecord``, and a seeded
+random legal action is played for the seat. With ``on_fault = "forfeit"`` a seat with
+a fault in play is also ranked last in the match. Past ``max_faults`` faults a seat
+is played by fallback without being called, as is the seat of a bot the tournament
+disqualified for this match (``disqualified``, judged in fixture order by ``tournament/dq.py``).
+
+The fault policy lives in ``Seats`` (per-seat bookkeeping); ``play_match`` runs the
+decisions. Three things are not charged to bots:
+- a timeout whose deadline timer fired late because the referee itself was busy: the
+  decision is voided and asked again (same decision number), up to ``MAX_REPLAYS``
+  times; lateness noticed while reading the bot's own bytes is the bot's;
+- with ``time_bank_ms``, an answer slower than the deadline spends the seat's bank
+  instead (the bank left is sent in ``act`` as ``time_bank_ms``); a timeout is an
+  answer slower than the deadline plus the bank left;
+- a managed bot whose process died is restarted (``BotRuntime.restart_if_dead``); the match
+  whose request found it dead records the restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from referee.bots import protocol
+from referee.bots.control import BotRuntime, Pacer, ask, referee_was_late, send_placed
+from referee.bots.transport import Transport
+from referee.bots.wire import Endpoint, Exchange, Sent
+from referee.config.model import Limits
+from referee.games.base import Game, InvalidExtras
+from referee.match.rules import NOT_ASKED, deal_fingerprint, fallback_index, judge, ranks_with_forfeits
+from referee.record import BOT, ERROR, FALLBACK, MALFORMED, TIMEOUT, MatchRecord, Move
+
+LOG_CAP_DECISION = 1024  # characters of a bot's ``log`` kept per decision
+LOG_CAP_SEAT = 65536  # and per seat per match; longer is cut, never a fault
+MAX_REPLAYS = 8  # a decision voided more often than this is judged as it stands
+
+
+class Seats:
+    """The per-seat bookkeeping of one match, and the fault policy of DESIGN.md in one
+    place: what a reply costs a seat (a fault, its time bank, a restart), whether a seat
+    is still asked, and the log it may keep. ``play_match`` only runs the decisions."""
+
+    def __init__(
+        self,
+        endpoints: Sequence[Endpoint],
+        runtimes: Sequence[BotRuntime],
+        limits: Limits,
+        disqualified: Collection[int] = (),
+    ) -> None:
+        n = len(endpoints)
+        self.names = [e.name for e in endpoints]
+        self.rts = list(runtimes)
+        self.limits = limits
+        self.faults: list[dict[str, Any]] = []
+        self.fault_count = [0] * n
+        self.latency: list[list[float]] = [[] for _ in range(n)]
+        self.decisions = [0] * n
+        self.bank = [float(limits.time_bank_ms)] * n
+        self.restarts = [0] * n
+        self.disqualified: set[int] = set(disqualified)
+        self.voided = 0
+        self.log_used = [0] * n  # characters of bot logs kept per seat
+
+    def asked(self, s: int) -> bool:
+        """Whether seat ``s`` is asked for its next decision: not when its bot is
+        disqualified for this match, nor past ``max_faults`` faults in this match."""
+        if s in self.disqualified:
+            return False
+        return self.fault_count[s] <= self.limits.max_faults
+
+    def bank_left(self, s: int) -> int | None:
+        """The time bank ``s`` has left, as sent in ``act`` (None without a time bank)."""
+        return int(self.bank[s]) if self.limits.time_bank_ms else None
+
+    def limit_ms(self, s: int, acting: bool) -> float:
+        """How long seat ``s`` may take: the deadline, plus its bank for an ``act``."""
+        return self.limits.deadline_ms + (self.bank[s] if acting else 0.0)
+
+    def void(self, pacer: Pacer | None) -> None:
+        """A decision was voided because the referee was late (asked again)."""
+        self.voided += 1
+        if pacer is not None:
+            pacer.note_late()
+
+    def settled_at_once(self, s: int, ex: Exchange, acting: bool) -> bool:
+        """``settle`` for an answer without a fault (no restart to check): done here, True;
+        False when ``settle`` must be awaited."""
+        if ex.fault is not None:
+            return False
+        self.rts[s].timeouts_in_a_row = 0
+        if acting and ex.latency_ms > self.limits.deadline_ms:
+            self.bank[s] = max(0.0, self.bank[s] - (ex.latency_ms - self.limits.deadline_ms))
+        return True
+
+    async def settle(self, s: int, ex: Exchange, acting: bool) -> None:
+        """What an exchange costs seat ``s`` besides a fault: a timeout empties its bank,
+        a late answer spends it; an ``error`` restarts a dead managed bot, and timeouts in
+        a row a hung one."""
+        if self.settled_at_once(s, ex, acting):
+            return
+        if ex.fault != TIMEOUT:
+            self.rts[s].timeouts_in_a_row = 0
+        if acting and ex.fault == TIMEOUT:
+            self.bank[s] = 0.0
+            self.restarts[s] += await self.rts[s].after_timeout()  # a hung managed bot is restarted
+        elif ex.fault == ERROR:
+            self.restarts[s] += await self.rts[s].restart_if_dead()  # failed attempts included
+
+    def charge(self, s: int, decision: int | None, phase: str, kind: str, detail: str, ms: float) -> None:
+        """Record a fault of seat ``s``; faults in play count towards ``max_faults``."""
+        if decision is not None:
+            self.fault_count[s] += 1
+        self.faults.append(
+            {
+                "seat": s,
+                "bot": self.names[s],
+                "decision": decision,
+                "phase": phase,
+                "kind": kind,
+                "detail": detail[:300],
+                "latency_ms": round(ms, 1),
+            }
+        )
+
+    def answered(self, s: int, ex: Exchange) -> float:
+        """Count one decision the bot of ``s`` was asked; its response time as recorded."""
+        self.decisions[s] += 1
+        ms = round(ex.latency_ms, 2)
+        self.latency[s].append(ms)
+        return ms
+
+    def keep_log(self, s: int, log: str | None) -> str | None:
+        """The part of a bot's ``log`` kept: 1 KB a decision, 64 KB a seat."""
+        if log is None:
+            return None
+        kept = log[: min(LOG_CAP_DECISION, max(0, LOG_CAP_SEAT - self.log_used[s]))]
+        self.log_used[s] += len(kept)
+        return kept
+
+    def forfeited(self) -> list[int]:
+        """Seats ranked last for a fault in play (``on_fault = "forfeit"``)."""
+        if self.limits.on_fault != "forfeit":
+            return []
+        return [s for s in range(len(self.names)) if self.fault_count[s] > 0]
+
+
+async def play_match(
+    game: Game,
+    options: Mapping[str, Any],
+    *,
+    tournament: str,
+    match_id: str,
+    index: int,
+    seed: int,
+    seats: Sequence[Endpoint],
+    client: Transport,
+    limits: Limits,
+    runtimes: Sequence[BotRuntime] | None = None,
+    pacer: Pacer | None = None,
+    disqualified: Collection[int] = (),
+) -> MatchRecord:
+    """Play one match between the bots at ``seats`` and return its record.
+
+    ``runtimes`` (one per seat; a bot holding several seats has one runtime) carry the
+    tournament-wide state of each bot; without them every seat is a plain endpoint.
+    ``disqualified``: seats whose bot is disqualified for this match (never called,
+    played by the fallback, listed in the record).
+    """
+    started = time.perf_counter()
+    n = len(seats)
+    ctx = protocol.MatchContext(
+        tournament, match_id, game.info.id, options, [e.name for e in seats], game.info.append_only_view_keys
+    )
+    deadline, cap = limits.deadline_ms, limits.max_response_bytes
+    extra_fields = game.info.extra_reply_fields
+    book = Seats(seats, runtimes if runtimes is not None else [BotRuntime(e) for e in seats], limits, disqualified)
+    rts = book.rts
+    moves: list[Move] = []
+
+    async def replay(s: int, body: bytes, acting: bool, ex: Exchange | None) -> Exchange:
+        """Ask seat ``s`` (unless ``ex`` is its answer already), again while the referee was
+        late (up to ``MAX_REPLAYS``); then settle what the answer costs the seat."""
+        if ex is None:
+            ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
+        attempt = 0
+        while referee_was_late(ex) and attempt < MAX_REPLAYS:
+            book.void(pacer)
+            attempt += 1
+            ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
+        await book.settle(s, ex, acting)
+        return ex
+
+    async def ask_all(to: list[int], bodies: list[bytes], acting: bool) -> list[Exchange]:
+        """Ask seats ``to`` at once, answers in seat order. The pacer's places are taken
+        for all of them together; each request goes on the wire at once on an idle
+        connection (``send_placed``: no task, no coroutine), any other in a task of its own."""
+        if pacer is not None and not pacer.try_take(len(to)):
+            await pacer.take(len(to))
+        pending: list[Sent | asyncio.Task[Exchange] | None] = []
+        try:
+            for s, body in zip(to, bodies):
+                sent = send_placed(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
+                if sent is None:
+                    if pacer is not None:
+                        pacer.release(1)  # ``ask`` takes its own place
+                    pending.append(asyncio.ensure_future(replay(s, body, acting, None)))
+                else:
+                    pending.append(sent)
+            out: list[Exchange] = []
+            for i, s in enumerate(to):
+                p = pending[i]
+                if type(p) is Sent:
+                    # the common case without a coroutine: the reply is often in already
+                    ex = p.exchange_now() if p.fut.done() else await p.result()
+                    pending[i] = None
+                    if not book.settled_at_once(s, ex, acting):
+                        ex = await replay(s, bodies[i], acting, ex)
+                else:
+                    assert isinstance(p, asyncio.Task)
+                    pending[i] = None
+                    ex = await p
+                out.append(ex)
+            return out
+        finally:
+            for p in pending:  # only when cancelled or failed part-way
+                if isinstance(p, Sent):
+                    p.abandon()  # its place comes back with its future
+                elif p is not None:
+                    p.cancel()
+
+    async def notify(phase: str, bodies: list[bytes]) -> None:
+        to = [s for s in range(n) if s not in book.disqualified]
+        done = await ask_all(to, [bodies[s] for s in to], acting=False)
+        for s, ex in zip(to, done):
+            if ex.fault is not None:
+                book.charge(s, None, phase, ex.fault, ex.detail, ex.latency_ms)
+
+    await notify("start", [protocol.start(ctx, s) for s in range(n)])
+
+    state = game.setup(n, seed, options)
+    deal_hash = deal_fingerprint(game, state, n)
+    # Decisions are numbered per seat: a match-wide number would tell a seat how many
+    # decisions others were asked in between, which can reveal hidden cards.
+    asked = [0] * n
+    while not game.is_over(state):
+        asks: list[tuple[int, int, list[Any]]] = []
+        to: list[int] = []
+        bodies: list[bytes] = []
+        for s in game.to_act(state):
+            legal = game.legal(state, s)
+            if book.asked(s):
+                to.append(s)
+                bodies.append(protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal, book.bank_left(s)))
+            asks.append((s, asked[s], legal))
+            asked[s] += 1
+        replies = await ask_all(to, bodies, acting=True) if to else []
+        r = 0
+        for s, dec, legal in asks:
+            ex: Exchange | None = None
+            if r < len(to) and to[r] == s:
+                ex = replies[r]
+                r += 1
+            verdict = judge(ex, legal, extra_fields) if ex is not None else NOT_ASKED
+            action, extras, kind = verdict.action, verdict.extras, verdict.fault
+            if ex is not None and kind is not None:
+                book.charge(s, dec, "act", kind, verdict.detail, ex.latency_ms)
+            by = BOT if action is not None else FALLBACK
+            if action is None:
+                action = legal[fallback_index(seed, s, dec, len(legal))]
+            state = game.apply(state, s, action)
+            if extras:
+                try:
+                    state = game.apply_extras(state, s, extras)
+                except InvalidExtras as exc:
+                    kind = MALFORMED
+                    book.charge(s, dec, "act", MALFORMED, f"reply fields refused: {exc}", ex.latency_ms if ex else 0.0)
+            ms = book.answered(s, ex) if ex is not None else None
+            moves.append(Move(s, dec, action, by, kind, ms, extras, book.keep_log(s, verdict.log)))
+
+    result = game.result(state)
+    forfeited = book.forfeited()
+    ranks = ranks_with_forfeits(result.scores, result.ranks, result.lower_is_better, forfeited)
+    published = {
+        "scores": result.scores,
+        "ranks": ranks,
+        "lower_is_better": result.lower_is_better,
+        "forfeited": forfeited,
+        "details": result.details,
+    }
+    # each seat's view of the final position: the last hand/round is shown nowhere else
+    await notify("end", protocol.ends(ctx, published, [game.view(state, s) for s in range(n)], range(n)))
+    return MatchRecord(
+        id=match_id,
+        index=index,
+        seed=seed,
+        bots=[e.name for e in seats],
+        scores=list(result.scores),
+        ranks=ranks,
+        lower_is_better=result.lower_is_better,
+        forfeited=forfeited,
+        faults=book.faults,
+        latency_ms=book.latency,
+        decisions=book.decisions,
+        stats=[game.seat_stats(result, s) for s in range(n)],
+        details=result.details,
+        duration_s=round(time.perf_counter() - started, 4),
+        deal_hash=deal_hash,
+        restarts=book.restarts,
+        disqualified=sorted(book.disqualified),
+        voided=book.voided,
+        moves=moves,
+    )

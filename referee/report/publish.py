@@ -1,0 +1,501 @@
+"""Writes the leaderboard files of an output folder, from its journal alone.
+
+``referee run`` (at the end) and ``referee leaderboard`` (any time later) publish
+through the same functions, so both write the same bytes. Files:
+
+- ``README.md``: the settings, the standings table with intervals (tabulate), the DQ
+  lines, a head-to-head table and a seat-bias table.
+- ``standings.json``: the document described below.
+- ``standings.csv``: one row per bot, flat columns.
+- ``index.html``: the self-contained page (``page.py``).
+- ``timings.json``: response times per bot (decisions, p50, p90, p99, max ms), the
+  run's total match seconds and the decisions voided because the referee itself was
+  late: the only output that differs between two runs of the same tournament with
+  deterministic bots.
+- ``tournament.json``: written by ``referee run`` as it starts: the config's settings
+  (no tokens, urls or commands) and the scheduled match count, which is everything a
+  re-render needs besides the journal.
+
+The first four hold no response time or duration and depend only on the journal's
+records in fixture order (never on file order): floats are rounded, keys come in a
+fixed order, so the same journal gives the same bytes. Every file is written to a
+temporary name and renamed, so a reader never sees half a file.
+
+``standings.json``::
+
+    tournament, game, matches (played), scheduled, lower_score_wins, settings,
+    method          how the verdicts were computed (unit, deals, resamples, ...)
+    standings       one row per bot in leaderboard order: rank (an int, or "DQ"),
+                    name, matches, wins, win_rate, mean_rank, mean_rank_ci [lo, hi]
+                    (null in cooperative games), mean_score, mean_score_ci [lo, hi],
+                    rank_interval [lo, hi], rating {mu, sigma, ordinal}, faults
+                    {timeout, error, malformed, illegal, total}, notice_faults,
+                    forfeits, decisions, restarts, disqualified, disqualified_note,
+                    <the game's stats>, deals, score_summary {min, q1, median, q3, max}
+    head_to_head    [{bot, opponent, meetings, above, below, ties, share}], every
+                    ordered pair of distinct bots, in leaderboard order
+    seat_bias       [{seat, matches, mean_score, mean_score_ci, mean_rank,
+                    mean_rank_ci}], or null for cooperative games
+    rating_history  {games, step: [rated games so far], mu: {bot: [mu at each step]}}
+
+Exception: ``LeaderboardError`` (a ``RefereeError``): an output folder that cannot be
+rendered (no folder, journal or tournament.json; a damaged journal; an unknown game).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from referee import __version__
+from referee.errors import JournalError, RefereeError
+from referee.games import get_game
+from referee.games.base import Game
+from referee.report import text
+from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
+from referee.report.text import md, standings_columns
+from referee.stats.columns import build_columns
+from referee.stats.standings import standings_from_columns, timings_from_columns
+from referee.stats.verdicts import DEFAULT_RESAMPLES, analyse_columns
+from referee.store.journal import JOURNAL, read_journal, validate_tournament
+
+TOURNAMENT_FILE = "tournament.json"
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # the config's rule for bot names
+_NEEDED_SETTINGS = (
+    "name",
+    "game",
+    "seed",
+    "format",
+    "players",
+    "bots",
+    "options",
+    "deadline_ms",
+    "on_fault",
+    "max_faults",
+)
+FORMATS: dict[str, tuple[str, ...]] = {
+    "md": ("README.md",),
+    "html": ("index.html",),
+    "json": ("standings.json", "timings.json"),
+    "csv": ("standings.csv",),
+}
+
+
+class LeaderboardError(RefereeError):
+    """An output folder whose leaderboard cannot be rendered; the message names the file."""
+
+
+@dataclass
+class Leaderboard:
+    """Everything the output files are rendered from."""
+
+    game: Game
+    document: dict[str, Any]  # standings.json
+    timings: dict[str, Any]  # timings.json
+
+
+def tournament_document(
+    settings: Mapping[str, Any], scheduled: int, stopped: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The content of ``tournament.json``, JSON-normalised so that reading it back gives it
+    again; ``stopped``: why a ``stop = "settled"`` run ended."""
+    body: dict[str, Any] = {"settings": dict(settings), "scheduled": scheduled}
+    if stopped is not None:
+        body["stopped"] = dict(stopped)
+    doc: dict[str, Any] = json.loads(json.dumps(body))
+    return doc
+
+
+def write_tournament_file(
+    out: Path, settings: Mapping[str, Any], scheduled: int, stopped: Mapping[str, Any] | None = None
+) -> Path:
+    """Write ``tournament.json`` into ``out`` (created if needed); return its path."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / TOURNAMENT_FILE
+    _atomic_write(path, json.dumps(tournament_document(settings, scheduled, stopped), indent=2) + "\n")
+    return path
+
+
+def load_output_dir(out: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """The checked tournament document of the output folder ``out`` and its journal's lines
+    (a generator: the journal is read once, line by line, when the lines are consumed)."""
+    if not out.is_dir():
+        raise LeaderboardError(f"{out}: no such output folder")
+    tfile, journal = out / TOURNAMENT_FILE, out / JOURNAL
+    if not tfile.is_file():
+        raise LeaderboardError(f"{tfile}: not found (referee run writes it when a run starts)")
+    if not journal.is_file():
+        raise LeaderboardError(f"{journal}: not found (no match of this tournament has been played)")
+    try:
+        tournament = json.loads(tfile.read_text(encoding="utf-8"), parse_constant=_no_constant, parse_float=_finite)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise LeaderboardError(f"{tfile}: not JSON ({exc})") from exc
+    try:
+        validate_tournament(tournament, str(tfile))
+    except JournalError as exc:
+        raise LeaderboardError(str(exc)) from exc
+    check_tournament(tournament, tfile)
+    return tournament, iter_journal(journal)
+
+
+def check_tournament(tournament: Any, where: Path | str = TOURNAMENT_FILE) -> None:
+    """Refuse a tournament document a re-render cannot trust (types, names); the message names the field."""
+    settings = tournament.get("settings") if isinstance(tournament, dict) else None
+    if (
+        not isinstance(settings, dict)
+        or "scheduled" not in tournament
+        or any(k not in settings for k in _NEEDED_SETTINGS)
+    ):
+        raise LeaderboardError(
+            f"{where}: not a tournament file written by referee run "
+            f"(it needs scheduled and settings with {', '.join(_NEEDED_SETTINGS)})"
+        )
+    bots = settings["bots"]
+    if not isinstance(bots, list) or not bots or len(set(map(str, bots))) != len(bots):
+        raise LeaderboardError(f"{where}: settings.bots must be a list of distinct bot names")
+    for name in bots:
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise LeaderboardError(
+                f"{where}: settings.bots: {name!r} is not a bot name (letters, digits, _ . -; at most 64)"
+            )
+    for key in ("name", "game", "format", "on_fault"):
+        if not isinstance(settings[key], str) or len(settings[key]) > 200:
+            raise LeaderboardError(f"{where}: settings.{key} must be a text of at most 200 characters")
+    for key in ("seed", "players", "deadline_ms", "max_faults"):
+        if isinstance(settings[key], bool) or not isinstance(settings[key], int):
+            raise LeaderboardError(f"{where}: settings.{key} must be an integer")
+    if not isinstance(settings["options"], dict):
+        raise LeaderboardError(f"{where}: settings.options must be a table")
+    scheduled = tournament["scheduled"]
+    if isinstance(scheduled, bool) or not isinstance(scheduled, int) or scheduled < 0:
+        raise LeaderboardError(f"{where}: scheduled must be a non-negative integer")
+
+
+def iter_journal(path: Path) -> Iterator[dict[str, Any]]:
+    """The validated lines of the journal at ``path``, one at a time (flat memory), read by
+    ``journal.read_journal`` as ``referee run --resume`` reads them (a torn last line is
+    left out); a damaged line is a LeaderboardError naming the line and field."""
+    try:
+        yield from read_journal(path)
+    except JournalError as exc:
+        raise LeaderboardError(str(exc)) from exc
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The journal lines of ``path`` as a list (small journals, tests)."""
+    return list(iter_journal(path))
+
+
+def build_leaderboard(
+    tournament: Mapping[str, Any], records: Iterable[Mapping[str, Any]], resamples: int = DEFAULT_RESAMPLES
+) -> Leaderboard:
+    """Standings, verdicts and timings of the journal lines ``records`` (any order), read once."""
+    check_tournament(tournament)
+    settings = tournament["settings"]
+    try:
+        game = get_game(settings["game"])
+    except KeyError as exc:
+        raise LeaderboardError(f"unknown game {settings['game']!r} in {TOURNAMENT_FILE}") from exc
+    names = list(settings["bots"])
+    if settings.get("grow"):  # a tournament that grows: the lines of a bot removed from the file are left out
+        known = set(names)
+        records = (d for d in records if known.issuperset(d.get("bots", ())))
+    try:
+        cols = build_columns(records, names, [s.key for s in game.info.stats], JOURNAL)
+    except JournalError as exc:
+        raise LeaderboardError(str(exc)) from exc
+    rows = standings_from_columns(game, cols)
+    order = [r["name"] for r in rows]
+    verdicts = analyse_columns(game, cols, order, settings["seed"], resamples)
+    rank = {name: i for i, name in enumerate(order)}
+    doc = {
+        "tournament": settings["name"],
+        "game": settings["game"],
+        "matches": cols.matches,
+        "scheduled": tournament["scheduled"],
+        "lower_score_wins": cols.lower,
+        "settings": dict(settings),
+        "method": verdicts.method,
+        "standings": [_row(r, verdicts.bots[r["name"]]) for r in rows],
+        "differences": verdicts.differences,
+        "above": verdicts.above,
+        "head_to_head": sorted(verdicts.head_to_head, key=lambda p: (rank[p["bot"]], rank[p["opponent"]])),
+        "seat_bias": verdicts.seat_bias,
+        "rating_history": {
+            **verdicts.rating_history,
+            "mu": {name: verdicts.rating_history["mu"][name] for name in order},
+        },
+    }
+    if settings.get("challengers"):  # a gauntlet: the challengers are ranked, the field shown for reference
+        for row in doc["standings"]:
+            row["role"] = "challenger" if row["name"] in settings["challengers"] else "field"
+    if "stopped" in tournament:  # stop = "settled": why the run ended before (or at) its budget
+        doc["stopped"] = tournament["stopped"]
+    return Leaderboard(game, doc, {"tournament": settings["name"], **timings_from_columns(cols)})
+
+
+def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tuple(FORMATS)) -> list[Path]:
+    """Write the files of ``formats`` (keys of FORMATS) into ``out``; return their paths."""
+    render = {
+        "README.md": lambda: render_markdown(board),
+        "index.html": lambda: render_page(board.game, board.document),
+        "standings.json": lambda: _json(board.document),
+        "timings.json": lambda: _json(board.timings),
+        "standings.csv": lambda: render_csv(board),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt_name in formats:
+        for filename in FORMATS[fmt_name]:
+            paths.append(out / filename)
+            _atomic_write(paths[-1], render[filename]())
+    return paths
+
+
+def render_markdown(board: Leaderboard) -> str:
+    """The content of ``README.md`` (every text from a file escaped)."""
+    game, doc = board.game, board.document
+    rows = doc["standings"]
+    dq = [f"- **DQ** {md(r['name'])}: {md(r['disqualified_note'])}" for r in rows if r["disqualified"]]
+    lines = [f"# {md(doc['tournament'])}: leaderboard", ""]
+    lines += [f"- {label}: {md(text)}" for label, text in settings_lines(game, doc)]
+    warn = few_deals_text(doc)
+    lines += [""] + ([f"> **Warning.** {md(warn)}", ""] if warn else [])
+    lines += [render_table(game, doc), ""]
+    lines += dq + ([""] if dq else [])
+    lines += [md(ranking_text(game, doc)), ""]
+    lines += ["## Differences between neighbours", "", _DIFF_NOTE, "", _diff_table(game, doc), ""]
+    cap = (
+        f" The first {text.H2H_CAP} bots of the standings; every pair is in `standings.json`."
+        if len(rows) > text.H2H_CAP
+        else ""
+    )
+    lines += ["## Head-to-head", "", text.H2H_NOTE + cap, "", _h2h_table(doc), "", "## Seat bias", ""]
+    if doc["seat_bias"] is None:
+        lines.append(text.NO_SEAT_BIAS)
+    else:
+        lines += [_seat_table(doc), "", text.SEAT_NOTE]
+    lines += [
+        "",
+        f"Made by referee {__version__}; the per-match record is in `matches.jsonl`, response times "
+        "in `timings.json`, the page in `index.html`, the P(A ranks above B) matrix in `standings.json`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+_DIFF_NOTE = (
+    "Overlapping intervals of two bots in the standings are not a test. This is: each bot against the next "
+    "one, the 95% interval of the difference (paired by deal, so duplicate deals tighten it); *separated* "
+    "when it excludes 0. P(above): share of bootstrap resamples in which the bot ranks above the next."
+)
+
+
+def table_rows(game: Game, doc: Mapping[str, Any], stats: bool = True) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows of the standings table (with the game's stat columns when ``stats``)."""
+    rows = doc["standings"]
+    columns = standings_columns(game, rows, stats)
+    # only the bot's name comes from a file; every other cell is a number formatted here
+    return [c.header for c in columns], [
+        [md(c.text(r)) if c.key == "bot" else c.text(r) for c in columns] for r in rows
+    ]
+
+
+def render_table(game: Game, doc: Mapping[str, Any], tablefmt: str = "github") -> str:
+    """The standings as text in a tabulate format ("github" for Markdown)."""
+    headers, body = table_rows(game, doc)
+    return _tab(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def render_console(board: Leaderboard) -> str:
+    """The standings for the terminal at the end of a run, with p50/p99 response times."""
+    rows = board.document["standings"]
+    columns = standings_columns(board.game, rows, stats=False)
+    body = [[c.text(r) for c in columns] for r in rows]
+    timing = board.timings["bots"]
+    for line, r in zip(body, rows):
+        line += [text.fmt(timing[r["name"]]["p50_ms"], 1), text.fmt(timing[r["name"]]["p99_ms"], 1)]
+    headers = [c.header for c in columns] + ["p50 ms", "p99 ms"]
+    return _tab(body, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+def render_csv(board: Leaderboard) -> str:
+    """The content of ``standings.csv``: one row per bot, flat columns."""
+    stats = [s.key for s in board.game.info.stats]
+    header = [
+        "rank",
+        "name",
+        "matches",
+        "wins",
+        "win_rate",
+        "mean_rank",
+        "mean_rank_lo",
+        "mean_rank_hi",
+        "mean_score",
+        "mean_score_lo",
+        "mean_score_hi",
+        "rank_lo",
+        "rank_hi",
+        "rank_set_lo",
+        "rank_set_hi",
+        "mu",
+        "sigma",
+        "ordinal",
+        *stats,
+        "faults_timeout",
+        "faults_error",
+        "faults_malformed",
+        "faults_illegal",
+        "faults_total",
+        "notice_faults",
+        "forfeits",
+        "decisions",
+        "restarts",
+        "disqualified",
+        "disqualified_note",
+    ]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    for r in board.document["standings"]:
+        f, rating = r["faults"], r["rating"]
+        writer.writerow(
+            [
+                _cell(v)
+                for v in (
+                    r["rank"],
+                    r["name"],
+                    r["matches"],
+                    r["wins"],
+                    r["win_rate"],
+                    r["mean_rank"],
+                    *_pair(r["mean_rank_ci"]),
+                    r["mean_score"],
+                    *_pair(r["mean_score_ci"]),
+                    *_pair(r["rank_interval"]),
+                    *_pair(r["rank_set"]),
+                    rating["mu"],
+                    rating["sigma"],
+                    rating["ordinal"],
+                    *(r[k] for k in stats),
+                    f["timeout"],
+                    f["error"],
+                    f["malformed"],
+                    f["illegal"],
+                    f["total"],
+                    r["notice_faults"],
+                    r["forfeits"],
+                    r["decisions"],
+                    r["restarts"],
+                    r["disqualified"],
+                    r["disqualified_note"],
+                )
+            ]
+        )
+    return buf.getvalue()
+
+
+def _row(base: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[str, Any]:
+    """A standings row with the verdicts in place, keys in a fixed order."""
+    row = {k: base[k] for k in ("rank", "name", "matches", "wins", "win_rate", "mean_rank")}
+    row["mean_rank_ci"] = verdict["mean_rank_ci"]
+    row["mean_score"] = base["mean_score"]
+    row["mean_score_ci"] = verdict["mean_score_ci"]
+    row["rank_interval"] = verdict["rank_interval"]
+    row["rank_set"] = verdict["rank_set"]
+    row["rating"] = verdict["rating"]
+    row.update({k: v for k, v in base.items() if k not in row})
+    row["deals"] = verdict["deals"]
+    row["score_summary"] = verdict["score_summary"]
+    return row
+
+
+def _h2h_table(doc: Mapping[str, Any]) -> str:
+    names = [r["name"] for r in doc["standings"]][: text.H2H_CAP]
+    pairs = {(p["bot"], p["opponent"]): p for p in doc["head_to_head"]}
+    body = [[md(a)] + ["" if a == b else _h2h_cell(pairs[(a, b)]) for b in names] for a in names]
+    return _tab(body, headers=["vs"] + [md(n) for n in names], tablefmt="github", disable_numparse=True)
+
+
+def _h2h_cell(pair: Mapping[str, Any]) -> str:
+    share, counts = text.fmt_pair(pair)
+    return f"{share} ({counts})" if counts else share
+
+
+def _diff_table(game: Game, doc: Mapping[str, Any]) -> str:
+    diffs = doc.get("differences") or []
+    if not diffs:
+        return text.NO_DIFFERENCES
+    headers, body = text.difference_rows(game, diffs, text.fmt_ci, md)
+    return _tab(body, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def _seat_table(doc: Mapping[str, Any]) -> str:
+    body = [
+        [
+            str(s["seat"]) + (" !" if s.get("biased") else ""),
+            str(s["matches"]),
+            text.fmt_ci(s["mean_score"], s["mean_score_ci"]),
+            text.fmt_ci(s["mean_rank"], s["mean_rank_ci"]),
+        ]
+        for s in doc["seat_bias"]
+    ]
+    return _tab(
+        body,
+        headers=["Seat", "Matches", "Mean score [95% CI]", "Mean rank [95% CI]"],
+        tablefmt="github",
+        disable_numparse=True,
+    )
+
+
+def _pair(interval: Sequence[Any] | None) -> tuple[Any, Any]:
+    return (interval[0], interval[1]) if interval else (None, None)
+
+
+def _cell(value: Any) -> str:
+    """A CSV cell; text that a spreadsheet would run as a formula (=, +, -, @, tab, CR) is
+    prefixed with a quote, numbers stay numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return str(value)
+
+
+def _json(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number in standard JSON")
+
+
+def _finite(text: str) -> float:
+    """A JSON number as a float; one beyond the float range (1e999) is refused, not infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of the range of a number")
+    return value
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _tab(*args: Any, **kwargs: Any) -> str:
+    """tabulate, typed."""
+    return str(tabulate(*args, **kwargs))

@@ -1,0 +1,1 @@
+"""Runs a tournament: lineup, executors (local, Dask), sink, live publishing, stopping, the run report. Imports report and below."""

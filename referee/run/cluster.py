@@ -1,0 +1,562 @@
+"""Matches fan out over Dask distributed: the head keeps the journal, workers play.
+
+Used when ``workers`` > 1 (a ``LocalCluster`` of that many worker processes) or a
+cluster address is given (an existing scheduler); with ``workers = 1`` nothing here is
+imported and Dask is never started.
+
+The head (the ``referee run`` process) keeps what must be single: the schedule, the
+journal (only the head writes it, through the runner's sink), resume, progress,
+disqualification and the publish. ``DaskExecutor.play`` takes fixtures and yields
+each finished match's record as the match ends; the head plays nothing itself.
+
+Work goes out in batches of ``BATCH`` fixture indices, a few batches per worker thread
+submitted at once and refilled as they end, so the head never holds every match. Each
+worker keeps at most ``concurrency`` matches in flight across its batches.
+
+Records come back as Dask events on one topic per run (``Worker.log_event``, pushed
+to the head by ``Client.subscribe_topic``), as each match ends: a worker ships the
+records finished within ``SEND_EVERY_S`` of the first as one event, pickled (the head
+needs the whole record: its transcript, the journal line, the tallies). An event rides
+the worker's batched stream to the scheduler and the scheduler's batched stream to the
+head: no round trip per record for the worker and nothing the head has to poll (a
+distributed ``Queue`` cost a scheduler RPC per put and one per poll of the head,
+fifty a second even with no match at all). The scheduler keeps the last
+``distributed.admin.low-level-log-length`` events of a topic (1000), so its memory is
+bounded whatever the run's length, and the topic is the head client's id, which the
+scheduler forgets once the head has gone (``distributed.scheduler.events-cleanup-delay``). Why not one future per match with
+``as_completed``: a task costs the scheduler several times what an event does and the
+task's whole lifecycle (submit, assign, result, release) is per match, where a batch
+pays it once for ``BATCH``; a batch also lets a worker keep its matches in flight
+without asking the head for each. A batch ships its last records before it returns,
+and both go over the same ordered streams, so when the head sees a batch finished its
+records are in; the head still checks each finished batch is complete.
+
+Bots on every worker: a ``WorkerPlugin`` starts the tournament's ``BotPool`` on every
+worker (also on one that joins later), exactly as a single process does: managed bots
+get their own copies on each worker's machine, under the same guard (and sandbox), logs
+in ``<output>/logs/<worker>/<bot>.log``; URL bots are greeted from every worker. A bot's
+``max_concurrent`` holds across the cluster: such a bot gets one ``distributed.Semaphore``
+of that many leases (kept by the scheduler), taken around every request to it from any
+worker; exact for any number of workers, at a scheduler round trip per request to that
+bot only (a bot that thinks one position at a time is slow anyway).
+
+Faults of the engine are never the bots': a worker that dies loses its matches in
+flight and Dask runs its batches again on another worker. Records that a batch had
+already sent arrive again; the head keeps the first of each fixture (a bit per fixture)
+and drops the rest, so the journal never holds a match twice, and nothing from a lost
+match reaches the journal or a tally.
+
+Disqualification is judged at the head in fixture order by ``dq.DqJudge``, the same
+rule as a single process (see ``dq.py``), so it is the same for any number of workers: a
+batch is sent only once the prefix its last fixture is judged on is in the journal, and
+each fixture's disqualified seats travel with the batch. Workers never disqualify on
+their own tally (it depends on which matches ran where).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import pickle
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dask
+from distributed import Client, LocalCluster, Reschedule, Semaphore
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from referee.bots import wire
+from referee.bots.control import BotRuntime, Pacer
+from referee.bots.transport import LeanPool
+from referee.config.model import TournamentConfig
+from referee.errors import RefereeError
+from referee.games import get_game
+from referee.record import MatchRecord
+from referee.run.dq import DqJudge
+from referee.run.runner import BotPool, BotStatus, play_fixture, play_gc
+from referee.schedule.formats import Fixture, schedule
+from referee.store import transcripts
+
+BATCH = 8  # fixtures per batch (a constant, so a batch's place never depends on what was played before);
+# 8, not 16: the run's last batches leave one worker idle for less (2 workers went from
+# 0.85 to ~1.0 of two separate processes in bench_workers; the head's cost per match is unchanged)
+THREADS_PER_WORKER = 2  # batches a local worker plays at once (its matches still share `concurrency`)
+SEND_EVERY_S = 0.01  # a finished record leaves its worker within this long (records ending together go as one event)
+WAKE_S = 1.0  # the head looks at the cluster's size at least this often, records or not
+# A LocalCluster's servers without the statistical profiler (it samples every 10 ms),
+# with a slower event-loop tick (20 ms) and slower memory and system monitors (100 and
+# 500 ms): they serve a dashboard nobody looks at, and cost an idle worker 3 % of a core
+# (0.4 % without). Measured by bench_workers' idle figure.
+LOCAL_DASK_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+}
+IDLE_STOP_S = 300.0  # a worker whose head vanished stops the run's bots after this long without a batch
+_LOG = logging.getLogger(__name__)
+
+
+class ClusterError(RefereeError):
+    """The Dask cluster could not be started or reached, or lost a batch for good."""
+
+
+# ------------------------------------------------------------------ the worker side
+
+_STATES: dict[str, _WorkerState] = {}  # run token -> that run's state in this worker process
+
+
+@dataclass
+class _ClusterRuntime(BotRuntime):
+    """A bot as one batch sees it: its ``max_concurrent`` as a cluster-wide lease
+    instead of a per-process semaphore."""
+
+    lease: Any = None
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """One of the bot's leases across the whole cluster (none when unlimited)."""
+        if self.lease is None:
+            yield
+            return
+        async with self.lease:
+            yield
+
+
+@dataclass
+class _WorkerState:
+    """One run in one worker process: its bots, its pacer, its outbox of records."""
+
+    token: str
+    config: TournamentConfig
+    log_dir: Path
+    pool: BotPool | None = None
+    statuses: list[BotStatus] = field(default_factory=list)
+    pacer: Pacer | None = None
+    fixtures: Sequence[Fixture] = field(default_factory=list)
+    worker: Any = None  # the Dask worker this state lives in (its batched stream carries the records)
+    topic: str = ""  # the event topic the head listens to: its client's id
+    slots: asyncio.Semaphore | None = None
+    lean: LeanPool | None = None  # this worker's keep-alive connections, reused across its matches
+    connected: bool = False
+    leases: dict[str, Any] = field(default_factory=dict)
+    outbox: list[MatchRecord] = field(default_factory=list)
+    shipping: asyncio.TimerHandle | None = None
+    active: int = 0
+    last_used: float = field(default_factory=time.monotonic)
+    watchdog: asyncio.Task[None] | None = None
+    decisions: int = 0
+    cpu0: float = 0.0  # CPU seconds of this process when its bots were up
+    gc: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)  # the play thresholds while the run lasts
+
+    @property
+    def ready(self) -> bool:
+        """True when every bot answered hello on this worker."""
+        return bool(self.statuses) and all(s.ok for s in self.statuses)
+
+    async def start(self) -> None:
+        """Start and greet the bots; start the pacer."""
+        self.fixtures = schedule(self.config)
+        self.slots = asyncio.Semaphore(self.config.concurrency)
+        self.lean = LeanPool(max_idle=self.config.concurrency * self.config.players)
+        self.pool = BotPool(self.config, self.log_dir)
+        try:
+            self.statuses = await self.pool.start()
+        except RefereeError as exc:
+            self.statuses = [BotStatus("*", "", False, False, str(exc), 0.0)]
+        lim = self.config.limits
+        self.pacer = Pacer.for_tournament(lim.deadline_ms, self.config.concurrency, self.config.players)
+        await self.pacer.__aenter__()
+        self.watchdog = asyncio.create_task(self._idle_stop())
+        self.gc.enter_context(play_gc())
+        self.cpu0 = time.process_time()
+
+    async def stop(self) -> None:
+        """Stop the pacer and every bot this worker started."""
+        _STATES.pop(self.token, None)
+        self.gc.close()
+        if self.watchdog is not None and self.watchdog is not asyncio.current_task():
+            self.watchdog.cancel()
+        if self.pacer is not None:
+            await self.pacer.__aexit__(None, None, None)
+        if self.lean is not None:
+            self.lean.close()
+        if self.pool is not None:
+            await asyncio.to_thread(self.pool.stop)
+
+    async def _idle_stop(self) -> None:
+        """Stop the bots when no batch came for ``IDLE_STOP_S`` (a head that died
+        without saying goodbye to an external cluster)."""
+        while True:
+            await asyncio.sleep(min(IDLE_STOP_S / 4, 30.0))
+            if self.active == 0 and time.monotonic() - self.last_used > IDLE_STOP_S:
+                await self.stop()
+                return
+
+    async def connect(self) -> None:
+        """The run's bot leases, through this worker's client (only bots with a ``max_concurrent``)."""
+        if self.connected:
+            return
+        lim = self.config.limits
+        for b in self.config.bots:
+            limit = b.max_concurrent or lim.max_concurrent
+            if limit > 0:  # the worker's own client, made on first use
+                self.leases[b.name] = await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
+        self.connected = True
+
+    def runtimes(self) -> list[BotRuntime]:
+        """The bots as one batch sees them."""
+        assert self.pool is not None
+        return [
+            _ClusterRuntime(
+                rt.endpoint,
+                # the limit routes every request to this bot through ``slot``: the lease
+                max_concurrent=rt.max_concurrent if rt.name in self.leases else 0,
+                managed=rt.managed,
+                revive_args=rt.revive_args,
+                lease=self.leases.get(rt.name),
+            )
+            for rt in self.pool.runtimes
+        ]
+
+    def send(self, rec: MatchRecord) -> None:
+        """Ship a finished match's record to the head within ``SEND_EVERY_S``, with
+        those that end meanwhile: its transcript line encoded here, its moves left here
+        (unpickling 240 Moves cost the head ~1 ms a match, more than the rest of its work)."""
+        rec.transcript = transcripts.line_of(rec) if self.config.transcripts == "all" else b""
+        rec.moves = []
+        self.outbox.append(rec)
+        if self.shipping is None:
+            self.shipping = asyncio.get_running_loop().call_later(SEND_EVERY_S, self.flush)
+
+    def flush(self) -> None:
+        """Ship every record of this worker now (onto the worker's ordered stream to the
+        scheduler, ahead of anything it sends after)."""
+        if self.shipping is not None:
+            self.shipping.cancel()
+            self.shipping = None
+        if self.outbox:
+            recs, self.outbox = self.outbox, []
+            self.worker.log_event(self.topic, pickle.dumps(recs, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+class _Plugin(WorkerPlugin):  # type: ignore[misc]
+    """Sets a run up on every worker, also on one that joins later, and tears it down."""
+
+    name: str
+
+    def __init__(self, token: str, config: TournamentConfig, log_root: str, topic: str) -> None:
+        self.token = token
+        self.topic = topic
+        self.config = config
+        self.log_root = log_root
+        self.name = f"referee-{token}"
+
+    async def setup(self, worker: Any) -> None:
+        """Start the run's bots on this worker."""
+        log_dir = Path(self.log_root) / _worker_dir(worker.name)
+        state = _WorkerState(self.token, self.config, log_dir, worker=worker, topic=self.topic)
+        _STATES[self.token] = state
+        await state.start()
+
+    async def teardown(self, worker: Any) -> None:
+        """Stop the run's bots on this worker."""
+        state = _STATES.get(self.token)
+        if state is not None:
+            await state.stop()
+
+    def transition(self, *args: Any, **kwargs: Any) -> None:
+        """Unused (the WorkerPlugin interface)."""
+
+
+async def _play_batch(token: str, indices: list[int], disqualified: list[list[int]]) -> list[int]:
+    """Play the fixtures ``indices`` (each with its disqualified seats) on this worker;
+    every record is shipped on return."""
+    state = _STATES.get(token)
+    if state is None or not state.ready:
+        raise Reschedule()  # this worker's bots are not up: let another worker play it
+    state.active += 1
+    try:
+        await state.connect()
+        cfg = state.config
+        game = get_game(cfg.game)
+        rts = state.runtimes()
+        assert state.slots is not None
+
+        async def one(i: int, dq: list[int]) -> None:
+            assert state.slots is not None
+            async with state.slots, wire.new_client(cfg.players + 2, state.lean) as client:
+                rec = await play_fixture(cfg, game, rts, state.pacer, state.fixtures[i], dq, client)
+            state.decisions += sum(rec.decisions)
+            state.send(rec)
+
+        async with asyncio.TaskGroup() as tg:
+            for i, dq in zip(indices, disqualified):
+                tg.create_task(one(i, dq))
+        state.flush()
+    finally:
+        state.active -= 1
+        state.last_used = time.monotonic()
+    return indices
+
+
+def _worker_statuses(token: str) -> list[tuple[str, bool, str, float]]:
+    """How the run's bots answered hello on this worker (name, ok, detail, ms)."""
+    state = _STATES.get(token)
+    if state is None:
+        return [("*", False, "the run was not set up on this worker", 0.0)]
+    return [(s.name, s.ok, s.detail, s.ms) for s in state.statuses]
+
+
+def _worker_report(token: str) -> dict[str, Any]:
+    """This worker's pacer figures, CPU seconds since its bots were up, decisions played."""
+    state = _STATES.get(token)
+    lag = state.pacer.report() if state is not None and state.pacer is not None else {"samples": 0}
+    cpu = time.process_time() - (state.cpu0 if state else 0.0)
+    return {"lag": lag, "cpu_s": cpu, "decisions": state.decisions if state else 0}
+
+
+def _worker_dir(name: Any) -> str:
+    """A folder name for a worker's bot logs: worker-0, worker-127.0.0.1-40123."""
+    return "worker-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-")
+
+
+def _lease_name(token: str, bot: str) -> str:
+    return f"referee-{token}-bot-{bot}"
+
+
+# ------------------------------------------------------------------ the head
+
+
+class DaskExecutor:
+    """Plays fixtures on Dask workers and yields each record as its match ends."""
+
+    def __init__(self, config: TournamentConfig, judge: DqJudge | None = None) -> None:
+        self.config = config
+        self.token = uuid.uuid4().hex[:12]
+        self.total = len(schedule(config))
+        self.judge = judge if judge is not None else DqJudge(config, self.total)
+        if self.judge.lag < BATCH - 1:  # a batch must be judged on fixtures before it
+            raise ClusterError(f"disqualification lag {self.judge.lag} is shorter than a batch ({BATCH})")
+        self.cluster: LocalCluster | None = None
+        self.client: Client | None = None
+        self.statuses: list[BotStatus] = []
+        self.duplicates = 0  # records of a fixture already received (a batch played again)
+        self.resubmitted = 0  # batches played again because a record was missing
+        self.started_cpu = 0.0
+        self.topic = ""  # where workers ship records: the head client's id, so the scheduler drops the
+        # events it keeps of it (the last 1000) when the head leaves, after events-cleanup-delay
+        self.record_cpu_s = 0.0  # head CPU spent on records: unpickle, judge, journal line
+
+    async def __aenter__(self) -> DaskExecutor:
+        try:
+            await self._connect()
+            try:
+                await self._setup_workers()
+            except (OSError, TimeoutError) as exc:
+                raise ClusterError(f"the Dask cluster failed while starting the bots on its workers: {exc}") from exc
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.client.unregister_worker_plugin(f"referee-{self.token}"), 30)
+            if self.topic:  # else the scheduler pushes its 'remove-client' event to the closed client (a CRITICAL log)
+                with contextlib.suppress(Exception):
+                    self.client.unsubscribe_topic(self.topic)
+            with contextlib.suppress(Exception):
+                await self.client.close()
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                await self.cluster.close()
+
+    async def _connect(self) -> None:
+        cfg = self.config
+        if cfg.cluster:
+            try:
+                self.client = await Client(cfg.cluster, asynchronous=True, timeout=10)
+            except (OSError, TimeoutError) as exc:
+                raise ClusterError(f"cannot reach the Dask scheduler at {cfg.cluster}: {exc}") from exc
+            try:
+                await self.client.wait_for_workers(1, timeout=max(10.0, cfg.limits.startup_ms / 1000))
+            except TimeoutError as exc:
+                raise ClusterError(f"no worker has joined the scheduler at {cfg.cluster}") from exc
+        else:
+            with dask.config.set(LOCAL_DASK_CONFIG):  # read as the servers start; the nannies pass it on
+                self.cluster = await LocalCluster(
+                    n_workers=cfg.workers,
+                    threads_per_worker=THREADS_PER_WORKER,
+                    processes=True,
+                    asynchronous=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+                self.client = await Client(self.cluster, asynchronous=True)
+
+    async def _setup_workers(self) -> None:
+        """Start every worker's bots; ``statuses`` is each bot's worst answer."""
+        assert self.client is not None
+        self.topic = str(self.client.id)
+        cfg = self.config
+        lim = cfg.limits
+        for b in cfg.bots:  # the scheduler keeps the leases; make each with its limit before any worker asks
+            limit = b.max_concurrent or lim.max_concurrent
+            if limit > 0:
+                await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
+        plugin = _Plugin(self.token, cfg, str((cfg.output / "logs").resolve()), self.topic)
+        await self.client.register_plugin(plugin, name=plugin.name)
+        answers: dict[str, list[tuple[str, bool, str, float]]] = await self.client.run(_worker_statuses, self.token)
+        by_bot: dict[str, BotStatus] = {}
+        for worker, statuses in sorted(answers.items()):
+            for name, ok, detail, ms in statuses:
+                cur = by_bot.get(name)
+                if cur is None or (cur.ok and not ok) or (cur.ok == ok and ms > cur.ms):
+                    where = f" (on worker {worker})" if not ok else ""
+                    url = next((b.url or "" for b in cfg.bots if b.name == name), "")
+                    managed = next((b.managed for b in cfg.bots if b.name == name), False)
+                    by_bot[name] = BotStatus(name, url or "started on every worker", managed, ok, detail + where, ms)
+        self.started_cpu = time.process_time()
+        self.statuses = [by_bot[b.name] for b in cfg.bots if b.name in by_bot] + [
+            s for n, s in by_bot.items() if n not in {b.name for b in cfg.bots}
+        ]
+
+    async def play(self, fixtures: Iterable[Fixture]) -> AsyncIterator[tuple[Fixture, MatchRecord]]:
+        """Play ``fixtures`` on the workers; yield each (fixture, record) as its match ends,
+        each fixture exactly once."""
+        assert self.client is not None
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+        inbox: list[bytes] = []  # record events pushed by the scheduler, not yet read
+
+        def arrived(event: tuple[float, Any]) -> None:
+            if isinstance(event[1], bytes):  # the scheduler's own events on the client's topic are dicts
+                inbox.append(event[1])
+                wake.set()
+
+        def ended(_fut: Any) -> None:  # called in Dask's callback thread
+            loop.call_soon_threadsafe(wake.set)
+
+        topic = self.topic
+        self.client.subscribe_topic(topic, arrived)  # before any batch goes out, on the same ordered stream
+        seen = bytearray(self.total)
+        batches = _batches(fixtures)
+        waiting: list[list[Fixture]] = []  # batches held back until the prefix they need is in
+        outstanding: dict[Any, list[Fixture]] = {}
+        inflight: dict[int, Fixture] = {}  # the fixtures of the outstanding batches
+        more = True
+
+        def submit(batch: list[Fixture]) -> None:
+            assert self.client is not None
+            fut = self.client.submit(
+                _play_batch,
+                self.token,
+                [f.index for f in batch],
+                [self.judge.seats(f.index, f.seats) for f in batch],
+                key=f"referee-batch-{self.token}-{batch[0].index}-{uuid.uuid4().hex[:6]}",
+                pure=False,
+            )
+            fut.add_done_callback(ended)
+            outstanding[fut] = batch
+            inflight.update((f.index, f) for f in batch)
+
+        window, looked = 4, 0.0
+        try:
+            while True:
+                if time.monotonic() - looked > WAKE_S:  # workers come and go: two batches per worker thread
+                    window, looked = max(4, 2 * sum((await self.client.nthreads()).values())), time.monotonic()
+                while len(outstanding) < window:
+                    if not waiting and more:
+                        nxt = next(batches, None)
+                        if nxt is None:
+                            more = False
+                        else:
+                            waiting.append(nxt)
+                    if not waiting or not self.judge.ready(waiting[0][-1].index):
+                        break
+                    submit(waiting.pop(0))
+                if not outstanding and not waiting and not more:
+                    return
+                wake.clear()  # before looking: whatever arrives from now on wakes the wait below
+                finished = [fut for fut in outstanding if fut.done()]  # their records are in the inbox already
+                msgs, inbox[:] = inbox[:], []
+                if not msgs and not finished:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), WAKE_S)
+                    continue
+                cpu = time.process_time()  # the head's cost per record: unpickling, judging, the sink
+                for rec in _records(msgs):
+                    if seen[rec.index]:
+                        self.duplicates += 1
+                        continue
+                    seen[rec.index] = 1
+                    self.judge.add(rec)
+                    f = inflight.get(rec.index)
+                    if f is None:
+                        raise ClusterError(f"a worker sent fixture {rec.index}, which was never sent out")
+                    yield f, rec
+                self.record_cpu_s += time.process_time() - cpu
+                for fut in finished:
+                    batch = outstanding.pop(fut)
+                    for f in batch:
+                        inflight.pop(f.index, None)
+                    if fut.status == "error":
+                        exc = await fut.exception()
+                        raise ClusterError(
+                            f"a batch of matches ({batch[0].id}...) failed on the cluster: {type(exc).__name__}: {exc}"
+                        )
+                    missing = [f for f in batch if not seen[f.index]]
+                    if missing:  # cannot happen while every record precedes its batch's end; stay safe
+                        self.resubmitted += 1
+                        submit(missing)
+        finally:
+            with contextlib.suppress(Exception):
+                self.client.unsubscribe_topic(topic)
+
+    async def report(self) -> dict[str, Any]:
+        """The workers' lag figures (the worst), CPU seconds of head and workers, decisions."""
+        assert self.client is not None
+        reports: dict[str, dict[str, Any]] = await self.client.run(_worker_report, self.token)
+        lags = [r["lag"] for r in reports.values() if r["lag"].get("samples")]
+        out: dict[str, Any] = {"samples": 0}
+        if lags:
+            worst = max(lags, key=lambda r: r["p99_ms"])
+            out = dict(worst)
+            out["samples"] = sum(r["samples"] for r in lags)
+            out["lowest_limit"] = min(r["lowest_limit"] for r in lags)
+            out["final_limit"] = sum(r["final_limit"] for r in lags)
+        out["workers"] = len(reports)
+        out["worker_cpu_s"] = sum(r["cpu_s"] for r in reports.values())
+        out["worker_decisions"] = sum(r["decisions"] for r in reports.values())
+        out["head_cpu_s"] = time.process_time() - self.started_cpu
+        out["head_record_cpu_s"] = self.record_cpu_s
+        out["duplicates"] = self.duplicates
+        return out
+
+
+def _records(msgs: list[bytes]) -> Iterator[MatchRecord]:
+    """The records of the events ``msgs``, in the order they came."""
+    for m in msgs:
+        yield from pickle.loads(m)
+
+
+def _batches(fixtures: Iterable[Fixture]) -> Iterator[list[Fixture]]:
+    """Fixtures cut into batches at multiples of ``BATCH`` (so a batch's place in the
+    schedule, and its disqualifications, never depend on what was played before)."""
+    batch: list[Fixture] = []
+    for f in fixtures:
+        if batch and f.index // BATCH != batch[0].index // BATCH:
+            yield batch
+            batch = []
+        batch.append(f)
+    if batch:
+        yield batch

@@ -1,0 +1,794 @@
+"""The journal ``matches.jsonl``: the one module that writes, reads, checks and tallies it.
+
+One JSON object per line, one line per finished match, written and flushed as the
+match ends, so a killed run loses only the matches in flight. Nobody else parses its
+lines: resume, publish and verify ask this module.
+
+Reading is streaming: ``read_journal(path)`` yields each line as a validated ``dict``
+(the shape below), reading the file once, line by line, never holding it whole. A last
+line without its newline (a write cut short by a kill) is dropped; so is a damaged
+*last* line. Anything else that is wrong is a ``JournalError`` naming the file, the line
+number and the field: a line that is not JSON, a missing field, a wrong type, a string
+too long, a non-finite number, lists whose lengths disagree.
+
+A line (keys in this order; the bracketed ones only when they happened)::
+
+    id str, index int >= 0, seed int >= 0, bots [str], scores [number],
+    ranks [int], lower_is_better bool, forfeited [seat], faults [{seat, bot,
+    decision (int|null), phase, kind, detail, latency_ms}], latency_ms [[number]]
+    (optional: absent from journals that keep response times elsewhere),
+    decisions [int], stats [{str: number}], details {..} (the game's top-level summary:
+    numbers, strings, flags, flat lists; journals written before also hold its nested
+    per-hand/per-round breakdowns, and still read), duration_s number,
+    deal_hash str, [restarts [int]], [disqualified [seat]], [voided int],
+    [deal int: the deal index where several fixtures share a deal]
+
+Writing goes through ``JournalWriter``: JSON with NaN and infinities refused, each line
+written whole and flushed; a full disk (or any write error) is a ``JournalError``
+naming the path, and the file is cut back to its last complete line, so ``--resume``
+works once space is freed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, NoReturn, Protocol
+
+import orjson
+
+from referee.errors import JournalError
+from referee.record import FAULT_KINDS, MatchRecord
+
+JOURNAL = "matches.jsonl"
+
+MAX_LINE_BYTES = 4 * 1024 * 1024  # a line longer than this is refused (a hand-edited or hostile file)
+MAX_SEATS = 64
+MAX_STR = 4096  # characters of any string field (fault details are cut to 300 when written)
+MAX_DEPTH = 32  # nesting of ``details``
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON with NaN and infinities refused (standard JSON only)."""
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
+
+
+def journal_details(details: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a game's ``details`` the journal keeps: its top-level summary.
+
+    Numbers, strings, flags and flat lists of them stay; nested breakdowns (per hand,
+    per round, per turn) leave the line: the transcript holds every decision, and
+    ``referee verify`` / ``referee replay`` rebuild them through the rules.
+    """
+    return {k: v for k, v in details.items() if _flat(v)}
+
+
+def _flat(v: Any) -> bool:
+    if isinstance(v, list):
+        return all(x is None or isinstance(x, str | int | float) for x in v)
+    return v is None or isinstance(v, str | int | float)
+
+
+def record_line(rec: MatchRecord) -> str:
+    """The journal line of ``rec`` (with its newline); ``details`` as ``journal_details``."""
+    try:
+        doc = rec.to_json()
+        doc["details"] = journal_details(doc["details"])
+        return dumps(doc) + "\n"
+    except ValueError as exc:  # NaN or infinity in a score or a stat: a bug in a game, not a line to write
+        raise JournalError(f"match {rec.id}: {exc}; refusing to write non-standard JSON") from exc
+
+
+class JournalWriter:
+    """Appends match lines to the journal at ``path``, each flushed as it is written."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._fh: IO[bytes] = open(path, "ab")  # noqa: SIM115 (held for the whole run)
+        except OSError as exc:
+            raise write_error(path, exc) from exc
+        self._good = self._fh.tell()
+
+    def write(self, rec: MatchRecord) -> None:
+        """Append the line of ``rec``; on a write error cut the partial line and raise JournalError."""
+        data = record_line(rec).encode()
+        try:
+            self._fh.write(data)
+            self._fh.flush()
+        except OSError as exc:
+            self._cut_back()
+            raise write_error(self.path, exc) from exc
+        self._good += len(data)
+
+    def _cut_back(self) -> None:
+        """Drop the bytes of a line that could not be written whole."""
+        with contextlib.suppress(OSError):  # the buffered bytes could not be written either
+            self._fh.close()
+        with contextlib.suppress(OSError), open(self.path, "r+b") as fh:  # else every reader drops it anyway
+            fh.truncate(self._good)
+        self._fh = open(self.path, "ab")  # noqa: SIM115
+
+    def close(self) -> None:
+        """Flush to disk and close."""
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            self._cut_back()
+            self._fh.close()
+            raise write_error(self.path, exc) from exc
+        self._fh.close()
+
+    def __enter__(self) -> JournalWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_error(path: Path, exc: OSError) -> JournalError:
+    """The error of a failed write to ``path``: a full disk says so and how to go on."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return JournalError(
+            f"{path}: the disk is full ({exc.strerror}); the journal is intact up to the last complete match: "
+            "free some space and go on with --resume"
+        )
+    return JournalError(f"{path}: cannot write: {exc.strerror or exc}")
+
+
+class JournalReader:
+    """The validated lines of the journal at ``path``, read once, line by line.
+
+    Iterate it to get each line as a dict; afterwards ``good_end`` is the byte offset
+    where the complete lines end (a torn last line starts there) and ``lines`` the
+    number of the last line yielded.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.good_end = 0
+        self.lines = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 (closed below, after the generator ends)
+        except OSError as exc:
+            raise JournalError(f"{self.path}: cannot read: {exc.strerror or exc}") from exc
+        with fh:
+            damaged: JournalError | None = None  # a bad line, forgiven only if it is the last
+            pos = number = 0
+            while raw := fh.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                if damaged is not None:
+                    if raw.strip():
+                        raise JournalError(f"{damaged}; it is not the last line: the journal is damaged")
+                    continue
+                if not raw.endswith(b"\n"):
+                    if len(raw) > MAX_LINE_BYTES:
+                        raise JournalError(f"{self.path}: line {number}: longer than {MAX_LINE_BYTES} bytes")
+                    break  # torn last line: a write cut short by a kill
+                pos += len(raw)
+                if not raw.strip():
+                    self.good_end = pos
+                    continue
+                try:
+                    doc = parse_line(raw, f"{self.path}: line {number}")
+                except JournalError as exc:
+                    damaged = exc
+                    continue
+                self.good_end = pos
+                self.lines = number
+                yield doc
+
+
+def read_journal(path: Path) -> Iterator[dict[str, Any]]:
+    """The validated lines of the journal at ``path``, streamed (see ``JournalReader``)."""
+    return iter(JournalReader(path))
+
+
+def parse_line(raw: bytes | str, where: str) -> dict[str, Any]:
+    """One journal line parsed and validated; JournalError naming ``where`` and the field.
+
+    orjson parses; the stdlib parser runs only where orjson may differ from it (orjson
+    refused the line, or the line holds an integer orjson would turn into a float), so
+    what is accepted and every message are the stdlib's. A line of the common shape is
+    accepted by one quick pass (``_common_shape``); anything else goes through the
+    detailed checks of ``validate_line``, which name the field.
+    """
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    doc: Any = None
+    if not _big_int(data):
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            doc = None
+    if doc is None:  # JSON null is not an object either: the stdlib path says so
+        try:
+            doc = json.loads(raw, parse_constant=_no_constant)
+        except RecursionError as exc:
+            raise JournalError(f"{where}: nested too deeply") from exc
+        except ValueError as exc:
+            raise JournalError(f"{where}: not JSON ({exc})") from exc
+        return validate_line(doc, where)
+    # orjson gives no NaN, infinity or integer beyond 64 bits: only shape and depth to check
+    if _common_shape(doc) and _shallow(data):
+        return doc  # type: ignore[no-any-return]
+    return validate_line(doc, where)
+
+
+_DIGITS_AS_ZERO = bytes(ord("0") if chr(b).isdigit() and b < 128 else b for b in range(256))
+_JSON_STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_MARK = bytes(b for b in range(256) if b not in b'[]{}"\\')
+_NUM = (int, float)
+
+
+def _shallow(data: bytes) -> bool:
+    """True if the line's brackets nest at most ``MAX_DEPTH + 1`` deep (``details`` shallow).
+
+    ``details`` sits at bracket depth 2, so at most ``MAX_DEPTH + 1`` levels means no node
+    of ``details`` is deeper than ``MAX_DEPTH``; a deeper line takes the exact check. The
+    work is in C: strings dropped, then innermost pairs peeled (each round peels at most
+    two levels, so a line that empties in ``MAX_DEPTH // 2`` rounds is shallow enough).
+    """
+    marks = data.translate(None, _NOT_MARK)  # quotes, backslashes and brackets only: short
+    if b"\\" in marks:
+        brackets = _JSON_STR.sub(b"", data).translate(None, _NOT_MARK)
+    else:
+        brackets = b"".join(marks.split(b'"')[::2])  # odd parts are inside strings
+    for _ in range(MAX_DEPTH // 2):
+        if not brackets:
+            return True
+        brackets = brackets.replace(b"[]", b"").replace(b"{}", b"")
+    return not brackets
+
+
+def _big_int(data: bytes) -> bool:
+    """True if ``data`` may hold an integer orjson reads differently from the stdlib.
+
+    orjson turns integers from 2**64 up (and below -2**63) into floats: 20 digits in a
+    row, or 19 after a minus sign (conservative: long fractions count too; they are rare).
+    """
+    digits = data.translate(_DIGITS_AS_ZERO)
+    return b"00000000000000000000" in digits or b"-0000000000000000000" in digits
+
+
+def _common_shape(doc: Any) -> bool:
+    """A quick, conservative pass over a line orjson parsed: True only if it is valid.
+
+    False means "not sure": ``validate_line`` then decides and names the field. Numbers
+    from orjson are finite and within 64 bits, so only types and ranges are checked.
+    """
+    if type(doc) is not dict:
+        return False
+    g = doc.get
+    ident, index, seed, bots = g("id"), g("index"), g("seed"), g("bots")
+    if type(ident) is not str or not 0 < len(ident) <= 64:
+        return False
+    if type(index) is not int or index < 0 or type(seed) is not int or seed < 0:
+        return False
+    if type(bots) is not list or not 0 < len(bots) <= MAX_SEATS:
+        return False
+    n = len(bots)
+    for b in bots:
+        if type(b) is not str or not 0 < len(b) <= 64:
+            return False
+    scores, ranks, decisions, stats = g("scores"), g("ranks"), g("decisions"), g("stats")
+    if type(scores) is not list or len(scores) != n or type(ranks) is not list or len(ranks) != n:
+        return False
+    if type(decisions) is not list or len(decisions) != n or type(stats) is not list or len(stats) != n:
+        return False
+    for x in scores:
+        if type(x) not in _NUM:
+            return False
+    for r in ranks:
+        if type(r) is not int or not 1 <= r <= n:
+            return False
+    for d in decisions:
+        if type(d) is not int or d < 0:
+            return False
+    for st in stats:
+        if type(st) is not dict:
+            return False
+        for k, v in st.items():
+            if len(k) > 64 or type(v) not in _NUM:
+                return False
+    if type(g("lower_is_better")) is not bool or type(g("details")) is not dict:
+        return False
+    if type(g("duration_s")) not in _NUM:
+        return False
+    deal_hash = g("deal_hash")
+    if type(deal_hash) is not str or len(deal_hash) > 64:
+        return False
+    forfeited, faults = g("forfeited"), g("faults")
+    if type(forfeited) is not list or type(faults) is not list:
+        return False
+    if forfeited and not _seats_ok(forfeited, n):
+        return False
+    if faults:
+        return False  # rare: the detailed checks
+    if "latency_ms" in doc:
+        return False  # older journals: the detailed checks
+    for key in ("voided", "deal"):
+        v = g(key, 0)
+        if type(v) is not int or v < 0:
+            return False
+    if "disqualified" in doc:
+        dq = doc["disqualified"]
+        if type(dq) is not list or not _seats_ok(dq, n):
+            return False
+    if "restarts" in doc:
+        restarts = doc["restarts"]
+        if type(restarts) is not list or len(restarts) != n:
+            return False
+        for r in restarts:
+            if type(r) is not int or r < 0:
+                return False
+    return True
+
+
+def _seats_ok(seats: list[Any], n: int) -> bool:
+    return len(seats) <= n and all(type(s) is int and 0 <= s < n for s in seats)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number in standard JSON")
+
+
+def validate_line(doc: Any, where: str) -> dict[str, Any]:
+    """``doc`` checked against the line shape above; returned as is, or a JournalError."""
+    if not isinstance(doc, dict):
+        raise JournalError(f"{where}: not a JSON object")
+    c = _Check(where)
+    c.string(doc, "id", 64)
+    c.integer(doc, "index", 0)
+    c.integer(doc, "seed", 0)
+    bots = c.lst(doc, "bots", 1, MAX_SEATS)
+    n = len(bots)
+    for i, b in enumerate(bots):
+        if not isinstance(b, str) or not 0 < len(b) <= 64:
+            c.fail(f"bots[{i}]", "must be a bot name (a string of 1-64 characters)")
+    for i, s in enumerate(c.lst(doc, "scores", n, n)):
+        c.number_value(f"scores[{i}]", s)
+    for i, r in enumerate(c.lst(doc, "ranks", n, n)):
+        if not _is_int(r) or not 1 <= r <= n:
+            c.fail(f"ranks[{i}]", f"must be an integer from 1 to {n}")
+    if not isinstance(doc.get("lower_is_better"), bool):
+        c.fail("lower_is_better", "missing or not true/false")
+    c.seats(doc, "forfeited", n)
+    for i, f in enumerate(c.lst(doc, "faults", 0, 1_000_000)):
+        key = f"faults[{i}]"
+        if not isinstance(f, dict):
+            c.fail(key, "must be an object")
+        if not _is_int(f.get("seat")) or not 0 <= f["seat"] < n:
+            c.fail(f"{key}.seat", f"must be a seat from 0 to {n - 1}")
+        if f.get("decision") is not None and (not _is_int(f["decision"]) or f["decision"] < 0):
+            c.fail(f"{key}.decision", "must be a decision number or null")
+        if f.get("kind") not in FAULT_KINDS:
+            c.fail(f"{key}.kind", f"must be one of {', '.join(FAULT_KINDS)}")
+        for k in ("phase", "detail", "bot"):
+            if k in f and (not isinstance(f[k], str) or len(f[k]) > MAX_STR):
+                c.fail(f"{key}.{k}", f"must be a string of at most {MAX_STR} characters")
+        if "latency_ms" in f:
+            c.number_value(f"{key}.latency_ms", f["latency_ms"])
+    if "latency_ms" in doc:
+        for s, seat in enumerate(c.lst(doc, "latency_ms", n, n)):
+            if not isinstance(seat, list):
+                c.fail(f"latency_ms[{s}]", "must be a list of numbers")
+            for v in seat:
+                c.number_value(f"latency_ms[{s}]", v)
+    for i, d in enumerate(c.lst(doc, "decisions", n, n)):
+        if not _is_int(d) or d < 0:
+            c.fail(f"decisions[{i}]", "must be a count (an integer >= 0)")
+    for i, st in enumerate(c.lst(doc, "stats", n, n)):
+        if not isinstance(st, dict):
+            c.fail(f"stats[{i}]", "must be an object of numbers")
+        for k, v in st.items():
+            if len(k) > 64:
+                c.fail(f"stats[{i}]", "has a key longer than 64 characters")
+            c.number_value(f"stats[{i}].{k}", v)
+    if not isinstance(doc.get("details"), dict):
+        c.fail("details", "missing or not an object")
+    c.depth(doc["details"], "details", 0)
+    c.number(doc, "duration_s")
+    c.string(doc, "deal_hash", 64, empty=True)
+    if "restarts" in doc:
+        for i, r in enumerate(c.lst(doc, "restarts", n, n)):
+            if not _is_int(r) or r < 0:
+                c.fail(f"restarts[{i}]", "must be a count (an integer >= 0)")
+    if "disqualified" in doc:
+        c.seats(doc, "disqualified", n)
+    if "voided" in doc:
+        c.integer(doc, "voided", 0)
+    if "deal" in doc:
+        c.integer(doc, "deal", 0)
+    return doc
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+@dataclass
+class _Check:
+    where: str
+
+    def fail(self, key: str, problem: str) -> NoReturn:
+        raise JournalError(f"{self.where}: field {key}: {problem}")
+
+    def string(self, doc: Mapping[str, Any], key: str, limit: int, empty: bool = False) -> None:
+        v = doc.get(key)
+        if not isinstance(v, str) or len(v) > limit or (not v and not empty):
+            self.fail(key, f"missing or not a string of {'0' if empty else '1'}-{limit} characters")
+
+    def integer(self, doc: Mapping[str, Any], key: str, minimum: int) -> None:
+        v = doc.get(key)
+        if not isinstance(v, int) or isinstance(v, bool) or v < minimum or v.bit_length() > 256:
+            self.fail(key, f"missing or not an integer >= {minimum}")
+
+    def number(self, doc: Mapping[str, Any], key: str) -> None:
+        if key not in doc:
+            self.fail(key, "missing")
+        self.number_value(key, doc[key])
+
+    def number_value(self, key: str, v: Any) -> None:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(key, f"must be a number, got {type(v).__name__}")
+        if isinstance(v, int):
+            if v.bit_length() > 64:
+                self.fail(key, "an integer too large")
+        elif not math.isfinite(v):
+            self.fail(key, "must be a finite number")
+
+    def lst(self, doc: Mapping[str, Any], key: str, lo: int, hi: int) -> list[Any]:
+        v = doc.get(key)
+        if not isinstance(v, list):
+            self.fail(key, "missing or not a list")
+        if not lo <= len(v) <= hi:
+            self.fail(key, f"has {len(v)} entries, expected {lo if lo == hi else f'{lo}-{hi}'}")
+        return v
+
+    def seats(self, doc: Mapping[str, Any], key: str, n: int) -> None:
+        for i, s in enumerate(self.lst(doc, key, 0, n)):
+            if not _is_int(s) or not 0 <= s < n:
+                self.fail(f"{key}[{i}]", f"must be a seat from 0 to {n - 1}")
+
+    def depth(self, v: Any, key: str, level: int) -> None:
+        if level > MAX_DEPTH:
+            self.fail(key, f"nested deeper than {MAX_DEPTH}")
+        if isinstance(v, dict):
+            for x in v.values():
+                self.depth(x, key, level + 1)
+        elif isinstance(v, list):
+            for x in v:
+                self.depth(x, key, level + 1)
+        elif isinstance(v, float) and not math.isfinite(v):
+            self.fail(key, "holds a non-finite number")
+
+
+def line_record(doc: Mapping[str, Any]) -> MatchRecord:
+    """A validated journal line as a MatchRecord (``latency_ms`` empty when the line has none)."""
+    d = dict(doc)
+    d.setdefault("latency_ms", [[] for _ in d["bots"]])
+    return MatchRecord.from_json(d)
+
+
+@dataclass
+class BotTally:
+    """One bot's counts over the journal, as fault-rate disqualification needs them."""
+
+    decisions: int = 0
+    faults: int = 0  # decisions in which the bot faulted (act phase)
+    disqualified: bool = False
+
+
+@dataclass
+class JournalState:
+    """What resume needs of a journal, compact: which fixtures are done (one bit each),
+    per-bot tallies and the number of faults; never the records."""
+
+    done: bytearray
+    count: int = 0
+    faults: int = 0
+    bots: dict[str, BotTally] = field(default_factory=dict)
+    good_end: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)  # grow: matches of bots no longer in the file, per bot
+
+    def is_done(self, index: int) -> bool:
+        """True when fixture ``index`` is in the journal."""
+        return bool(self.done[index >> 3] & (1 << (index & 7)))
+
+    def mark(self, index: int) -> None:
+        """Record fixture ``index`` as done."""
+        self.done[index >> 3] |= 1 << (index & 7)
+
+    def add(self, doc: Mapping[str, Any]) -> None:
+        """Tally one match (a validated line or ``MatchRecord.to_json()``)."""
+        self.count += 1
+        self.faults += len(doc["faults"])
+        faulted = {(f["seat"], f["decision"]) for f in doc["faults"] if f.get("phase") == "act"}
+        dq = set(doc.get("disqualified", ()))
+        for s, bot in enumerate(doc["bots"]):
+            t = self.bots.setdefault(bot, BotTally())
+            t.decisions += doc["decisions"][s]
+            t.faults += sum(1 for seat, _ in faulted if seat == s)
+            if s in dq:
+                t.disqualified = True
+
+
+def empty_state(total: int) -> JournalState:
+    """The state of an empty journal for a schedule of ``total`` fixtures."""
+    return JournalState(bytearray((total + 7) // 8))
+
+
+class FixtureLookup(Protocol):
+    """What ``scan`` checks a line against: the schedule's fixture at an index."""
+
+    @property
+    def total(self) -> int:
+        """The number of fixtures."""
+        ...
+
+    def expected(self, index: int) -> tuple[str, int, Sequence[int]]:
+        """(id, seed, seats) of fixture ``index``."""
+        ...
+
+    def position(self, doc: Mapping[str, Any]) -> int | None:
+        """The fixture a line is of (its ``index``, or in a tournament that grows the
+        position its names give); None for a line of a bot no longer in the file."""
+        ...
+
+
+def scan(path: Path, schedule: FixtureLookup, bot_names: Sequence[str]) -> JournalState:
+    """Read the journal at ``path`` once into a ``JournalState``, checking that every line
+    belongs to ``schedule`` (its id, seed and bots); JournalError otherwise."""
+    state = empty_state(schedule.total)
+    if not path.exists():
+        return state
+    reader = JournalReader(path)
+    known = set(bot_names)
+    for doc in reader:
+        i = schedule.position(doc)
+        if i is None:  # grow: a bot removed from the file; its matches stay here, out of the standings
+            for b in set(doc["bots"]) - known:
+                state.left_out[b] = state.left_out.get(b, 0) + 1
+            continue
+        fits = 0 <= i < schedule.total
+        if fits:
+            fid, seed, seats = schedule.expected(i)
+            fits = doc["id"] == fid and doc["seed"] == seed and doc["bots"] == [bot_names[b] for b in seats]
+        if not fits:
+            raise JournalError(
+                f"{path}: line {reader.lines}: match {doc['id']!r} does not belong to this tournament's schedule "
+                "(another config, seed or bot list made it); use another --output or drop --resume"
+            )
+        if state.is_done(i):
+            raise JournalError(f"{path}: line {reader.lines}: match {doc['id']!r} is in the journal twice")
+        state.mark(i)
+        state.add(doc)
+    state.good_end = reader.good_end
+    return state
+
+
+def repair(path: Path, good_end: int) -> None:
+    """Cut a torn last line off the journal at ``path`` (bytes past ``good_end``)."""
+    if path.exists() and good_end < path.stat().st_size:
+        with open(path, "r+b") as fh:
+            fh.truncate(good_end)
+
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # as config.py accepts names
+_SETTINGS_FORMATS = ("round_robin", "random", "team", "gauntlet")
+
+
+def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
+    """``tournament.json`` checked field by field (types, lengths, finite numbers, names
+    as the config accepts them); returned as is, or a JournalError naming the field."""
+    if not isinstance(doc, dict):
+        raise JournalError(f"{where}: not a JSON object")
+    c = _Check(where)
+    c.integer(doc, "scheduled", 0)
+    if "stopped" in doc:
+        st = doc["stopped"]
+        if not isinstance(st, dict) or not isinstance(st.get("reason"), str) or len(st["reason"]) > MAX_STR:
+            c.fail("stopped", "not an object with a reason")
+        c.depth(st, "stopped", MAX_DEPTH - 2)
+    s = doc.get("settings")
+    if not isinstance(s, dict):
+        c.fail("settings", "missing or not an object")
+    c = _Check(f"{where}: settings")
+    for key in ("name", "game"):
+        if not isinstance(s.get(key), str) or not _NAME_RE.match(s[key]):
+            c.fail(key, "missing or not a name of 1-64 letters, digits, '.', '_' or '-'")
+    if s.get("format") not in _SETTINGS_FORMATS:
+        c.fail("format", f"must be one of {', '.join(_SETTINGS_FORMATS)}")
+    c.integer(s, "players", 1)
+    if s["players"] > MAX_SEATS:
+        c.fail("players", f"more than {MAX_SEATS}")
+    bots = c.lst(s, "bots", 1, 100_000)
+    for i, b in enumerate(bots):
+        if not isinstance(b, str) or not _NAME_RE.match(b):
+            c.fail(f"bots[{i}]", "not a bot name of 1-64 letters, digits, '.', '_' or '-'")
+    if len(set(bots)) != len(bots):
+        c.fail("bots", "a name appears twice")
+    if s.get("seed") is not None:
+        c.integer(s, "seed", 0)
+    if not isinstance(s.get("options"), dict):
+        c.fail("options", "missing or not an object")
+    c.depth(s["options"], "options", MAX_DEPTH - 2)
+    for k in s["options"]:
+        if len(k) > 64:
+            c.fail("options", "has a key longer than 64 characters")
+    c.integer(s, "deadline_ms", 1)
+    c.integer(s, "max_faults", 0)
+    if not isinstance(s.get("on_fault"), str) or len(s["on_fault"]) > 64:
+        c.fail("on_fault", "missing or not a short string")
+    if "sandbox" in s and (not isinstance(s["sandbox"], str) or len(s["sandbox"]) > 64):
+        c.fail("sandbox", "not a short string")
+    for key in ("rounds", "matches"):
+        if s.get(key) is not None:
+            c.integer(s, key, 1)
+    if "challengers" in s:
+        chal = c.lst(s, "challengers", 1, len(bots))
+        if any(x not in bots for x in chal):
+            c.fail("challengers", "names a bot that is not in bots")
+    for key in ("duplicate", "seed_secret", "challengers_meet", "grow"):
+        if key in s and not isinstance(s[key], bool):
+            c.fail(key, "not true/false")
+    if "stop" in s and s["stop"] not in ("all", "settled"):
+        c.fail("stop", "must be all or settled")
+    for key in ("top", "batch"):
+        if key in s:
+            c.integer(s, key, 0)
+    if "confidence" in s:
+        c.number(s, "confidence")
+    if "time_bank_ms" in s:
+        c.integer(s, "time_bank_ms", 0)
+    if "max_fault_rate" in s:
+        c.number(s, "max_fault_rate")
+    if "seed_commitment" in s and (
+        not isinstance(s["seed_commitment"], str) or not re.match(r"^[0-9a-f]{64}\Z", s["seed_commitment"])
+    ):
+        c.fail("seed_commitment", "not a SHA-256 in hex")
+    return doc
+
+
+TIMINGS_STATE = ".timings-state.json"
+_BUCKET = math.log(1.01)  # response times kept to 1 %: percentiles within 1 % of the exact ones
+_FLOOR_MS = 0.01
+
+
+def _bucket(ms: float) -> int:
+    return 0 if ms <= _FLOOR_MS else int(math.log(ms / _FLOOR_MS) / _BUCKET) + 1
+
+
+def _bucket_ms(b: int) -> float:
+    """A bucket's representative value: the geometric middle of its bounds."""
+    return 0.0 if b == 0 else _FLOOR_MS * math.exp((b - 0.5) * _BUCKET)
+
+
+@dataclass
+class _BotTimes:
+    decisions: int = 0
+    max_ms: float = 0.0
+    voided: int = 0
+    hist: dict[int, int] = field(default_factory=dict)
+
+    def percentile(self, q: float) -> float | None:
+        """Nearest-rank percentile ``q`` over the histogram."""
+        if not self.decisions:
+            return None
+        k = max(1, math.ceil(q / 100.0 * self.decisions))
+        seen = 0
+        for b in sorted(self.hist):
+            seen += self.hist[b]
+            if seen >= k:
+                return min(_bucket_ms(b), self.max_ms)
+        return self.max_ms
+
+
+@dataclass
+class Timings:
+    """Response times per bot, summarised as matches end (the journal keeps none): a
+    histogram of 1 %-wide buckets, the exact maximum, decisions and voided decisions.
+    Kept across ``--resume`` in ``OUTPUT/.timings-state.json``; rendered as ``timings.json``.
+    ``referee_lag``: the referee's own event-loop lag (``Pacer.report``), one entry per
+    ``referee run`` or ``--resume`` in order (percentiles of separate runs do not merge)."""
+
+    bots: dict[str, _BotTimes] = field(default_factory=dict)
+    matches: int = 0
+    match_seconds: float = 0.0
+    voided: int = 0
+    referee_lag: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, rec: MatchRecord) -> None:
+        """Count one finished match's response times (``rec.latency_ms``, in memory only)."""
+        self.matches += 1
+        self.match_seconds += rec.duration_s
+        self.voided += rec.voided
+        for seat, name in enumerate(rec.bots):
+            t = self.bots.setdefault(name, _BotTimes())
+            for ms in rec.latency_ms[seat] if seat < len(rec.latency_ms) else ():
+                if math.isfinite(ms):
+                    b = _bucket(ms)
+                    t.hist[b] = t.hist.get(b, 0) + 1
+                    t.decisions += 1
+                    t.max_ms = max(t.max_ms, ms)
+        for name in set(rec.bots):
+            self.bots[name].voided += rec.voided
+
+    def document(self, bot_names: Sequence[str]) -> dict[str, Any]:
+        """The body of ``timings.json`` (the shape ``standings.compute_timings`` gives)."""
+        bots = {}
+        for name in bot_names:
+            t = self.bots.get(name, _BotTimes())
+            bots[name] = {
+                "decisions": t.decisions,
+                "p50_ms": _round(t.percentile(50)),
+                "p90_ms": _round(t.percentile(90)),
+                "p99_ms": _round(t.percentile(99)),
+                "max_ms": _round(t.max_ms) if t.decisions else None,
+                "voided": t.voided,
+            }
+        return {
+            "matches": self.matches,
+            "match_seconds": _round(self.match_seconds),
+            "voided": self.voided,
+            "referee_lag": self.referee_lag,
+            "bots": bots,
+        }
+
+    def save(self, out: Path) -> None:
+        """Write the state to ``out`` (atomically: a kill leaves the previous one)."""
+        doc = {
+            "matches": self.matches,
+            "match_seconds": self.match_seconds,
+            "voided": self.voided,
+            "referee_lag": self.referee_lag,
+            "bots": {
+                n: {"decisions": t.decisions, "max_ms": t.max_ms, "voided": t.voided, "hist": t.hist}
+                for n, t in self.bots.items()
+            },
+        }
+        path = out / TIMINGS_STATE
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            tmp.write_text(dumps(doc))
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise write_error(path, exc) from exc
+
+    @classmethod
+    def load(cls, out: Path) -> Timings | None:
+        """The state saved in ``out``, or None when there is none (or it is unreadable:
+        timings are a convenience, never a reason to refuse a run)."""
+        try:
+            doc = json.loads((out / TIMINGS_STATE).read_text(), parse_constant=_no_constant)
+            t = cls(matches=int(doc["matches"]), match_seconds=float(doc["match_seconds"]), voided=int(doc["voided"]))
+            lag = doc.get("referee_lag", [])  # absent in the state of an older referee
+            t.referee_lag = [
+                {str(k): v for k, v in r.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+                for r in (lag if isinstance(lag, list) else [])
+                if isinstance(r, dict)
+            ]
+            for name, b in doc["bots"].items():
+                t.bots[str(name)] = _BotTimes(
+                    int(b["decisions"]),
+                    float(b["max_ms"]),
+                    int(b["voided"]),
+                    {int(k): int(v) for k, v in b["hist"].items()},
+                )
+            return t
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return None
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 4) + 0.0

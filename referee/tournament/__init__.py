@@ -1,1 +1,0 @@
-"""Tournaments: schedule (pure) -> runner (async) -> standings (pure) -> publish."""
