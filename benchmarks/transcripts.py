@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from referee.audit.verify import verify
 from referee.games import get_game
@@ -25,7 +26,7 @@ from referee.report.publish import build_leaderboard, tournament_document, write
 from referee.store import transcripts
 
 
-def play(game_id: str, index: int, seed: int, bots: list[str], options: dict) -> MatchRecord:
+def play(game_id: str, index: int, seed: int, bots: list[str], options: dict[str, Any]) -> MatchRecord:
     """One match with random legal actions, a response time per decision, rare faults."""
     game = get_game(game_id)
     n = len(bots)

@@ -497,7 +497,8 @@ def test_few_deals_warn_and_neighbours_get_a_difference_interval(tmp_path: Path)
 
 
 def test_a_number_beyond_the_float_range_in_tournament_json_is_a_clean_error(tmp_path: Path) -> None:
-    from referee.report.publish import LeaderboardError, load_output_dir
+    from referee.errors import LeaderboardError
+    from referee.report.publish import load_output_dir
 
     src = Path(__file__).resolve().parent.parent / "leaderboards" / "nimmt_plus"
     out = tmp_path / "out"

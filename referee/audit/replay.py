@@ -17,16 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.errors import RefereeError
+from referee.errors import ReplayError
 from referee.games import get_game
 from referee.games.base import Game, IllegalAction, InvalidExtras
 from referee.record import FALLBACK, Move
 from referee.report.publish import load_output_dir
 from referee.store import transcripts
-
-
-class ReplayError(RefereeError):
-    """A match that cannot be replayed; the message names the match and why."""
 
 
 @dataclass

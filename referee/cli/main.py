@@ -20,12 +20,11 @@ import click
 
 from referee import __version__
 from referee.config.model import TournamentConfig, load_config
-from referee.errors import BotStartError, ConfigError, RefereeError
+from referee.errors import BotStartError, ConfigError, LeaderboardError, RefereeError
 from referee.games import GAMES
 from referee.report.publish import (
     FORMATS,
     Leaderboard,
-    LeaderboardError,
     build_leaderboard,
     load_output_dir,
     render_console,
@@ -429,7 +428,7 @@ def verify(output_dir: Path) -> None:
     """Rebuild every match of OUTPUT_DIR from its seed and transcript through the rules, and
     check the journal and the standings files against them."""
     from referee.audit.verify import verify as run_verify
-    from referee.store.transcripts import TranscriptError
+    from referee.errors import TranscriptError
 
     try:
         report = run_verify(output_dir)
@@ -450,8 +449,8 @@ def verify(output_dir: Path) -> None:
 def replay(output_dir: Path, match: str, seat: int | None, html_out: bool) -> None:
     """Play MATCH of OUTPUT_DIR again from its transcript: every decision, who chose it,
     faults, bot logs, the result."""
-    from referee.audit.replay import ReplayError, load_match, render_text
-    from referee.store.transcripts import TranscriptError
+    from referee.audit.replay import load_match, render_text
+    from referee.errors import ReplayError, TranscriptError
 
     try:
         m = load_match(output_dir, match)
@@ -560,8 +559,8 @@ def _timings_from_run(board: Leaderboard, out: Path, names: list[str]) -> None:
 
 def _write_replays(out: Path) -> None:
     """The match list and replay pages (a bad transcript costs the pages, not the run)."""
+    from referee.errors import TranscriptError
     from referee.report.viewer import write_replays
-    from referee.store.transcripts import TranscriptError
 
     try:
         write_replays(out)

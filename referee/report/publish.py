@@ -58,7 +58,7 @@ from typing import Any
 from tabulate import tabulate
 
 from referee import __version__
-from referee.errors import JournalError, RefereeError
+from referee.errors import JournalError, LeaderboardError
 from referee.games import get_game
 from referee.games.base import Game
 from referee.report import text
@@ -89,10 +89,6 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "json": ("standings.json", "timings.json"),
     "csv": ("standings.csv",),
 }
-
-
-class LeaderboardError(RefereeError):
-    """An output folder whose leaderboard cannot be rendered; the message names the file."""
 
 
 @dataclass

@@ -75,7 +75,7 @@ from referee.bots import wire
 from referee.bots.control import BotRuntime, Pacer
 from referee.bots.transport import LeanPool
 from referee.config.model import TournamentConfig
-from referee.errors import RefereeError
+from referee.errors import ClusterError, RefereeError
 from referee.games import get_game
 from referee.record import MatchRecord
 from referee.run.dq import DqJudge
@@ -101,10 +101,6 @@ LOCAL_DASK_CONFIG = {
 }
 IDLE_STOP_S = 300.0  # a worker whose head vanished stops the run's bots after this long without a batch
 _LOG = logging.getLogger(__name__)
-
-
-class ClusterError(RefereeError):
-    """The Dask cluster could not be started or reached, or lost a batch for good."""
 
 
 # ------------------------------------------------------------------ the worker side

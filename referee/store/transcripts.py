@@ -35,17 +35,13 @@ from typing import IO, Any
 import orjson
 
 from referee.bots.protocol import dumps
-from referee.errors import RefereeError
+from referee.errors import TranscriptError
 from referee.record import BOT, FALLBACK, MatchRecord, Move
 
 FOLDER = "transcripts"
 PER_PART = 1000  # matches per part file: a million matches make a thousand files
 MODES = ("all", "none")
 _PREFIX, _SUFFIX = "part-", ".jsonl.gz"
-
-
-class TranscriptError(RefereeError):
-    """A transcript line that cannot be read; the message names the file and the match."""
 
 
 @dataclass
