@@ -177,3 +177,40 @@ def test_docs_config_md_is_written_from_the_declarations() -> None:
             row = next(line for line in text.splitlines() if line.startswith(f"| `{key}` |"))
             assert spec.bounds in row and all(f"`{c}`" in row for c in spec.choices), row
     assert re.search(r"\| `deadline_ms` \| integer \| `1000` \| at least 1 \|", text)
+
+
+def _whole(spec: Key) -> int | None:
+    """An integer the key's bounds allow, or None (confidence lies strictly between 0 and 1)."""
+    return next((v for v in range(0, 100_000) if spec.problem(float(v)) is None), None)
+
+
+NUMBER_KEYS = [
+    (section, key, spec, _whole(spec))
+    for section, keys in SECTIONS.items()
+    for key, spec in keys.items()
+    if spec.type is float and _whole(spec) is not None
+]
+
+
+def test_number_keys_are_found() -> None:
+    assert {"publish_every_s", "max_fault_rate"} <= {k for _, k, _, _ in NUMBER_KEYS}
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "spec", "whole"), NUMBER_KEYS, ids=[f"{s}.{k}" for s, k, _, _ in NUMBER_KEYS]
+)
+def test_an_integer_stands_where_a_number_is_expected(section: str, key: str, spec: Key, whole: int) -> None:
+    cfg = parse_config(with_value(section, key, whole), PATH, {})
+    owner = cfg.bots[0] if section == "bot" else cfg.limits if section == "limits" else cfg
+    got = getattr(owner, key)
+    assert got == whole and isinstance(got, float), (key, got)
+    assert (
+        refusal(with_value(section, key, True))
+        == f"{PATH}: {where(section, key)}: expected a number, got a boolean True"
+    )
+
+
+def test_a_number_is_still_refused_where_an_integer_is_expected() -> None:
+    assert refusal(with_value("limits", "deadline_ms", 1000.5)) == (
+        f"{PATH}: limits.deadline_ms: expected an integer, got a number 1000.5"
+    )

@@ -685,7 +685,7 @@ def _values(err: _Errors, section: str, table: Mapping[str, Any], schema: Mappin
             err.fail(where, f"expected an integer, got {_tname(value)} {value!r}")
         elif typ is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
             err.fail(where, f"expected a number, got {_tname(value)} {value!r}")
-        elif not isinstance(value, typ):
+        elif typ is not float and not isinstance(value, typ):
             err.fail(where, f"expected {_tname(typ())}, got {_tname(value)} {value!r}")
         value = float(value) if typ is float else value
         problem = spec.problem(value)
