@@ -79,7 +79,9 @@ Seat view (JSON)
      "asker": null,              # "respond": who asked this seat
      "target": 1,                # "turn": the seat a swap would go to
      "events": [...],            # every event of this manche, in order
-     "previous_events": [...]}   # the events of the previous manche (its showdown)
+     "previous_events": [...],   # the events of the previous manche (its showdown)
+     "sat_out": [{"manche": k, "events": [...]}, ...]}  # only back from a re-entry, in
+                                 # its first manche back: the manches it missed while out
 
 Events (``seat`` is the actor; fields in [brackets] appear only in the view of the seats
 concerned):
@@ -178,6 +180,7 @@ class DieciState:
     received: list[list[str]] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     prev_events: list[Event] = field(default_factory=list)
+    sat_out: list[list[tuple[int, list[Event]]]] = field(default_factory=list)  # per seat: manches it missed
     # record of the match
     seq: int = 0  # elimination moments so far
     elim_seq: list[int] = field(default_factory=list)  # moment of the last elimination
@@ -253,6 +256,7 @@ class Dieci(Game):
             lost={cause: [0] * seats for cause in CAUSES},
             reentries=[0] * seats,
             survived=[0] * seats,
+            sat_out=[[] for _ in range(seats)],
         )
         state.deck = list(range(len(rank)))
         if not state.reshuffle:  # with reshuffle every manche shuffles the whole deck
@@ -309,6 +313,7 @@ class Dieci(Game):
             "target": target,
             "events": _render(state.events, seat),
             "previous_events": _render(state.prev_events, seat),
+            **_sat_out(state, seat),
         }
 
     def legal(self, state: DieciState, seat: int) -> list[Action]:
@@ -495,6 +500,28 @@ def _render(events: list[Event], seat: int) -> list[dict[str, Any]]:
     return [{**pub, **priv[seat]} if priv is not None and seat in priv else dict(pub) for pub, priv in events]
 
 
+def _sat_out(state: DieciState, seat: int) -> dict[str, Any]:
+    """``sat_out`` for a seat back in play after a re-entry, until it has played a manche:
+    the events of every manche it missed (nothing for any other seat)."""
+    missed = state.sat_out[seat]
+    if not missed or state.tokens[seat] == 0:
+        return {}
+    return {"sat_out": [{"manche": k, "events": _render(events, seat)} for k, events in missed]}
+
+
+def _keep_missed(state: DieciState) -> None:
+    """At a manche's end: a seat out now keeps the manche's events for when it re-enters
+    (its views stopped); a seat that played the manche has been shown what it missed."""
+    if state.manche == 0:
+        return
+    played = set(state.order)
+    for s in range(state.seats):
+        if s in played:
+            state.sat_out[s] = []
+        if state.tokens[s] == 0:
+            state.sat_out[s].append((state.manche, state.events))
+
+
 def _name(state: DieciState, card: int) -> str:
     return RANKS[state.rank[card]]
 
@@ -502,6 +529,7 @@ def _name(state: DieciState, card: int) -> str:
 def _start_manche(state: DieciState) -> None:
     """Deal the next manche: new dealer, order, cards; the first seat's turn."""
     n = state.seats
+    _keep_missed(state)
     state.manche += 1
     if state.manche > 1:
         d = state.dealer

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from referee.bots.schema import errors, game_schema_name
 from referee.games.base import IllegalAction, OptionError
 from referee.games.dieci import GAME, NONE, RANK_INDEX, RANKS, DieciState
 
@@ -705,3 +706,51 @@ def test_view_shape():
     }
     assert v["decision"] == "turn" and v["your_turn"] and v["target"] == 4 and v["deck_size"] == 49
     assert GAME.view(state, 4)["decision"] is None
+
+
+def _shown(view: dict[str, Any]) -> set[tuple[int, int]]:
+    """The events a view shows, as (manche, index in that manche)."""
+    k = view["manche"]
+    keys = {(k, i) for i in range(len(view["events"]))} | {(k - 1, i) for i in range(len(view["previous_events"]))}
+    for missed in view.get("sat_out", ()):
+        keys |= {(missed["manche"], i) for i in range(len(missed["events"]))}
+    return keys
+
+
+def _reentry_playouts(matches: int) -> list[tuple[int, list[tuple[int, dict[str, Any], set[tuple[int, int]]]]]]:
+    """Random playouts with few tokens, so that seats are out and re-enter: for every
+    decision, the seat, its view and every event that had happened by then."""
+    out = []
+    for seed in range(matches):
+        n = 4 + seed % 5
+        rng = random.Random(seed)
+        state = GAME.setup(n, seed, {"tokens": 1 + seed % 2})
+        ended: dict[int, int] = {}  # manche -> its number of events
+        trace = []
+        while not GAME.is_over(state):
+            (seat,) = GAME.to_act(state)
+            happened = {(k, i) for k, count in ended.items() for i in range(count)}
+            happened |= {(state.manche, i) for i in range(len(state.events))}
+            trace.append((seat, GAME.view(state, seat), happened))
+            state = GAME.apply(state, seat, rng.choice(GAME.legal(state, seat)))
+            if state.manche > 1:
+                ended[state.manche - 1] = len(state.prev_events)
+        out.append((n, trace))
+    return out
+
+
+def test_a_seat_that_re_enters_is_shown_every_event_of_the_manches_it_sat_out():
+    """RULES.md: a seat sees every public event. One that was out while other manches were
+    played is shown them (``sat_out``) in its views of the manche after its re-entry; at
+    every decision, every event so far has been shown to the deciding seat."""
+    reentered = 0
+    for n, trace in _reentry_playouts(160):
+        seen: dict[int, set[tuple[int, int]]] = {s: set() for s in range(n)}
+        for seat, view, happened in trace:
+            seen[seat] |= _shown(view)
+            assert happened <= seen[seat], (seat, view["manche"], sorted(happened - seen[seat])[:5])
+            if "sat_out" in view:
+                reentered += 1
+                assert all(m["manche"] < view["manche"] - 1 for m in view["sat_out"])
+                assert errors(view, game_schema_name("dieci"), "state", strict=True) == []
+    assert reentered > 0, "no playout had a seat re-enter after sitting out: the property was not exercised"
