@@ -218,6 +218,8 @@ def test_messages_follow_the_wire_protocol_and_carry_the_token() -> None:
     assert act["state"]["seat"] == act["seat"]
     end = bodies[-1]
     assert set(end["result"]) >= {"scores", "ranks"}
+    # the schema's integers, as the wire carries them: a typed decoder (Go int, Java long) reads 104, not 104.0
+    assert all(type(x) is int for x in end["result"]["scores"]), end["result"]["scores"]
     for r in seen:
         assert r.headers["content-type"] == "application/json"
         if r.bot == "a":

@@ -212,13 +212,19 @@ def end(ctx: MatchContext, seat: int, result: Mapping[str, Any], state: Any = No
 def ends(ctx: MatchContext, result: Mapping[str, Any], states: Sequence[Any], seats: Sequence[int]) -> list[bytes]:
     """``end`` for each of ``seats`` (``states[i]`` is the view of ``seats[i]``): the
     result is encoded (and checked for NaN) once, not once per seat."""
-    res = b',"result":%b' % dumps(result)
+    res = b',"result":%b' % dumps({**result, "scores": [_whole(x) for x in result["scores"]]})
     return [
         _notice_head("end", ctx, seat)
         + res
         + (b"}" if state is None else b',"state":%b}' % dumps(state, check_finite=False))
         for seat, state in zip(seats, states)
     ]
+
+
+def _whole(x: Any) -> Any:
+    """A score as the schema types it: an integer where the value is one (the games keep
+    float totals; typed decoders such as Go's int or Java's long refuse ``104.0``)."""
+    return int(x) if isinstance(x, float) and x.is_integer() else x
 
 
 class ReplyError(ValueError):
