@@ -113,7 +113,7 @@ def serve(port: int, policy: str = "first") -> None:
     """Run the Python fast bot on 127.0.0.1:``port`` until killed."""
     choose: Callable[[list[Any]], Any] = random.Random().choice if policy == "random" else (lambda legal: legal[0])
 
-    async def main() -> None:
+    async def listen() -> None:
         loop = asyncio.get_running_loop()
         server = await loop.create_server(lambda: _Connection(choose), "127.0.0.1", port)
         print(f"listening on http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", flush=True)
@@ -121,7 +121,7 @@ def serve(port: int, policy: str = "first") -> None:
             await server.serve_forever()
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    asyncio.run(main())
+    asyncio.run(listen())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,6 +25,7 @@ from benchmarks import fast_bot
 
 
 def _config(folder: Path, matches: int, concurrency: int) -> Path:
+    """The tournament file: ``matches`` random-format matches of 5 managed fast bots."""
     bot, _ = fast_bot.command("first")
     lines = [
         "[tournament]",
@@ -45,6 +46,7 @@ def _config(folder: Path, matches: int, concurrency: int) -> Path:
 
 
 def _rss_mb(pid: int) -> float | None:
+    """The process's resident memory in MB (None once it is gone)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
