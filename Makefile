@@ -54,7 +54,7 @@ bench: $(BIN)/referee bubblewrap
 	$(BIN)/python -m benchmarks.cage
 
 # Figures as a tournament grows: memory of a 1,000,000-match run vs a 1,000-match one;
-# decisions/s and referee CPU per decision on 1, 2 and 4 Dask worker processes (fast Node bots)
+# decisions/s and referee CPU per decision on 1, 2 and 4 Dask worker processes (one fast bot server)
 bench-scale: $(BIN)/referee
 	$(BIN)/python -m benchmarks.scale
 	$(BIN)/python -m benchmarks.workers

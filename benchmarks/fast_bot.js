@@ -1,21 +1,23 @@
-// A bot that costs next to nothing (for `make bench-scale`): answers every act with the
-// first legal action, everything else with {"ok": true}. Usage: node fast_bot.js PORT
+// The benches' fast bot in Node (benchmarks/fast_bot.py starts it; its docstring says what
+// it answers). Usage: node fast_bot.js PORT [first|random]
 //
-// Built on `net`, not `http`: Node's HTTP server and a JSON.parse of the whole 2.7 KB
-// act message cost ~95 µs of CPU a request on the bench machine, as much as the referee
-// it is there to measure. This reads the request head for Content-Length and takes the
-// first element of "legal" (the act message's last field) with a bracket scan: ~20 µs.
+// Built on `net`, not `http`: Node's HTTP server and a JSON.parse of the whole act message
+// cost as much CPU a request as the referee it is there to measure. This reads the request
+// head for Content-Length and finds the legal list's elements with a bracket scan.
 "use strict";
 const net = require("net");
 const port = Number(process.argv[2]);
+const pickRandom = process.argv[3] === "random";
 const OK = Buffer.from('{"ok":true}');
 
-function firstLegal(body) {
-  // the text of legal[0]: legal is the act message's last field, so its key is the last one
+function legalElements(body, all) {
+  // [start, end) of each element of "legal" (the act message's last field, so its key is
+  // the last one); only the first unless `all`
   const at = body.lastIndexOf('"legal":');
-  if (at < 0) return null;
+  if (at < 0) return [];
+  const out = [];
   let i = body.indexOf("[", at) + 1;
-  const start = i;
+  let start = i;
   let depth = 0;
   let str = false;
   for (; i < body.length; i++) {
@@ -25,19 +27,26 @@ function firstLegal(body) {
       else if (c === 34) str = false;
     } else if (c === 34) str = true;
     else if (c === 91 || c === 123) depth++;
-    else if (c === 93 || c === 125) {
-      if (depth === 0) break;
-      depth--;
-    } else if (c === 44 && depth === 0) break;
+    else if (depth > 0) {
+      if (c === 93 || c === 125) depth--;
+    } else if (c === 44 || c === 93 || c === 125) {
+      // a comma or the closing bracket at the top level: one element ends
+      if (i > start) out.push([start, i]);
+      if (c !== 44 || !all) break;
+      start = i + 1;
+    }
   }
-  return i > start ? body.slice(start, i) : null;
+  return out;
 }
 
 function reply(body) {
   let out = OK;
   if (body.indexOf('"type":"act"') >= 0) {
-    const first = firstLegal(body);
-    if (first !== null) out = Buffer.from('{"action":' + first + "}");
+    const found = legalElements(body, pickRandom);
+    if (found.length > 0) {
+      const [start, end] = found[pickRandom ? Math.floor(Math.random() * found.length) : 0];
+      out = Buffer.from('{"action":' + body.slice(start, end) + "}");
+    }
   }
   return Buffer.concat([
     Buffer.from("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + out.length + "\r\n\r\n"),

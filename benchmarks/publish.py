@@ -1,12 +1,11 @@
 """Publishing at scale (the publishing half of ``make bench-scale``): figures, not asserts.
 
 Writes journals of 100,000 and 1,000,000 matches (5 and 50 bots, 4 seats) from the lines
-of a real small run (``leaderboards/nimmt_plus/matches.jsonl``: real 6 nimmt! Plus matches
-of the sample bots, with ``latency_ms`` dropped and ``details`` cut to its summary as
-today's journal writes them), then times
-``referee leaderboard`` on each in a fresh process: wall seconds and peak RSS, and checks
-that a second run and a run on the journal with its lines shuffled give byte-identical
-outputs (timings.json aside).
+of a real small run (``leaderboards/nimmt_plus/matches.jsonl``: 6 nimmt! Plus matches of
+the sample bots, ``latency_ms`` dropped and ``details`` cut to the summary the journal
+keeps), then times ``referee leaderboard`` on each in a fresh process: wall seconds and
+peak RSS, and checks that a second run and a run on the journal with its lines shuffled
+give byte-identical outputs (timings.json aside).
 
     python -m benchmarks.publish                      # every size
     python -m benchmarks.publish --sizes 100000:5     # one size (matches:bots)
@@ -44,7 +43,7 @@ def write_journal(out: Path, matches: int, bots: int, seed: int = 1) -> int:
     tails = []
     for d in lines:
         d.pop("latency_ms", None)
-        d["details"] = journal_details(d["details"])  # today's lines: the summary only
+        d["details"] = journal_details(d["details"])  # as the journal writes it: the summary only
         rest = {k: v for k, v in d.items() if k not in ("id", "index", "seed", "bots")}
         tails.append(json.dumps(rest, separators=(",", ":"))[1:])
     rng = random.Random(seed)

@@ -1,76 +1,32 @@
-"""Scale bench: the referee's memory and speed as a tournament grows (``make bench-scale``).
+"""Scale bench: the referee's memory as a tournament grows (``make bench-scale``, or
+``python -m benchmarks.scale``). Figures, never asserts (the machine may be loaded).
 
-Figures, never asserts (the machine may be loaded). Each section prints its own block:
-
-1. **referee RSS while playing**: a 1,000,000-match ``random`` 6 nimmt! tournament and a
-   1,000-match one (5 bots, 4 seats), each a real ``referee run`` process against fast
-   bots (this module's ``--serve``: a raw asyncio HTTP bot that plays the first legal
-   card, so the bots are not the bottleneck). The referee's resident memory (VmRSS of
-   the ``referee run`` process alone) is sampled every second for ``--seconds`` (60) of
-   play; the runs are then killed (``kill -9``: the guard takes the bots down). Target:
-   the big run <= 150 MB and within 15 % of the small one.
+A 1,000,000-match ``random`` 6 nimmt! tournament and a 1,000-match one (5 bots, 4 seats),
+each a real ``referee run`` process against fast bots (``benchmarks.fast_bot``, started by
+the referee as managed bots), so the bots are not the bottleneck. The referee's resident
+memory (VmRSS of the ``referee run`` process alone) is sampled every second for
+``--seconds`` (60) of play; the runs are then killed (``kill -9``: the guard takes the bots
+down). Target: the big run <= 150 MB and within 15 % of the small one.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Any
 
-
-def _first(legal: list[Any]) -> Any:
-    return legal[0]
-
-
-async def _answer(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, choose: Callable[[list[Any]], Any]
-) -> None:
-    """One keep-alive connection of the fast bot: the legal action ``choose`` picks, else ``ok``."""
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line[:15].lower() == b"content-length:":
-                    length = int(line[15:])
-            body = json.loads(await reader.readexactly(length)) if length else {}
-            reply = {"action": choose(body["legal"])} if body.get("type") == "act" else {"ok": True}
-            data = json.dumps(reply).encode()
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data)
-            )
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError, ValueError, KeyError, IndexError):
-        pass
-    finally:
-        writer.close()
-
-
-def serve(port: int, choose: Callable[[list[Any]], Any] = _first) -> None:
-    """Run the fast bot on 127.0.0.1:``port`` until killed (the first legal action, or
-    what ``choose`` picks from the legal list)."""
-
-    async def main() -> None:
-        server = await asyncio.start_server(lambda r, w: _answer(r, w, choose), "127.0.0.1", port)
-        print(f"listening on http://127.0.0.1:{port}/", flush=True)
-        async with server:
-            await server.serve_forever()
-
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    asyncio.run(main())
+from benchmarks import fast_bot
 
 
 def _config(folder: Path, matches: int, concurrency: int) -> Path:
-    bot = [sys.executable, "-m", "benchmarks.scale", "--serve", "--port", "{port}"]
+    """The tournament file: ``matches`` random-format matches of 5 managed fast bots."""
+    bot, _ = fast_bot.command("first")
     lines = [
         "[tournament]",
         f'name = "scale{matches}"',
@@ -90,6 +46,7 @@ def _config(folder: Path, matches: int, concurrency: int) -> Path:
 
 
 def _rss_mb(pid: int) -> float | None:
+    """The process's resident memory in MB (None once it is gone)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
@@ -137,17 +94,11 @@ def rss_while_playing(matches: int, seconds: float, concurrency: int) -> dict[st
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print the scale figures (or serve as the fast bot with ``--serve``)."""
+    """Print the scale figures."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__.splitlines()[0])
-    parser.add_argument("--serve", action="store_true", help="run the fast bot (used by the bench itself)")
-    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--seconds", type=float, default=60.0, help="seconds of play per run (default 60)")
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args(argv)
-    if args.serve:
-        serve(args.port)
-        return
-
     print("== 1. referee RSS while playing a random 6 nimmt! tournament (5 fast bots, 4 seats) ==")
     print(f"   concurrency {args.concurrency}, {args.seconds:.0f} s of play each; VmRSS of the referee process")
     small = rss_while_playing(1_000, args.seconds, args.concurrency)

@@ -1,21 +1,16 @@
-"""Benchmark: how fast the referee is on this machine, next to a floor it cannot beat.
-
-Run with ``make bench`` or ``python -m benchmarks.speed``. It prints:
+"""Benchmark: how fast the referee is on this machine, next to a floor it cannot beat
+(``make bench``, or ``python -m benchmarks.speed``). It prints:
 
 1. engine only: µs of CPU per decision (view + legal + apply, random choices, no HTTP)
    for every 6 nimmt! Plus variant;
 2. the referee: real matches (6 nimmt! Plus, 4 seats) through ``play_match``, the lean
-   pool and the pacer, against bots that answer at once (``benchmarks/fast_bot.js``: Node's
-   ``net`` with a minimal HTTP reader, ~40 µs of CPU a request, so it is not the floor's
-   bottleneck as Node's ``http`` server at ~95 µs was; a raw asyncio one in its own
-   process when Node is missing), at
+   pool and the pacer, against one fast bot server (``benchmarks.fast_bot``) at
    concurrency 8 and 128: decisions/s, the referee's CPU µs per decision, the recorded
    response time p50/p99, replies recorded past the deadline, and the loop lag;
-3. the floor: an independent minimal keep-alive client (an ``asyncio.Protocol``, one
-   prebuilt ``act`` request, no game, no checks) against the same server with the same
-   requests in flight; repetitions interleave with the referee's, medians are printed,
-   and so is the ratio. The targets of issue 16 are printed beside the figures, never
-   asserted.
+3. the floor: a minimal keep-alive client (an ``asyncio.Protocol``, one prebuilt ``act``
+   request, no game, no checks) against the same server with the same requests in
+   flight. Repetitions interleave with the referee's; medians are printed, with the
+   ratio and the targets beside them (never asserted).
 """
 
 from __future__ import annotations
@@ -24,15 +19,12 @@ import argparse
 import asyncio
 import json
 import random
-import shutil
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
-from tempfile import TemporaryDirectory
 from typing import Any
 
+from benchmarks import fast_bot
 from referee.bots import protocol, wire
 from referee.bots.control import BotRuntime, Pacer
 from referee.bots.transport import LeanPool
@@ -44,30 +36,6 @@ from referee.schedule.formats import derive_seed
 
 SEATS = 4
 DEADLINE_MS = 1000
-
-# the bots' server when Node is installed: Node's ``net`` with a minimal HTTP reader (its
-# ``http`` module and a JSON.parse of every act cost ~95 µs a request here, enough to
-# make the bot server the bottleneck at concurrency 8; this one ~40 µs)
-FAST_BOT = Path(__file__).resolve().parent.parent / "scripts" / "fast_bot.js"
-
-_PY_BOT = r"""
-import asyncio, json, sys
-async def conn(reader, writer):
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            n = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0].split(b":")[1])
-            msg = json.loads(await reader.readexactly(n))
-            out = json.dumps({"action": msg["legal"][0]}).encode() if msg["type"] == "act" else b"{}"
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(out), out))
-    except (asyncio.IncompleteReadError, ConnectionError):
-        writer.close()
-async def main():
-    server = await asyncio.start_server(conn, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
-    await server.serve_forever()
-asyncio.run(main())
-"""
 
 
 def engine_only(variant: str, decisions: int) -> tuple[float, int]:
@@ -88,21 +56,6 @@ def engine_only(variant: str, decisions: int) -> tuple[float, int]:
         game.result(state)
         matches += 1
     return (time.process_time() - cpu0) / done * 1e6, done
-
-
-def start_bot_server(tmp: Path) -> tuple[subprocess.Popen[bytes], int, str]:
-    """The bots' server in its own process: Node when installed, else raw asyncio."""
-    node = shutil.which("node")
-    if node:
-        cmd, kind = [node, str(FAST_BOT), "0"], "node"
-    else:
-        script = tmp / "bot.py"
-        script.write_text(_PY_BOT)
-        cmd, kind = [sys.executable, str(script)], "python asyncio"
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
-    assert proc.stdout is not None
-    port = int(proc.stdout.readline().rstrip(b"/\n").rsplit(b":", 1)[-1])  # "...http://127.0.0.1:PORT/" or "PORT"
-    return proc, port, kind
 
 
 async def referee_run(url: str, concurrency: int, matches: int) -> dict[str, float]:
@@ -227,6 +180,44 @@ async def floor_run(port: int, in_flight: int, requests: int) -> dict[str, float
     return {"requests_per_s": n / wall, "cpu_us_per_request": cpu / n * 1e6}
 
 
+async def http_figures(port: int, matches: int, reps: int) -> tuple[dict[int, Any], dict[int, Any]]:
+    """The referee's and the floor's medians at concurrency 8 and 128, repetitions interleaved."""
+    url = f"http://127.0.0.1:{port}/"
+    await referee_run(url, 8, 8)  # warm-up
+    runs: dict[int, list[dict[str, float]]] = {8: [], 128: []}
+    floors: dict[int, list[dict[str, float]]] = {8: [], 128: []}
+    for _ in range(reps):
+        for c in (8, 128):
+            runs[c].append(await referee_run(url, c, max(matches, c)))
+            floors[c].append(await floor_run(port, min(c * SEATS, 256), int(runs[c][-1]["decisions"])))
+    referee, floor = {}, {}
+    for c in (8, 128):
+        referee[c] = {k: round(statistics.median(r[k] for r in runs[c]), 2) for k in runs[c][0]}
+        floor[c] = {k: round(statistics.median(r[k] for r in floors[c]), 2) for k in floors[c][0]}
+    return referee, floor
+
+
+def print_http(referee: dict[int, Any], floor: dict[int, Any]) -> None:
+    """The referee's figures beside the floor's and the targets."""
+    targets = {8: (90, 3.0), 128: (110, 10.0)}
+    for c in (8, 128):
+        r, f = referee[c], floor[c]
+        ratio = r["decisions_per_s"] / f["requests_per_s"]
+        cpu_t, p50_t = targets[c]
+        print(
+            f"   concurrency {c:>3}: referee {r['decisions_per_s']:7.0f} decisions/s, CPU {r['cpu_us_per_decision']:6.1f}"
+            f" µs/decision (target ≤ {cpu_t}), recorded p50 {r['p50_ms']:.2f} ms (target ≤ {p50_t}) p99"
+            f" {r['p99_ms']:.2f} ms, past deadline {r['past_deadline']:.0f} (target 0), faults {r['faults']:.0f},"
+            f" loop lag p50 {r['lag_p50_ms']} p99 {r['lag_p99_ms']} ms  ({r['decisions']:.0f} decisions)"
+        )
+        print(
+            f"                    floor   {f['requests_per_s']:7.0f} requests/s, CPU {f['cpu_us_per_request']:6.1f}"
+            f" µs/request ({min(c * SEATS, 256)} in flight); referee reaches {ratio:.2f} of the floor (target ≥ 0.40);"
+            f" its CPU per decision is {r['cpu_us_per_decision'] / f['cpu_us_per_request']:.1f}× the floor's per"
+            f" request (steadier than absolute figures on a loaded machine), {r['connections']:.0f} connections"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and print its figures."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -248,50 +239,12 @@ def main(argv: list[str] | None = None) -> None:
         figures["engine"][variant] = {"cpu_us_per_decision": round(us, 1)}
         print(f"   {variant:<17} {us:7.1f} µs CPU/decision  ({n} decisions)")
 
-    with TemporaryDirectory() as tmp:
-        proc, port, kind = start_bot_server(Path(tmp))
-        url = f"http://127.0.0.1:{port}/"
-        try:
-
-            async def http_part() -> None:
-                await referee_run(url, 8, 8)  # warm-up
-                runs: dict[int, list[dict[str, float]]] = {8: [], 128: []}
-                floors: dict[int, list[dict[str, float]]] = {8: [], 128: []}
-                for _ in range(args.reps):
-                    for c in (8, 128):
-                        runs[c].append(await referee_run(url, c, max(args.matches, c)))
-                        n = int(runs[c][-1]["decisions"])
-                        floors[c].append(await floor_run(port, min(c * SEATS, 256), n))
-                for c in (8, 128):
-                    med = {k: statistics.median(r[k] for r in runs[c]) for k in runs[c][0]}
-                    fl = {k: statistics.median(r[k] for r in floors[c]) for k in floors[c][0]}
-                    figures["referee"][c] = {k: round(v, 2) for k, v in med.items()}
-                    figures["floor"][c] = {k: round(v, 2) for k, v in fl.items()}
-
-            print(
-                f"2./3. referee vs floor (bots: one {kind} server answering at once; {args.reps} interleaved reps, medians)"
-            )
-            asyncio.run(http_part())
-        finally:
-            proc.terminate()
-            proc.wait()
-    targets = {8: (90, 3.0), 128: (110, 10.0)}
-    for c in (8, 128):
-        r, f = figures["referee"][c], figures["floor"][c]
-        ratio = r["decisions_per_s"] / f["requests_per_s"]
-        cpu_t, p50_t = targets[c]
+    with fast_bot.running("first") as bot:
         print(
-            f"   concurrency {c:>3}: referee {r['decisions_per_s']:7.0f} decisions/s, CPU {r['cpu_us_per_decision']:6.1f}"
-            f" µs/decision (target ≤ {cpu_t}), recorded p50 {r['p50_ms']:.2f} ms (target ≤ {p50_t}) p99"
-            f" {r['p99_ms']:.2f} ms, past deadline {r['past_deadline']:.0f} (target 0), faults {r['faults']:.0f},"
-            f" loop lag p50 {r['lag_p50_ms']} p99 {r['lag_p99_ms']} ms  ({r['decisions']:.0f} decisions)"
+            f"2./3. referee vs floor (bots: one {bot.kind} server answering at once; {args.reps} interleaved reps, medians)"
         )
-        print(
-            f"                    floor   {f['requests_per_s']:7.0f} requests/s, CPU {f['cpu_us_per_request']:6.1f}"
-            f" µs/request ({min(c * SEATS, 256)} in flight); referee reaches {ratio:.2f} of the floor (target ≥ 0.40);"
-            f" its CPU per decision is {r['cpu_us_per_decision'] / f['cpu_us_per_request']:.1f}× the floor's per"
-            f" request (steadier than absolute figures on a loaded machine), {r['connections']:.0f} connections"
-        )
+        figures["referee"], figures["floor"] = asyncio.run(http_figures(bot.port, args.matches, args.reps))
+    print_http(figures["referee"], figures["floor"])
     if args.json:
         print(json.dumps(figures))
 

@@ -5,14 +5,14 @@ action, with a made-up response time and now and then a fallback after a fault),
 the journal and the transcripts as a run would, publishes the standings, then runs
 verify and prints bytes per match on disk and replay speed.
 
-    .venv/bin/python benchmarks/transcripts.py [GAME] [MATCHES] [PLAYERS]
+    python -m benchmarks.transcripts [GAME] [MATCHES] [PLAYERS]     # nimmt_plus 2000 4
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -81,10 +81,14 @@ def play(game_id: str, index: int, seed: int, bots: list[str], options: dict[str
     )
 
 
-def main() -> None:
-    game_id = sys.argv[1] if len(sys.argv) > 1 else "nimmt_plus"
-    count = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
-    players = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+def main(argv: list[str] | None = None) -> None:
+    """Play the synthetic tournament, verify it and print the figures."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.transcripts", description=__doc__.splitlines()[0])
+    parser.add_argument("game", nargs="?", default="nimmt_plus")
+    parser.add_argument("matches", nargs="?", type=int, default=2000)
+    parser.add_argument("players", nargs="?", type=int, default=4)
+    args = parser.parse_args(argv)
+    game_id, count, players = args.game, args.matches, args.players
     game = get_game(game_id)
     options = game.check_options(players, {})
     names = [f"bot{i}" for i in range(players + 1)]

@@ -1,15 +1,12 @@
 """Verify speed (part of ``make bench-scale``): figures, never asserts.
 
-Plays a real small 6 nimmt! tournament with ``referee run`` (5 bots, 4 seats, ``random``
-format) against this module's ``--serve`` bots: raw asyncio HTTP bots that play a random
-legal action, so the transcripts hold singles, pairs and zeros as a real field's do.
-Then ``verify`` checks the folder in this process, several times, and the bench prints
-matches per CPU second of the replay (reading transcripts and journal, dealing, replaying
-and comparing every match; the standings files re-rendered once per folder are timed
-apart), the best of ``--reps``: once with the games' whole-transcript fast path
-(``Game.replay``) and once the ordinary way (``apply`` per decision), the way verify
-replays a match with fallbacks, faults or extras. Target: >= 2,000 matches/s per core
-for 6 nimmt! Plus with 4 players.
+Plays a small 6 nimmt! tournament with ``referee run`` (5 bots, 4 seats, ``random``
+format) against fast bots playing a random legal action (``benchmarks.fast_bot``), so the
+transcripts hold singles, pairs and zeros as a real field's do. Then ``verify`` checks the
+folder in this process and the bench prints matches per CPU second of the replay, the
+best of ``--reps``: with the games' whole-transcript fast path (``Game.replay``) and the
+ordinary way (``apply`` per decision), as verify replays a match with fallbacks, faults
+or extras. Target: >= 2,000 matches/s per core for 6 nimmt! Plus with 4 players.
 
     python -m benchmarks.verify                     # 400 matches, variant plus
     python -m benchmarks.verify --matches 1000 --variant simple
@@ -20,14 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import subprocess
 import sys
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from benchmarks import scale
+from benchmarks import fast_bot
 from referee.audit.verify import verify
 from referee.games import get_game
 from referee.report.publish import load_output_dir
@@ -35,14 +31,9 @@ from referee.report.publish import load_output_dir
 TARGET = 2000.0
 
 
-def serve(port: int) -> None:
-    """Run the bench bot on 127.0.0.1:``port`` until killed: a random legal action."""
-    scale.serve(port, random.Random(port).choice)
-
-
 def write_tournament(folder: Path, matches: int, variant: str, players: int, timeout: float = 900.0) -> Path:
     """Play a ``matches``-match tournament with ``referee run``; its output folder."""
-    bot = [sys.executable, "-m", "benchmarks.verify", "--serve", "--port", "{port}"]
+    bot, _ = fast_bot.command("random")
     out = folder / "out"
     lines = [
         "[tournament]",
@@ -94,20 +85,14 @@ def replay_rate(out: Path, fast: bool, reps: int) -> tuple[float, float, int, in
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print the verify figures (or serve as the bench bot with ``--serve``)."""
+    """Print the verify figures."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.verify", description=__doc__.splitlines()[0])
-    parser.add_argument("--serve", action="store_true", help="run the bench bot (used by the bench itself)")
-    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--matches", type=int, default=400, help="matches of the tournament played (default 400)")
     parser.add_argument("--variant", default="plus", choices=("plus", "plus_dealt_zeros", "zeros_negative", "simple"))
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--reps", type=int, default=5, help="verify runs per figure, the best is printed (default 5)")
     parser.add_argument("--folder", type=Path, help="time this output folder instead of playing one")
     args = parser.parse_args(argv)
-    if args.serve:
-        serve(args.port)
-        return
-
     with TemporaryDirectory(prefix="bench-verify-") as tmp:
         if args.folder is not None:
             out, what = args.folder, str(args.folder)

@@ -1,19 +1,14 @@
-"""Benchmark: a tournament on 1, 2 and 4 worker processes (Dask), against bots that cost
-next to nothing (one ``benchmarks/fast_bot.js`` server, Node, that every worker reaches as
-URL bots; a raw asyncio one without Node), so the referee is what is measured.
+"""Benchmark: a tournament on 1, 2 and 4 worker processes (Dask) against one fast bot
+server (``benchmarks.fast_bot``) that every worker reaches as URL bots, so the referee is
+what is measured (``make bench-scale``, or ``python -m benchmarks.workers``).
 
-Run with ``make bench-scale`` or ``python -m benchmarks.workers``. For each number of
-workers it plays the same tournament through ``run_tournament`` (the production path:
-journal and all) and prints decisions/s (from the bots being ready to the last journal
-line), the referee's CPU per decision (head and workers together; the bots' own CPU is
-not counted) and the head's own CPU per match (the head process holds the journal, the
-Dask scheduler and the worker nannies of the LocalCluster). Then it projects 16 and 64
-cores from the measured CPU per decision: workers scale with cores until the head's
-cost per match (the scheduler's share of it above all) fills its one core.
-
-The control row plays the same number of matches as two separate single-process
-tournaments at once, with no Dask at all: what this machine gives two referee processes
-next to the bots, the ceiling 2 workers are measured against.
+For each number of workers it plays the same tournament through ``run_tournament`` (the
+production path, journal and all) and prints decisions/s (from the bots being ready to the
+last journal line), the referee's CPU per decision (head and workers; not the bots') and
+the head's own CPU per match (journal, Dask scheduler, worker nannies). It projects 16 and
+64 cores from those: workers scale with cores until the head's cost per match fills its
+one core. The control row plays the same matches as two separate one-process tournaments
+at once, no Dask: the ceiling 2 workers are measured against.
 """
 
 from __future__ import annotations
@@ -30,9 +25,10 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from benchmarks.speed import start_bot_server
+from benchmarks import fast_bot
 from referee.config.model import parse_config
-from referee.run.runner import JOURNAL, run_tournament
+from referee.run.runner import run_tournament
+from referee.store.journal import JOURNAL
 
 
 def measure(cfg: Any) -> dict[str, float]:
@@ -153,80 +149,74 @@ def _median_row(runs: list[dict[str, float]]) -> dict[str, float]:
     return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run the scaling benchmark and print its figures."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--matches", type=int, default=240, help="matches per run")
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to measure")
-    ap.add_argument("--concurrency", type=int, default=16, help="matches in flight per worker")
-    ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions (medians are printed)")
-    ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
-    args = ap.parse_args(argv)
+def bench_config(matches: int, concurrency: int, port: int) -> dict[str, Any]:
+    """The tournament every configuration plays: 4 URL bots on the one fast bot server."""
+    return {
+        "tournament": {
+            "name": "bench-scale",
+            "game": "nimmt_plus",
+            "players": 4,
+            "format": "random",
+            "matches": matches,
+            "concurrency": concurrency,
+        },
+        "limits": {"deadline_ms": 5000},
+        "bot": [{"name": f"fast{i}", "url": f"http://127.0.0.1:{port}/"} for i in range(4)],
+    }
+
+
+def interleaved_runs(args: argparse.Namespace, doc: dict[str, Any], tmp: Path) -> dict[str, list[dict[str, float]]]:
+    """Every worker count (and the control) once per repetition, so a slow spell of the
+    machine hits every configuration; each repetition's ratios printed as it ends."""
     runs: dict[str, list[dict[str, float]]] = {}
-    rows: list[dict[str, Any]] = []
-    with TemporaryDirectory() as tmp:
-        server, port, kind = start_bot_server(Path(tmp))
-        try:
-            doc = {
-                "tournament": {
-                    "name": "bench-scale",
-                    "game": "nimmt_plus",
-                    "players": 4,
-                    "format": "random",
-                    "matches": args.matches,
-                    "concurrency": args.concurrency,
-                },
-                "limits": {"deadline_ms": 5000},
-                "bot": [{"name": f"fast{i}", "url": f"http://127.0.0.1:{port}/"} for i in range(4)],
-            }
+    base = parse_config(doc, Path("bench-scale.toml"), {})
+    for rep in range(args.reps):
+        for w in args.workers:
+            runs.setdefault(f"w{w}", []).append(measure(replace(base, workers=w, output=tmp / f"r{rep}w{w}")))
+        if 2 in args.workers:
+            runs.setdefault("control", []).append(separate_processes(doc, tmp / f"r{rep}", args.matches))
+        r1, r2, rc = (runs.get(k, [{}])[-1] for k in ("w1", "w2", "control"))
+        if r1 and r2 and rc:
             print(
-                f"nimmt_plus, 4 players, {args.matches} matches, 4 bots answering the first legal action "
-                f"(one {kind} server, reached by every worker), concurrency {args.concurrency} per worker; "
-                f"{args.reps} interleaved repetitions, medians"
+                f"   repetition {rep + 1}: 2 workers {r2['decisions_per_s'] / r1['decisions_per_s']:.2f}x one, "
+                f"2 separate processes {rc['decisions_per_s'] / r1['decisions_per_s']:.2f}x"
             )
-            base = parse_config(doc, Path("bench-scale.toml"), {})
-            for rep in range(args.reps):  # interleaved: a slow spell of the machine hits every configuration
-                for w in args.workers:
-                    r = measure(replace(base, workers=w, output=Path(tmp) / f"r{rep}w{w}"))
-                    runs.setdefault(f"w{w}", []).append(r)
-                if 2 in args.workers:
-                    runs.setdefault("control", []).append(separate_processes(doc, Path(tmp) / f"r{rep}", args.matches))
-                r1, r2, rc = (runs.get(k, [{}])[-1] for k in ("w1", "w2", "control"))
-                if r1 and r2 and rc:
-                    print(
-                        f"   repetition {rep + 1}: 2 workers {r2['decisions_per_s'] / r1['decisions_per_s']:.2f}x one, "
-                        f"2 separate processes {rc['decisions_per_s'] / r1['decisions_per_s']:.2f}x"
-                    )
-            rows = [_median_row(runs[f"w{w}"]) for w in args.workers]
-            for r in rows:
-                print(
-                    f"workers {r['workers']:.0f}: {r['decisions_per_s']:8.0f} decisions/s  referee CPU "
-                    f"{r['referee_cpu_us_per_decision']:6.1f} µs/decision (workers {r['worker_cpu_us_per_decision']:6.1f})"
-                    f"  head {r['head_cpu_us_per_match']:7.0f} µs/match ({r['head_cpu_us_per_decision']:5.1f} µs/decision)"
-                    f"  [{r['decisions']:.0f} decisions]"
-                )
-            control = _median_row(runs["control"]) if "control" in runs else None
-            if control is not None:
-                print(
-                    f"control, 2 separate one-process tournaments at once (no Dask): {control['decisions_per_s']:8.0f}"
-                    f" decisions/s  referee CPU {control['referee_cpu_us_per_decision']:6.1f} µs/decision"
-                )
-            biggest = max(rows, key=lambda r: r["workers"])
-            if biggest["workers"] > 1:
-                cfg = replace(base, workers=int(biggest["workers"]), output=Path(tmp) / "idle")
-                idle, per_message = asyncio.run(head_costs(cfg, 5.0, 4000))
-                biggest["head_idle_cpu_share"] = idle
-                biggest["head_us_per_message"] = per_message
-                biggest["head_marginal_us_per_match"] = biggest["head_record_us_per_match"] + per_message
-                print(
-                    f"head at {biggest['workers']:.0f} workers: {idle:.1%} of a core with no match at all (heartbeats, "
-                    f"scheduler, nannies); per match on top {biggest['head_marginal_us_per_match']:.0f} µs: "
-                    f"the record (unpickle, judge, journal line) {biggest['head_record_us_per_match']:.0f} µs, "
-                    f"its event (scheduler and handler) {per_message:.0f} µs at most (one message may carry several)"
-                )
-        finally:
-            server.terminate()
-            server.wait()
+    return runs
+
+
+def print_rows(rows: list[dict[str, Any]], control: dict[str, float] | None) -> None:
+    """One line per worker count, then the control's."""
+    for r in rows:
+        print(
+            f"workers {r['workers']:.0f}: {r['decisions_per_s']:8.0f} decisions/s  referee CPU "
+            f"{r['referee_cpu_us_per_decision']:6.1f} µs/decision (workers {r['worker_cpu_us_per_decision']:6.1f})"
+            f"  head {r['head_cpu_us_per_match']:7.0f} µs/match ({r['head_cpu_us_per_decision']:5.1f} µs/decision)"
+            f"  [{r['decisions']:.0f} decisions]"
+        )
+    if control is not None:
+        print(
+            f"control, 2 separate one-process tournaments at once (no Dask): {control['decisions_per_s']:8.0f}"
+            f" decisions/s  referee CPU {control['referee_cpu_us_per_decision']:6.1f} µs/decision"
+        )
+
+
+def measure_head(biggest: dict[str, Any], doc: dict[str, Any], tmp: Path) -> None:
+    """Add the head's idle share and per-message cost at the most workers to ``biggest``; print them."""
+    cfg = replace(parse_config(doc, Path("bench-scale.toml"), {}), workers=int(biggest["workers"]), output=tmp / "idle")
+    idle, per_message = asyncio.run(head_costs(cfg, 5.0, 4000))
+    biggest["head_idle_cpu_share"] = idle
+    biggest["head_us_per_message"] = per_message
+    biggest["head_marginal_us_per_match"] = biggest["head_record_us_per_match"] + per_message
+    print(
+        f"head at {biggest['workers']:.0f} workers: {idle:.1%} of a core with no match at all (heartbeats, "
+        f"scheduler, nannies); per match on top {biggest['head_marginal_us_per_match']:.0f} µs: "
+        f"the record (unpickle, judge, journal line) {biggest['head_record_us_per_match']:.0f} µs, "
+        f"its event (scheduler and handler) {per_message:.0f} µs at most (one message may carry several)"
+    )
+
+
+def print_scaling(rows: list[dict[str, Any]], control: dict[str, float] | None) -> None:
+    """2 workers against one and against the control; the projection when the head was measured."""
     one = next((r for r in rows if r["workers"] == 1), None)
     two = next((r for r in rows if r["workers"] == 2), None)
     if one and two:
@@ -242,6 +232,32 @@ def main(argv: list[str] | None = None) -> None:
     multi = [r for r in rows if "head_marginal_us_per_match" in r]
     if multi:
         print_projection(multi[0], rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the scaling benchmark and print its figures."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--matches", type=int, default=240, help="matches per run")
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to measure")
+    ap.add_argument("--concurrency", type=int, default=16, help="matches in flight per worker")
+    ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions (medians are printed)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = ap.parse_args(argv)
+    with TemporaryDirectory() as tmp, fast_bot.running("first") as bot:
+        doc = bench_config(args.matches, args.concurrency, bot.port)
+        print(
+            f"nimmt_plus, 4 players, {args.matches} matches, 4 bots answering the first legal action "
+            f"(one {bot.kind} server, reached by every worker), concurrency {args.concurrency} per worker; "
+            f"{args.reps} interleaved repetitions, medians"
+        )
+        runs = interleaved_runs(args, doc, Path(tmp))
+        rows = [_median_row(runs[f"w{w}"]) for w in args.workers]
+        control = _median_row(runs["control"]) if "control" in runs else None
+        print_rows(rows, control)
+        biggest = max(rows, key=lambda r: r["workers"])
+        if biggest["workers"] > 1:
+            measure_head(biggest, doc, Path(tmp))
+    print_scaling(rows, control)
     if args.json:
         print(json.dumps({"rows": rows, "control": control, "runs": runs}))
 
