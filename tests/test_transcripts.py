@@ -23,7 +23,7 @@ from test_e2e import NIMMT, ROOT, write_config
 from test_match import good, illegal, on_act
 from test_resume import kill9_after, start
 
-from referee.audit.replay import load_match, render_text
+from referee.audit.replay import render_text
 from referee.audit.verify import verify
 from referee.bots import wire
 from referee.bots.wire import Endpoint
@@ -32,6 +32,7 @@ from referee.games import get_game
 from referee.match.play import play_match
 from referee.report.publish import build_leaderboard, tournament_document, write_leaderboard
 from referee.store import transcripts
+from referee.store.matches import load_match
 
 GAMES = {"nimmt_plus": "nimmt_plus.toml", "drahtseilakt": "drahtseilakt.toml", "dieci": "dieci.toml"}
 GAMES["the_game"] = "the_game.toml"

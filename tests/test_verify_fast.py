@@ -17,6 +17,7 @@ from test_transcripts import copy, journal, rewrite_transcripts, run_small, tran
 from referee.audit.verify import Report, verify
 from referee.games.base import Result
 from referee.games.nimmt_plus import NimmtPlus
+from referee.match.rules import fallback_index
 
 
 @pytest.fixture(scope="module")
@@ -172,3 +173,34 @@ def test_the_verify_bench_prints_both_figures(nimmt_out: Path, capsys: pytest.Ca
     assert "whole-transcript fast path:" in text and "ordinary apply per decision:" in text
     assert f"({len(journal(nimmt_out))} matches," in text and "target >= 2,000 matches/s per core" in text
     assert NimmtPlus.fast_replay  # the bench puts the fast path back
+
+
+@pytest.mark.parametrize("how", ["fallback-differs", "fallback-yet-answered", "bot-not-asked", "seed"])
+def test_a_decision_marked_wrongly_is_named_exactly(
+    nimmt_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    out = copy(nimmt_out, tmp_path)
+    lines = transcript_lines(out)
+    line = lines[1]
+    game = NimmtPlus()
+    n = len(journal(out)[1]["bots"])
+    legal = game.legal(game.setup(n, line["seed"], game.check_options(n, {})), 0)
+    expected = legal[fallback_index(line["seed"], 0, 0, len(legal))]
+    other = next(a for a in legal if a != expected)
+    want = f"match {line['id']}, decision 0 (seat 0's decision 0): "
+    if how == "fallback-differs":
+        line["by"], line["ms"][0], line["actions"][0] = "f" + line["by"][1:], None, list(other)
+        want += f"action: {list(other)!r} marked as the fallback's, the fallback plays {expected!r}"
+    elif how == "fallback-yet-answered":
+        line["by"] = "f" + line["by"][1:]
+        want += "by: played by the fallback, yet the bot answered without a fault"
+    elif how == "bot-not-asked":
+        line["ms"][0] = None
+        want += "by: marked as the bot's choice, yet the bot was not asked or faulted"
+    else:
+        line["seed"] += 1
+        want = f"match {line['id']}: seed: journal {line['seed'] - 1}, transcript {line['seed']}"
+    rewrite_transcripts(out, lines)
+    report = verify(out)
+    assert (report.problem_count, shown(report)) == (1, [want])
+    assert shown(ordinary(out, monkeypatch)) == [want]

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from test_page import CHROMIUM, LAUNCH_ARGS, require_chromium
 
-from referee.audit.replay import frames, load_match
 from referee.report.viewer import RECENT
+from referee.store.matches import load_match
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = [("greedy", "greedy"), ("cautious", "cautious"), ("random", "random")]
@@ -46,7 +46,7 @@ def test_the_list_and_a_replay_page_show_the_match_at_every_step(output: Path) -
     from playwright.sync_api import sync_playwright
 
     m = load_match(output, "m000001")
-    after = [f.after for f in frames(m, after=True)]
+    after = [f.after for f in m.frames(after=True)]
     assert after and all(a is not None for a in after)
     html = (output / "replays" / "m000001.html").read_text()
     assert not re.search(r"https?:|src\s*=|fetch\(|XMLHttpRequest", html)
@@ -93,8 +93,8 @@ def test_the_list_and_a_replay_page_show_the_match_at_every_step(output: Path) -
             for _ in range(k):
                 page.click("#next")
             page.select_option("#who", "1")
-            fr = [f for f in frames(m) if f.index < k and f.move.seat == 1][-1]
-            nxt = next(f for f in frames(m) if f.index == k)
+            fr = [f for f in m.frames() if f.index < k and f.move.seat == 1][-1]
+            nxt = next(f for f in m.frames() if f.index == k)
             sent = nxt.sent if nxt.move.seat == 1 else fr.sent
             assert board_rows(page) == sent["rows"]
             assert seat_hand(page, 1) == [str(c) for c in sent["hand"]]

@@ -27,7 +27,7 @@ import orjson
 
 from referee.bots.protocol import find_legal
 from referee.games import get_game
-from referee.games.base import Game, IllegalAction, InvalidExtras, Result
+from referee.games.base import Game, IllegalAction, InvalidExtras, Result, ranks_from_scores
 from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
 from referee.record import MALFORMED
 from referee.report.publish import build_leaderboard, load_output_dir, write_leaderboard
@@ -121,7 +121,7 @@ def verify(out: Path) -> Report:
             if has_transcripts:
                 report.add(Problem(mid, "transcript", "no transcript for this journal line"))
             continue
-        checker.replay(rec, tr)
+        checker.recheck(rec, tr)
     if not has_transcripts and records and settings.get("transcripts") == "all":
         report.add(Problem("-", "transcripts", f"{out / transcripts.FOLDER}: missing, yet the run kept transcripts"))
     elif not has_transcripts and records:
@@ -153,7 +153,7 @@ def _next_transcript(
 
 
 class _Checker:
-    """Replays matches of one tournament and compares them with the journal."""
+    """Rechecks the matches of one tournament through the rules and compares them with the journal."""
 
     def __init__(self, game: Game, settings: Mapping[str, Any], report: Report) -> None:
         self.game = game
@@ -181,11 +181,10 @@ class _Checker:
         if ranks != rec["ranks"]:
             self.report.add(Problem(mid, "ranks", f"journal {rec['ranks']}, the scores give {ranks}"))
 
-    def replay(self, rec: Mapping[str, Any], tr: transcripts.Transcript) -> None:
+    def recheck(self, rec: Mapping[str, Any], tr: transcripts.Transcript) -> None:
         """Play ``tr`` through the rules and compare everything with ``rec``."""
-        game, report = self.game, self.report
+        game, add = self.game, self.report.add
         mid = str(rec.get("id"))
-        add = report.add
         if tr.seed != rec["seed"]:
             add(Problem(mid, "seed", f"journal {rec['seed']}, transcript {tr.seed}"))
             return
@@ -195,27 +194,42 @@ class _Checker:
         if rec.get("deal_hash") and not _same_deal(game, state, n, rec["deal_hash"]):
             add(Problem(mid, "deal_hash", f"the seed {seed} deals another hand than the journal's fingerprint"))
             return
-        seats, actions, by, ms, fault_at, extras = tr.seats, tr.actions, tr.by, tr.ms, tr.faults, tr.extras
-        if game.fast_replay and not fault_at and not extras and "f" not in by and None not in ms:
+        if game.fast_replay and not tr.faults and not tr.extras and "f" not in tr.by and None not in tr.ms:
             # every decision the bot's own, answered without a fault: no fallback to check,
             # no views to build; the game plays the actions at once and checks each is legal
-            result = game.replay(state, seats, actions)
-            if result is not None:
-                lat: list[list[int]] = [[] for _ in range(n)]
-                if isinstance(rec.get("latency_ms"), list):  # older journals: response times to compare
-                    for s, t in zip(seats, ms):
-                        lat[s].append(t)  # type: ignore[arg-type]
-                report.replayed += 1
-                report.decisions += len(seats)
-                self._compare(mid, rec, result, [0] * n, [seats.count(s) for s in range(n)], [], lat)
+            if self._recheck_at_once(mid, rec, tr, state):
                 return
             state = game.setup(n, seed, self.options(n))  # the ordinary way names what is wrong
+        self._recheck_decisions(mid, rec, tr, state)
+
+    def _recheck_at_once(self, mid: str, rec: Mapping[str, Any], tr: transcripts.Transcript, state: Any) -> bool:
+        """``recheck`` through ``Game.replay``; False when the game refuses the transcript."""
+        seats, ms = tr.seats, tr.ms
+        n = len(rec["bots"])
+        result = self.game.replay(state, seats, tr.actions)
+        if result is None:
+            return False
+        lat: list[list[int]] = [[] for _ in range(n)]
+        if isinstance(rec.get("latency_ms"), list):  # older journals: response times to compare
+            for s, t in zip(seats, ms):
+                lat[s].append(t)  # type: ignore[arg-type]
+        self.report.replayed += 1
+        self.report.decisions += len(seats)
+        self._compare(mid, rec, result, [0] * n, [seats.count(s) for s in range(n)], [], lat)
+        return True
+
+    def _recheck_decisions(self, mid: str, rec: Mapping[str, Any], tr: transcripts.Transcript, state: Any) -> None:
+        """``recheck`` one decision at a time from the deal ``state``; stops at the first problem."""
+        game, report = self.game, self.report
+        add = report.add
+        n = len(rec["bots"])
+        seats, actions, by, ms, fault_at, extras = tr.seats, tr.actions, tr.by, tr.ms, tr.faults, tr.extras
         total = len(seats)
         i = 0
         faults = [0] * n
         asked = [0] * n
         nth = [0] * n  # each seat's decision number
-        lat = [[] for _ in range(n)]
+        lat: list[list[int]] = [[] for _ in range(n)]
         seen: list[tuple[int, int, str]] = []
         apply, to_act, is_over = game.apply, game.to_act, game.is_over
         while not is_over(state):
@@ -231,20 +245,9 @@ class _Checker:
                 nth[s] += 1
                 action, fault, was_asked = actions[i], fault_at.get(i), ms[i] is not None
                 if by[i] == "f":
-                    if fault is None and was_asked:
-                        add(Problem(mid, "by", "played by the fallback, yet the bot answered without a fault", where))
-                        return
-                    legal = game.legal(state, s)
-                    expected = legal[fallback_index(seed, s, d, len(legal))] if legal else None
-                    if find_legal(action, [expected]) < 0:
-                        add(
-                            Problem(
-                                mid,
-                                "action",
-                                f"{_short(action)} marked as the fallback's, the fallback plays {_short(expected)}",
-                                where,
-                            )
-                        )
+                    problem = self._fallback_problem(rec["seed"], state, action, fault, was_asked, where)
+                    if problem is not None:
+                        add(Problem(mid, *problem, where))
                         return
                 elif not was_asked or fault not in (None, MALFORMED):
                     add(Problem(mid, "by", "marked as the bot's choice, yet the bot was not asked or faulted", where))
@@ -277,6 +280,19 @@ class _Checker:
         report.replayed += 1
         report.decisions += total
         self._compare(mid, rec, game.result(state), faults, asked, seen, lat)
+
+    def _fallback_problem(
+        self, seed: int, state: Any, action: Any, fault: str | None, was_asked: bool, where: tuple[int, int, int]
+    ) -> tuple[str, str] | None:
+        """What is wrong with a decision marked as the fallback's (field, detail), if anything."""
+        if fault is None and was_asked:
+            return "by", "played by the fallback, yet the bot answered without a fault"
+        _, s, d = where
+        legal = self.game.legal(state, s)
+        expected = legal[fallback_index(seed, s, d, len(legal))] if legal else None
+        if find_legal(action, [expected]) < 0:
+            return "action", f"{_short(action)} marked as the fallback's, the fallback plays {_short(expected)}"
+        return None
 
     def _compare(
         self,
@@ -364,8 +380,6 @@ def _same_deal(game: Game, state: Any, n: int, deal_hash: str) -> bool:
 
 
 def _plain_ranks(rec: Mapping[str, Any]) -> list[int]:
-    from referee.games.base import ranks_from_scores
-
     return ranks_from_scores(rec["scores"], rec["lower_is_better"])
 
 

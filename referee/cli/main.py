@@ -449,8 +449,9 @@ def verify(output_dir: Path) -> None:
 def replay(output_dir: Path, match: str, seat: int | None, html_out: bool) -> None:
     """Play MATCH of OUTPUT_DIR again from its transcript: every decision, who chose it,
     faults, bot logs, the result."""
-    from referee.audit.replay import load_match, render_text
+    from referee.audit.replay import render_text
     from referee.errors import ReplayError, TranscriptError
+    from referee.store.matches import load_match
 
     try:
         m = load_match(output_dir, match)

@@ -1,22 +1,17 @@
-"""Plays one match: asks seats, checks replies, applies the fault policy.
+"""Plays one match: asks seats, judges replies, applies the fault policy.
 
 The only module that knows games and bots. A bot failure never raises here: it is a
 fault (seat, decision, kind, detail, latency) in the ``MatchRecord``, and a seeded
-random legal action is played for the seat. With ``on_fault = "forfeit"`` a seat with
-a fault in play is also ranked last in the match. Past ``max_faults`` faults a seat
-is played by fallback without being called, as is the seat of a bot the tournament
-disqualified for this match (``disqualified``, judged in fixture order by ``tournament/dq.py``).
+random legal action is played for the seat; with ``on_fault = "forfeit"`` the seat also
+ranks last. Past ``max_faults`` faults, or when its bot is disqualified for this match
+(``run/dq.py``), a seat is played by the fallback without being called.
 
-The fault policy lives in ``Seats`` (per-seat bookkeeping); ``play_match`` runs the
-decisions. Three things are not charged to bots:
-- a timeout whose deadline timer fired late because the referee itself was busy: the
-  decision is voided and asked again (same decision number), up to ``MAX_REPLAYS``
-  times; lateness noticed while reading the bot's own bytes is the bot's;
-- with ``time_bank_ms``, an answer slower than the deadline spends the seat's bank
-  instead (the bank left is sent in ``act`` as ``time_bank_ms``); a timeout is an
-  answer slower than the deadline plus the bank left;
-- a managed bot whose process died is restarted (``BotRuntime.restart_if_dead``); the match
-  whose request found it dead records the restart.
+``Seats`` holds the fault policy; ``_Table`` sends the requests and runs the decisions.
+Not charged to bots: a timeout whose timer fired late because the referee itself was
+busy (voided and asked again, up to ``MAX_REASKS`` times; lateness noticed while reading
+the bot's own bytes is the bot's); with ``time_bank_ms``, an answer slower than the
+deadline, which spends the seat's bank instead (a timeout is then slower than the
+deadline plus the bank left); the restart of a managed bot found dead.
 """
 
 from __future__ import annotations
@@ -37,13 +32,13 @@ from referee.record import BOT, ERROR, FALLBACK, MALFORMED, TIMEOUT, MatchRecord
 
 LOG_CAP_DECISION = 1024  # characters of a bot's ``log`` kept per decision
 LOG_CAP_SEAT = 65536  # and per seat per match; longer is cut, never a fault
-MAX_REPLAYS = 8  # a decision voided more often than this is judged as it stands
+MAX_REASKS = 8  # a decision voided more often than this is judged as it stands
 
 
 class Seats:
     """The per-seat bookkeeping of one match, and the fault policy of DESIGN.md in one
     place: what a reply costs a seat (a fault, its time bank, a restart), whether a seat
-    is still asked, and the log it may keep. ``play_match`` only runs the decisions."""
+    is still asked, and the log it may keep. ``_Table`` only runs the decisions."""
 
     def __init__(
         self,
@@ -176,111 +171,13 @@ async def play_match(
     ctx = protocol.MatchContext(
         tournament, match_id, game.info.id, options, [e.name for e in seats], game.info.append_only_view_keys
     )
-    deadline, cap = limits.deadline_ms, limits.max_response_bytes
-    extra_fields = game.info.extra_reply_fields
     book = Seats(seats, runtimes if runtimes is not None else [BotRuntime(e) for e in seats], limits, disqualified)
-    rts = book.rts
-    moves: list[Move] = []
-
-    async def replay(s: int, body: bytes, acting: bool, ex: Exchange | None) -> Exchange:
-        """Ask seat ``s`` (unless ``ex`` is its answer already), again while the referee was
-        late (up to ``MAX_REPLAYS``); then settle what the answer costs the seat."""
-        if ex is None:
-            ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
-        attempt = 0
-        while referee_was_late(ex) and attempt < MAX_REPLAYS:
-            book.void(pacer)
-            attempt += 1
-            ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
-        await book.settle(s, ex, acting)
-        return ex
-
-    async def ask_all(to: list[int], bodies: list[bytes], acting: bool) -> list[Exchange]:
-        """Ask seats ``to`` at once, answers in seat order. The pacer's places are taken
-        for all of them together; each request goes on the wire at once on an idle
-        connection (``send_placed``: no task, no coroutine), any other in a task of its own."""
-        if pacer is not None and not pacer.try_take(len(to)):
-            await pacer.take(len(to))
-        pending: list[Sent | asyncio.Task[Exchange] | None] = []
-        try:
-            for s, body in zip(to, bodies):
-                sent = send_placed(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
-                if sent is None:
-                    if pacer is not None:
-                        pacer.release(1)  # ``ask`` takes its own place
-                    pending.append(asyncio.ensure_future(replay(s, body, acting, None)))
-                else:
-                    pending.append(sent)
-            out: list[Exchange] = []
-            for i, s in enumerate(to):
-                p = pending[i]
-                if type(p) is Sent:
-                    # the common case without a coroutine: the reply is often in already
-                    ex = p.exchange_now() if p.fut.done() else await p.result()
-                    pending[i] = None
-                    if not book.settled_at_once(s, ex, acting):
-                        ex = await replay(s, bodies[i], acting, ex)
-                else:
-                    assert isinstance(p, asyncio.Task)
-                    pending[i] = None
-                    ex = await p
-                out.append(ex)
-            return out
-        finally:
-            for p in pending:  # only when cancelled or failed part-way
-                if isinstance(p, Sent):
-                    p.abandon()  # its place comes back with its future
-                elif p is not None:
-                    p.cancel()
-
-    async def notify(phase: str, bodies: list[bytes]) -> None:
-        to = [s for s in range(n) if s not in book.disqualified]
-        done = await ask_all(to, [bodies[s] for s in to], acting=False)
-        for s, ex in zip(to, done):
-            if ex.fault is not None:
-                book.charge(s, None, phase, ex.fault, ex.detail, ex.latency_ms)
-
-    await notify("start", [protocol.start(ctx, s) for s in range(n)])
+    table = _Table(game, ctx, seed, book, client, pacer)
+    await table.notify("start", [protocol.start(ctx, s) for s in range(n)])
 
     state = game.setup(n, seed, options)
     deal_hash = deal_fingerprint(game, state, n)
-    # Decisions are numbered per seat: a match-wide number would tell a seat how many
-    # decisions others were asked in between, which can reveal hidden cards.
-    asked = [0] * n
-    while not game.is_over(state):
-        asks: list[tuple[int, int, list[Any]]] = []
-        to: list[int] = []
-        bodies: list[bytes] = []
-        for s in game.to_act(state):
-            legal = game.legal(state, s)
-            if book.asked(s):
-                to.append(s)
-                bodies.append(protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal, book.bank_left(s)))
-            asks.append((s, asked[s], legal))
-            asked[s] += 1
-        replies = await ask_all(to, bodies, acting=True) if to else []
-        r = 0
-        for s, dec, legal in asks:
-            ex: Exchange | None = None
-            if r < len(to) and to[r] == s:
-                ex = replies[r]
-                r += 1
-            verdict = judge(ex, legal, extra_fields) if ex is not None else NOT_ASKED
-            action, extras, kind = verdict.action, verdict.extras, verdict.fault
-            if ex is not None and kind is not None:
-                book.charge(s, dec, "act", kind, verdict.detail, ex.latency_ms)
-            by = BOT if action is not None else FALLBACK
-            if action is None:
-                action = legal[fallback_index(seed, s, dec, len(legal))]
-            state = game.apply(state, s, action)
-            if extras:
-                try:
-                    state = game.apply_extras(state, s, extras)
-                except InvalidExtras as exc:
-                    kind = MALFORMED
-                    book.charge(s, dec, "act", MALFORMED, f"reply fields refused: {exc}", ex.latency_ms if ex else 0.0)
-            ms = book.answered(s, ex) if ex is not None else None
-            moves.append(Move(s, dec, action, by, kind, ms, extras, book.keep_log(s, verdict.log)))
+    state = await table.play(state)
 
     result = game.result(state)
     forfeited = book.forfeited()
@@ -293,7 +190,7 @@ async def play_match(
         "details": result.details,
     }
     # each seat's view of the final position: the last hand/round is shown nowhere else
-    await notify("end", protocol.ends(ctx, published, [game.view(state, s) for s in range(n)], range(n)))
+    await table.notify("end", protocol.ends(ctx, published, [game.view(state, s) for s in range(n)], range(n)))
     return MatchRecord(
         id=match_id,
         index=index,
@@ -313,5 +210,132 @@ async def play_match(
         restarts=book.restarts,
         disqualified=sorted(book.disqualified),
         voided=book.voided,
-        moves=moves,
+        moves=table.moves,
     )
+
+
+class _Table:
+    """One match in play: sends its requests (``act`` to the seats to act, the ``start``
+    and ``end`` notices to all) and runs its decisions, keeping the moves played."""
+
+    def __init__(
+        self, game: Game, ctx: protocol.MatchContext, seed: int, book: Seats, client: Transport, pacer: Pacer | None
+    ) -> None:
+        self.game = game
+        self.ctx = ctx
+        self.seed = seed
+        self.book = book
+        self.client = client
+        self.pacer = pacer
+        self.cap = book.limits.max_response_bytes
+        self.moves: list[Move] = []
+
+    async def play(self, state: Any) -> Any:
+        """Play the decisions from the deal ``state`` to the end of the match; the final state."""
+        game, ctx, seed, book, moves = self.game, self.ctx, self.seed, self.book, self.moves
+        deadline, extra_fields = book.limits.deadline_ms, game.info.extra_reply_fields
+        # Decisions are numbered per seat: a match-wide number would tell a seat how many
+        # decisions others were asked in between, which can reveal hidden cards.
+        asked = [0] * len(book.names)
+        while not game.is_over(state):
+            asks: list[tuple[int, int, list[Any]]] = []
+            to: list[int] = []
+            bodies: list[bytes] = []
+            for s in game.to_act(state):
+                legal = game.legal(state, s)
+                if book.asked(s):
+                    to.append(s)
+                    bodies.append(
+                        protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal, book.bank_left(s))
+                    )
+                asks.append((s, asked[s], legal))
+                asked[s] += 1
+            replies = await self.ask_all(to, bodies, acting=True) if to else []
+            r = 0
+            for s, dec, legal in asks:
+                ex: Exchange | None = None
+                if r < len(to) and to[r] == s:
+                    ex = replies[r]
+                    r += 1
+                verdict = judge(ex, legal, extra_fields) if ex is not None else NOT_ASKED
+                action, extras, kind = verdict.action, verdict.extras, verdict.fault
+                if ex is not None and kind is not None:
+                    book.charge(s, dec, "act", kind, verdict.detail, ex.latency_ms)
+                by = BOT if action is not None else FALLBACK
+                if action is None:
+                    action = legal[fallback_index(seed, s, dec, len(legal))]
+                state = game.apply(state, s, action)
+                if extras:
+                    try:
+                        state = game.apply_extras(state, s, extras)
+                    except InvalidExtras as exc:
+                        kind = MALFORMED
+                        detail = f"reply fields refused: {exc}"
+                        book.charge(s, dec, "act", MALFORMED, detail, ex.latency_ms if ex else 0.0)
+                ms = book.answered(s, ex) if ex is not None else None
+                moves.append(Move(s, dec, action, by, kind, ms, extras, book.keep_log(s, verdict.log)))
+        return state
+
+    async def notify(self, phase: str, bodies: list[bytes]) -> None:
+        """Send a notice to every seat still in the match; a failed one is a fault outside play."""
+        book = self.book
+        to = [s for s in range(len(book.names)) if s not in book.disqualified]
+        done = await self.ask_all(to, [bodies[s] for s in to], acting=False)
+        for s, ex in zip(to, done):
+            if ex.fault is not None:
+                book.charge(s, None, phase, ex.fault, ex.detail, ex.latency_ms)
+
+    async def ask_again(self, s: int, body: bytes, acting: bool, ex: Exchange | None) -> Exchange:
+        """Ask seat ``s`` (unless ``ex`` is its answer already), again while the referee was
+        late (up to ``MAX_REASKS``); then settle what the answer costs the seat."""
+        book, pacer, client, cap = self.book, self.pacer, self.client, self.cap
+        rts = book.rts
+        if ex is None:
+            ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
+        attempt = 0
+        while referee_was_late(ex) and attempt < MAX_REASKS:
+            book.void(pacer)
+            attempt += 1
+            ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
+        await book.settle(s, ex, acting)
+        return ex
+
+    async def ask_all(self, to: list[int], bodies: list[bytes], acting: bool) -> list[Exchange]:
+        """Ask seats ``to`` at once, answers in seat order. The pacer's places are taken
+        for all of them together; each request goes on the wire at once on an idle
+        connection (``send_placed``: no task, no coroutine), any other in a task of its own."""
+        book, pacer, client, cap = self.book, self.pacer, self.client, self.cap
+        rts = book.rts
+        if pacer is not None and not pacer.try_take(len(to)):
+            await pacer.take(len(to))
+        pending: list[Sent | asyncio.Task[Exchange] | None] = []
+        try:
+            for s, body in zip(to, bodies):
+                sent = send_placed(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
+                if sent is None:
+                    if pacer is not None:
+                        pacer.release(1)  # ``ask`` takes its own place
+                    pending.append(asyncio.ensure_future(self.ask_again(s, body, acting, None)))
+                else:
+                    pending.append(sent)
+            out: list[Exchange] = []
+            for i, s in enumerate(to):
+                p = pending[i]
+                if type(p) is Sent:
+                    # the common case without a coroutine: the reply is often in already
+                    ex = p.exchange_now() if p.fut.done() else await p.result()
+                    pending[i] = None
+                    if not book.settled_at_once(s, ex, acting):
+                        ex = await self.ask_again(s, bodies[i], acting, ex)
+                else:
+                    assert isinstance(p, asyncio.Task)
+                    pending[i] = None
+                    ex = await p
+                out.append(ex)
+            return out
+        finally:
+            for p in pending:  # only when cancelled or failed part-way
+                if isinstance(p, Sent):
+                    p.abandon()  # its place comes back with its future
+                elif p is not None:
+                    p.cancel()

@@ -3,10 +3,10 @@ page per listed match (``OUT/replays/<match>.html``) that works offline from dis
 
 A replay page carries its match inline (no fetch: Chromium refuses fetch on file://):
 every decision with who chose it, faults, response times and the bot's log, the view
-the deciding seat was sent, and every seat's view after each decision (recomputed by
-replaying the transcript through the rules). Identical views are stored once. The
-page steps forward/back/plays, shows the whole table (spectator: public state and every
-hand) or exactly what one seat was sent, drawn per game as cards.
+the deciding seat was sent, and every seat's view after each decision (the match's
+frames, ``match.frames``). Identical views are stored once. The page steps
+forward/back/plays, shows the whole table (spectator: public state and every hand) or
+exactly what one seat was sent, drawn per game as cards.
 
 At a million matches not every page can be written: the list holds the most recent
 ``RECENT`` matches and up to ``FAULTED`` matches with faults (the most recent ones);
@@ -22,11 +22,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.audit.replay import Match, frames
 from referee.games import get_game
 from referee.record import FALLBACK
 from referee.report.publish import load_output_dir
 from referee.store import transcripts
+from referee.store.files import atomic_write
+from referee.store.matches import Match, match_of
 
 FOLDER = "replays"
 RECENT = 100  # most recent matches listed and given a page
@@ -52,9 +53,8 @@ def write_replays(out: Path) -> list[Path]:
         tr = found.get(mid)
         if tr is None:
             continue
-        options = game.check_options(len(rec["bots"]), settings.get("options", {}))
-        written.append(write_replay_page(out, Match(game, options, dict(rec), tr, str(settings.get("name", "")))))
-    _write(folder / "index.html", render_list(settings, chosen, counted.count, set(found)))
+        written.append(write_replay_page(out, match_of(game, settings, rec, tr)))
+    atomic_write(folder / "index.html", render_list(settings, chosen, counted.count, set(found)))
     return written
 
 
@@ -96,7 +96,7 @@ def write_replay_page(out: Path, m: Match) -> Path:
     folder = out / FOLDER
     folder.mkdir(exist_ok=True)
     path = folder / f"{m.record['id']}.html"
-    _write(path, render_replay(m))
+    atomic_write(path, render_replay(m))
     return path
 
 
@@ -122,7 +122,7 @@ def match_data(m: Match) -> dict[str, Any]:
     state = game.setup(n, rec["seed"], m.options)
     start = [ref(game.view(state, s), s) for s in range(n)]
     steps = []
-    for f in frames(m, after=True):
+    for f in m.frames(after=True):
         mv = f.move
         steps.append(
             {
@@ -248,12 +248,6 @@ def _script_json(doc: Any) -> str:
     """JSON safe inside a <script> element (no "</" can close it, no HTML comment opens)."""
     text = json.dumps(doc, separators=(",", ":"), ensure_ascii=True)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 _CSS = """
