@@ -24,7 +24,7 @@ from referee.bots.process import free_port
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "t0ken-for-the-test"
 HELLO = {"protocol": 1, "type": "hello", "tournament": "t", "game": "nimmt_plus", "options": {}, "bot": "b"}
-ACT = {  # the curl example of sample_bots/README.md
+ACT: dict[str, Any] = {  # the curl example of sample_bots/README.md
     "protocol": 1,
     "type": "act",
     "tournament": "t",
