@@ -62,7 +62,7 @@ def main() -> None:
 )
 @click.option("--quiet", "-q", is_flag=True, help="No live progress display.")
 @click.option("--workers", type=int, default=None, help="Override [tournament] workers (processes on this machine).")
-@click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Play on the Dask scheduler at this address.")
+@click.option("--cluster", default=None, metavar="tls://HOST:PORT", help="Play on the Dask scheduler at this address.")
 def run(
     config: Path,
     resume: bool,

@@ -80,6 +80,7 @@ from referee.games import get_game
 from referee.record import MatchRecord
 from referee.run.dq import DqJudge
 from referee.run.runner import BotPool, BotStatus, play_fixture, play_gc
+from referee.run.security import NO_HTTP_PAGES, PROTOCOL, address_security, run_security
 from referee.schedule.formats import Fixture, schedule
 from referee.store import transcripts
 
@@ -379,7 +380,9 @@ class DaskExecutor:
         cfg = self.config
         if cfg.cluster:
             try:
-                self.client = await Client(cfg.cluster, asynchronous=True, timeout=10)
+                self.client = await Client(
+                    cfg.cluster, asynchronous=True, timeout=10, security=address_security(cfg.cluster)
+                )
             except (OSError, TimeoutError) as exc:
                 raise ClusterError(f"cannot reach the Dask scheduler at {cfg.cluster}: {exc}") from exc
             try:
@@ -387,13 +390,16 @@ class DaskExecutor:
             except TimeoutError as exc:
                 raise ClusterError(f"no worker has joined the scheduler at {cfg.cluster}") from exc
         else:
-            with dask.config.set(LOCAL_DASK_CONFIG):  # read as the servers start; the nannies pass it on
+            # read as the servers start; the nannies pass it on
+            with dask.config.set(LOCAL_DASK_CONFIG | NO_HTTP_PAGES):
                 self.cluster = await LocalCluster(
                     n_workers=cfg.workers,
                     threads_per_worker=THREADS_PER_WORKER,
                     processes=True,
                     asynchronous=True,
                     host="127.0.0.1",
+                    protocol=PROTOCOL,
+                    security=run_security(),
                     dashboard_address=None,
                     silence_logs=logging.ERROR,
                 )

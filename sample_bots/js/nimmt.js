@@ -19,10 +19,15 @@
 //   number, after the referee voided it) is answered the same way: safe to answer twice;
 // - keep-alive: the referee reuses connections, so the idle timeout is long;
 // - bind 127.0.0.1 (not "localhost", which may resolve to ::1), take the port from
-//   --port, and exit on SIGTERM (the referee stops managed bots with it).
+//   --port, and exit on SIGTERM (the referee stops managed bots with it);
+// - answer only the referee: every request it sends carries "Authorization: Bearer <token>"
+//   with the token in REFEREE_BOT_TOKEN; anything else gets 401 (no token set: accept all).
 "use strict";
 
+const crypto = require("node:crypto");
 const http = require("node:http");
+
+const BEARER = process.env.REFEREE_BOT_TOKEN ? Buffer.from(`Bearer ${process.env.REFEREE_BOT_TOKEN}`) : null;
 
 const ROW_LIMIT = 5;
 
@@ -98,6 +103,13 @@ function answer(message) {
   return { action, log: `careful: ${JSON.stringify(action)} (${mine.decisions.size} decisions so far)` };
 }
 
+// True when the request carries the referee's token (always, when no token is set).
+function fromReferee(req) {
+  if (BEARER === null) return true;
+  const given = Buffer.from(req.headers.authorization || "", "latin1");
+  return given.length === BEARER.length && crypto.timingSafeEqual(given, BEARER);
+}
+
 function main() {
   const at = process.argv.indexOf("--port");
   const port = at > 0 ? Number(process.argv[at + 1]) : NaN;
@@ -111,7 +123,12 @@ function main() {
     req.on("end", () => {
       let status = 200, reply;
       try {
-        reply = answer(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        if (fromReferee(req)) {
+          reply = answer(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        } else {
+          status = 401;
+          reply = { error: "missing or wrong token" };
+        }
       } catch (err) {
         status = 400;
         reply = { error: String(err) };
