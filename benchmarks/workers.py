@@ -31,7 +31,7 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from benchmarks.speed import start_bot_server
-from referee.config.model import parse_config
+from referee.config.parse import parse_config
 from referee.run.runner import JOURNAL, run_tournament
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import tomli_w
 
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.games import get_game
 from referee.report.publish import build_leaderboard, tournament_document
 from referee.run.runner import JOURNAL, run_tournament

@@ -33,7 +33,8 @@ from typing import Any
 import pytest
 import tomli_w
 
-from referee.config.model import TournamentConfig, load_config
+from referee.config.model import TournamentConfig
+from referee.config.parse import load_config
 from referee.record import ERROR, ILLEGAL, MALFORMED, TIMEOUT
 from referee.report.publish import build_leaderboard, tournament_document
 from referee.run.runner import JOURNAL, run_tournament

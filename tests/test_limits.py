@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from referee.bots import wire
-from referee.config.model import Limits, load_config
+from referee.config.model import Limits
+from referee.config.parse import load_config
 from referee.games import get_game
 from referee.match.play import play_match
 from referee.report.publish import build_leaderboard, render_markdown, tournament_document

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from referee.cli.main import main
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.games.base import ranks_from_scores
 from referee.record import MatchRecord
 from referee.report.page import render_page

@@ -19,7 +19,8 @@ from typing import Any
 import click
 
 from referee import __version__
-from referee.config.model import TournamentConfig, load_config
+from referee.config.model import TournamentConfig
+from referee.config.parse import load_config
 from referee.errors import BotStartError, ConfigError, LeaderboardError, RefereeError
 from referee.games import GAMES
 from referee.report.publish import (
@@ -35,7 +36,7 @@ from referee.report.publish import (
 from referee.run.runner import BotPool, BotStatus, Progress, read_journal, run_tournament
 from referee.run.seeds import published_settings, resolve_seed
 from referee.run.stopping import DealValues
-from referee.schedule.formats import Schedule, schedule, seat_balance
+from referee.schedule.formats import Schedule, check_count, match_count, schedule, seat_balance
 from referee.stats.sequential import deals_needed
 from referee.store import journal as jn
 from referee.store.journal import JOURNAL
@@ -224,14 +225,14 @@ def plan(config: Path, deals: int, seed: int | None) -> None:
     if need is None:
         click.echo(
             f"a settled {what} at confidence {cfg.confidence}: not in sight (a pair of the pilot looks equal); "
-            f"budget {cfg.match_count} matches"
+            f"budget {match_count(cfg)} matches"
         )
         return
     matches = need * values.deal_size
-    fits = "within" if matches <= cfg.match_count else "MORE than"
+    fits = "within" if matches <= match_count(cfg) else "MORE than"
     click.echo(
         f"a settled {what} at confidence {cfg.confidence}: about {need} deals, {matches} matches "
-        f"({fits} the budget of {cfg.match_count} matches)"
+        f"({fits} the budget of {match_count(cfg)} matches)"
     )
 
 
@@ -477,7 +478,7 @@ def _load(
     cluster: str | None = None,
 ) -> TournamentConfig:
     try:
-        return load_config(config).with_overrides(
+        return check_count(load_config(config)).with_overrides(
             seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
         )
     except ConfigError as exc:
