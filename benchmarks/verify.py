@@ -30,7 +30,7 @@ from tempfile import TemporaryDirectory
 from benchmarks import scale
 from referee.audit.verify import verify
 from referee.games import get_game
-from referee.report.publish import load_output_dir
+from referee.store.tournament_file import load_output_dir
 
 TARGET = 2000.0
 

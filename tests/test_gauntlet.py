@@ -15,9 +15,10 @@ import tomli_w
 from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.games import get_game
-from referee.report.publish import build_leaderboard, render_markdown, tournament_document
+from referee.report.publish import build_leaderboard, render_markdown
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import match_count, schedule
+from referee.store.tournament_file import tournament_document
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 FIELD = (("f-greedy", "greedy"), ("f-cautious", "cautious"), ("f-random", "random"), ("f-greedy2", "greedy"))

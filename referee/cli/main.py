@@ -23,16 +23,7 @@ from referee.config.model import TournamentConfig
 from referee.config.parse import load_config
 from referee.errors import BotStartError, ConfigError, LeaderboardError, RefereeError
 from referee.games import GAMES
-from referee.report.publish import (
-    FORMATS,
-    Leaderboard,
-    build_leaderboard,
-    load_output_dir,
-    render_console,
-    tournament_document,
-    write_leaderboard,
-    write_tournament_file,
-)
+from referee.report.publish import FORMATS, Leaderboard, build_leaderboard, render_console, write_leaderboard
 from referee.run.runner import BotPool, BotStatus, Progress, read_journal, run_tournament
 from referee.run.seeds import published_settings, resolve_seed
 from referee.run.stopping import DealValues
@@ -40,6 +31,8 @@ from referee.schedule.formats import Schedule, check_count, match_count, schedul
 from referee.stats.sequential import deals_needed
 from referee.store import journal as jn
 from referee.store.journal import JOURNAL
+from referee.store.timings import Timings
+from referee.store.tournament_file import load_output_dir, tournament_document, write_tournament_file
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -553,7 +546,7 @@ def _publish_live(cfg: TournamentConfig, scheduled: int) -> None:
 def _timings_from_run(board: Leaderboard, out: Path, names: list[str]) -> None:
     """Response times come from the run's summary (the journal keeps none); a journal of
     an older referee, with response times in its lines, keeps the figures computed from them."""
-    saved = jn.Timings.load(out)
+    saved = Timings.load(out)
     if saved is not None:
         board.timings = {"tournament": board.timings["tournament"], **saved.document(names)}
 

@@ -25,8 +25,8 @@ from typing import Any
 from referee.audit.replay import Match, frames
 from referee.games import get_game
 from referee.record import FALLBACK
-from referee.report.publish import load_output_dir
 from referee.store import transcripts
+from referee.store.tournament_file import load_output_dir
 
 FOLDER = "replays"
 RECENT = 100  # most recent matches listed and given a page

@@ -30,14 +30,16 @@ import numpy.typing as npt
 
 from referee.errors import JournalError
 from referee.record import FAULT_KINDS
+from referee.store.timings import LogBuckets
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-# response-time histogram: 100 bins per decade from 0.001 ms to 1000 s (about 2.3 % wide)
-LAT_LO, LAT_DECADES, LAT_PER_DECADE = -3.0, 9, 100
-LAT_BINS = LAT_DECADES * LAT_PER_DECADE + 2  # + underflow and overflow
+# response-time histogram: 100 bins per decade from 0.001 ms to 1000 s (about 2.3 % wide),
+# plus underflow and overflow; its figures are the upper edges of the bins
+LAT_BINS = 9 * 100 + 2
+LATENCY_BUCKETS = LogBuckets(0.001, 100, last=LAT_BINS - 1)
 _FLUSH = 1 << 20
 
 
@@ -388,22 +390,8 @@ def _flush(hist: IntArray, top: FloatArray, lat_bot: array[int], lat_val: array[
         return
     bots = np.frombuffer(lat_bot, np.int32).astype(np.int64)
     values = np.frombuffer(lat_val, np.float64)
-    hist += np.bincount(bots * LAT_BINS + latency_bin(values), minlength=hist.size).reshape(hist.shape)
+    hist += np.bincount(bots * LAT_BINS + LATENCY_BUCKETS.buckets(values), minlength=hist.size).reshape(hist.shape)
     np.maximum.at(top, bots, values)
-
-
-def latency_bin(values: FloatArray) -> IntArray:
-    """The histogram bin of each response time (ms)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.log10(np.maximum(values, 1e-12))
-    return np.asarray(
-        np.clip(np.floor((logs - LAT_LO) * LAT_PER_DECADE).astype(np.int64) + 1, 0, LAT_BINS - 1), np.int64
-    )
-
-
-def bin_value(b: int) -> float:
-    """The upper edge (ms) of histogram bin ``b``."""
-    return float(10 ** (LAT_LO + b / LAT_PER_DECADE))
 
 
 def _assemble(

@@ -33,7 +33,8 @@ import numpy as np
 
 from referee.games.base import Game
 from referee.record import FAULT_KINDS, MatchRecord
-from referee.stats.columns import Columns, bin_value, build_columns, credit_mask, wins
+from referee.stats.columns import LATENCY_BUCKETS, Columns, build_columns, credit_mask, wins
+from referee.store.timings import nearest_rank
 
 DQ = "DQ"  # the rank shown for a disqualified bot
 
@@ -222,11 +223,8 @@ def timings_from_columns(cols: Columns) -> dict[str, Any]:
 
 def _hist_percentile(h: Any, q: float) -> float | None:
     """The nearest-rank ``q`` percentile of a response-time histogram (a bin's upper edge)."""
-    total = int(h.sum())
-    if not total:
-        return None
-    k = max(1, math.ceil(q / 100.0 * total))
-    return rnd(bin_value(int(np.searchsorted(np.cumsum(h), k))), 3)
+    b = nearest_rank(enumerate(h.tolist()), int(h.sum()), q)
+    return None if b is None else rnd(LATENCY_BUCKETS.upper(b), 3)
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float | None:
