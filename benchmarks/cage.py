@@ -24,7 +24,7 @@ from tempfile import TemporaryDirectory
 from referee.bots import protocol
 from referee.bots.process import start_managed
 from referee.bots.sandbox import BotSpec, CageLimits, bwrap_works
-from referee.config.model import parse_config
+from referee.config.parse import parse_config
 from referee.run.runner import run_tournament
 from referee.store.journal import JOURNAL
 

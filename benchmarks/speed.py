@@ -28,7 +28,7 @@ from benchmarks import fast_bot
 from referee.bots import protocol, wire
 from referee.bots.control import BotRuntime, Pacer
 from referee.bots.transport import LeanPool
-from referee.config.model import parse_config
+from referee.config.parse import parse_config
 from referee.games import get_game
 from referee.match.play import play_match
 from referee.run.runner import play_gc

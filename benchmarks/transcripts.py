@@ -22,8 +22,9 @@ from referee.audit.verify import verify
 from referee.games import get_game
 from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
 from referee.record import BOT, FALLBACK, TIMEOUT, MatchRecord, Move
-from referee.report.publish import build_leaderboard, tournament_document, write_leaderboard
+from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store import transcripts
+from referee.store.tournament_file import tournament_document
 
 
 def play(game_id: str, index: int, seed: int, bots: list[str], options: dict[str, Any]) -> MatchRecord:

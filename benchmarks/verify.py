@@ -26,7 +26,7 @@ from tempfile import TemporaryDirectory
 from benchmarks import fast_bot
 from referee.audit.verify import verify
 from referee.games import get_game
-from referee.report.publish import load_output_dir
+from referee.store.tournament_file import load_output_dir
 
 TARGET = 2000.0
 

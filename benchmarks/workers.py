@@ -26,7 +26,7 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from benchmarks import fast_bot
-from referee.config.model import parse_config
+from referee.config.parse import parse_config
 from referee.run.runner import run_tournament
 from referee.store.journal import JOURNAL
 

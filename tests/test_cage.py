@@ -33,7 +33,8 @@ import pytest
 import tomli_w
 
 from referee.bots.sandbox import bwrap_works
-from referee.config.model import TournamentConfig, load_config
+from referee.config.model import TournamentConfig
+from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
 

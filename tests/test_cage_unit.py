@@ -20,7 +20,7 @@ import pytest
 from referee.bots import protocol, sandbox
 from referee.bots.process import ManagedBot, printable, start_managed, wait_ready
 from referee.bots.sandbox import BotSpec, CageLimits, bwrap_works, resolve_command
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.errors import BotStartError, ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent

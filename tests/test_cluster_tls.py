@@ -36,7 +36,7 @@ from test_distributed import DASK, _stop, _wait_port, assert_same_outputs, confi
 from test_e2e import ROOT
 
 from referee.bots.process import free_port
-from referee.config.model import parse_config
+from referee.config.parse import parse_config
 from referee.errors import ClusterError
 from referee.run import security
 from referee.run.cluster import DaskExecutor

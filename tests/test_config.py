@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.config.model import Secret, load_config
+from referee.config.model import Secret
+from referee.config.parse import load_config
 from referee.errors import ConfigError
 
 GOOD = """
@@ -139,12 +140,12 @@ def test_overrides(tmp_path: Path) -> None:
 def test_a_tournament_too_big_is_refused_by_counting_before_anything_is_allocated(tmp_path: Path) -> None:
     import tracemalloc
 
-    from referee.config.model import MAX_MATCHES
+    from referee.schedule.formats import MAX_MATCHES, check_count, match_count
 
     huge = GOOD.replace("players = 3", "players = 3\nrounds = 1000000000")
     tracemalloc.start()
     with pytest.raises(ConfigError) as err:
-        load_config(write(tmp_path, huge), env={"REFEREE_TEST_TOKEN": "t"})
+        check_count(load_config(write(tmp_path, huge), env={"REFEREE_TEST_TOKEN": "t"}))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert "tournament.rounds" in str(err.value) and "1,000,000,000 matches" in str(err.value)
@@ -153,7 +154,7 @@ def test_a_tournament_too_big_is_refused_by_counting_before_anything_is_allocate
     bots = "\n".join(f'[[bot]]\nname = "b{i}"\nurl = "http://127.0.0.1:{8000 + i}/"' for i in range(60))
     sixty = f'[tournament]\ngame = "nimmt_plus"\nplayers = 7\n{bots}\n'
     try:
-        load_config(write(tmp_path, sixty))
+        check_count(load_config(write(tmp_path, sixty)))
     except ConfigError as exc:
         assert "386,206,920" in str(exc) and "60 bots in tables of 7" in str(exc)
     else:
@@ -161,7 +162,7 @@ def test_a_tournament_too_big_is_refused_by_counting_before_anything_is_allocate
     ok = load_config(
         write(tmp_path, GOOD.replace("players = 3", "players = 3\nrounds = 1000")), env={"REFEREE_TEST_TOKEN": "t"}
     )
-    assert ok.match_count == 1000
+    assert match_count(check_count(ok)) == 1000
 
 
 def test_seed_given_or_secret(tmp_path: Path) -> None:

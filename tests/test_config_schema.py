@@ -1,4 +1,4 @@
-"""Each key of the tournament file is declared once (referee/config/model.py, ``setting``): the
+"""Each key of the tournament file is declared once (referee/config/model.py, ``setting`` from referee/config/keys.py): the
 default the parser applies, the bound or choices it enforces, the message it reports and
 docs/config.md all come from that one declaration."""
 
@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 
 from referee.config import model
-from referee.config.model import Key, Limits, load_config, parse_config
+from referee.config.docs import keys_markdown
+from referee.config.keys import Key
+from referee.config.model import Limits
+from referee.config.parse import load_config, parse_config
 from referee.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,7 +174,7 @@ def test_a_wrong_type_names_file_and_key() -> None:
 
 def test_docs_config_md_is_written_from_the_declarations() -> None:
     text = (ROOT / "docs" / "config.md").read_text()
-    assert text == model.keys_markdown(), "docs/config.md is stale: python -m referee.config.model > docs/config.md"
+    assert text == keys_markdown(), "docs/config.md is stale: python -m referee.config.docs > docs/config.md"
     for keys in SECTIONS.values():
         for key, spec in keys.items():
             row = next(line for line in text.splitlines() if line.startswith(f"| `{key}` |"))

@@ -24,7 +24,7 @@ from test_limits import Steady
 from test_resume import journal, kill9_after, lines, published
 
 from referee.bots.process import free_port
-from referee.config.model import parse_config
+from referee.config.parse import parse_config
 from referee.run.cluster import BATCH, _batches
 from referee.run.dq import DQ_LAG, DqJudge
 from referee.schedule.formats import schedule

@@ -14,7 +14,7 @@ from test_limits import Steady
 from test_resume import journal, published
 
 from referee.cli import main
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.run import dq
 
 LAG = 16  # a small lag (a Dask batch of 16 needs one of at least 15), so a short run shows it take effect

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import tomli_w
 
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.games import get_game
-from referee.report.publish import build_leaderboard, tournament_document
+from referee.report.publish import build_leaderboard
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
+from referee.store.tournament_file import tournament_document
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 import tomli_w
 
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.games import get_game
-from referee.report.publish import build_leaderboard, render_markdown, tournament_document
+from referee.report.publish import build_leaderboard, render_markdown
 from referee.run.runner import JOURNAL, run_tournament
-from referee.schedule.formats import schedule
+from referee.schedule.formats import match_count, schedule
+from referee.store.tournament_file import tournament_document
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 FIELD = (("f-greedy", "greedy"), ("f-cautious", "cautious"), ("f-random", "random"), ("f-greedy2", "greedy"))
@@ -56,7 +57,7 @@ def _records(tmp_path: Path, **tournament: Any) -> tuple[Any, list[dict[str, Any
 def test_every_table_holds_one_challenger_and_each_sits_every_seat_equally(tmp_path: Path) -> None:
     config, records = _records(tmp_path, rounds=3)
     # 2 challengers x C(4 field bots, 2) x 3 rounds
-    assert len(records) == config.match_count == 2 * 6 * 3
+    assert len(records) == match_count(config) == 2 * 6 * 3
     challengers = set(config.challengers)
     seats: dict[str, Counter[int]] = defaultdict(Counter)
     tables: Counter[tuple[str, frozenset[str]]] = Counter()
@@ -69,7 +70,7 @@ def test_every_table_holds_one_challenger_and_each_sits_every_seat_equally(tmp_p
         assert seats[c] == {0: 6, 1: 6, 2: 6}, (c, seats[c])
     assert len(tables) == 12 and set(tables.values()) == {3}, "every field combination once a round"
 
-    board = build_leaderboard(tournament_document(config.settings(), config.match_count), records)
+    board = build_leaderboard(tournament_document(config.settings(), match_count(config)), records)
     roles = {r["name"]: r["role"] for r in board.document["standings"]}
     assert roles == {"c-cautious": "challenger", "c-random": "challenger", **{n: "field" for n, _ in FIELD}}
     text = render_markdown(board)

@@ -14,7 +14,7 @@ import tomli_w
 from click.testing import CliRunner
 
 from referee.cli.main import main
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.schedule.formats import schedule
 

@@ -33,11 +33,13 @@ from typing import Any
 import pytest
 import tomli_w
 
-from referee.config.model import TournamentConfig, load_config
+from referee.config.model import TournamentConfig
+from referee.config.parse import load_config
 from referee.record import ERROR, ILLEGAL, MALFORMED, TIMEOUT
-from referee.report.publish import build_leaderboard, tournament_document
+from referee.report.publish import build_leaderboard
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
+from referee.store.tournament_file import tournament_document
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "hostile" / "server.py")

@@ -17,9 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.cli.main import main
+from referee.config.model import NAME_RE
 from referee.errors import JournalError
 from referee.record import MatchRecord
 from referee.store import journal as jn
+from referee.store.timings import TIMINGS_STATE, Timings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "leaderboards" / "nimmt_plus_duplicate"
@@ -156,7 +158,7 @@ def test_a_mutated_tournament_file_is_a_clean_error_or_a_correct_rerender(
     assert_clean(result)
     if result.exit_code == 0:  # accepted: the names it rendered are names the config would accept
         doc = json.loads((out / "standings.json").read_text())
-        assert all(jn._NAME_RE.match(r["name"]) for r in doc["standings"])
+        assert all(NAME_RE.match(r["name"]) for r in doc["standings"])
 
 
 def test_errors_name_the_line_and_the_field(tmp_path: Path) -> None:
@@ -248,11 +250,11 @@ def test_response_times_leave_the_journal_for_a_summary_within_one_percent(tmp_p
         rec = record(id=f"m{i:06d}", index=i)
         rec.latency_ms = [[round(rng.lognormvariate(1, 1), 2) for _ in range(30)] for _ in rec.bots]
         recs.append(rec)
-    t = jn.Timings()
+    t = Timings()
     for rec in recs[:25]:
         t.add(rec)
     t.save(tmp_path)
-    resumed = jn.Timings.load(tmp_path)  # a resumed run goes on from the saved summary
+    resumed = Timings.load(tmp_path)  # a resumed run goes on from the saved summary
     assert resumed is not None
     for rec in recs[25:]:
         resumed.add(rec)
@@ -267,14 +269,14 @@ def test_response_times_leave_the_journal_for_a_summary_within_one_percent(tmp_p
     line = jn.record_line(recs[0])
     with_times = jn.dumps({**json.loads(line), "latency_ms": recs[0].latency_ms})
     assert "latency_ms" not in json.loads(line) and len(line) < len(with_times)
-    (tmp_path / jn.TIMINGS_STATE).write_text("{garbage")
-    assert jn.Timings.load(tmp_path) is None  # a damaged summary never stops a run
+    (tmp_path / TIMINGS_STATE).write_text("{garbage")
+    assert Timings.load(tmp_path) is None  # a damaged summary never stops a run
 
 
 def reference_parse(raw: str) -> Any:
     """The plain reading: stdlib json, constants refused, then the detailed checks."""
     try:
-        doc = json.loads(raw, parse_constant=jn._no_constant)
+        doc = json.loads(raw, parse_constant=jn.no_constant)
     except RecursionError as exc:
         raise JournalError("x: nested too deeply") from exc
     except ValueError as exc:

@@ -9,7 +9,8 @@ import random
 import shutil
 from pathlib import Path
 
-from referee.report.publish import build_leaderboard, load_output_dir, write_leaderboard
+from referee.report.publish import build_leaderboard, write_leaderboard
+from referee.store.tournament_file import load_output_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "leaderboards" / "nimmt_plus"

@@ -25,13 +25,15 @@ from typing import Any
 import pytest
 
 from referee.bots import wire
-from referee.config.model import Limits, load_config
+from referee.config.model import Limits
+from referee.config.parse import load_config
 from referee.games import get_game
 from referee.match.play import play_match
-from referee.report.publish import build_leaderboard, render_markdown, tournament_document
+from referee.report.publish import build_leaderboard, render_markdown
 from referee.run import dq
 from referee.run.runner import run_tournament
 from referee.store import transcripts
+from referee.store.tournament_file import tournament_document
 
 ROOT = Path(__file__).resolve().parent.parent
 STEADY = ROOT / "tests" / "bots" / "steady.py"

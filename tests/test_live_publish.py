@@ -14,7 +14,7 @@ from typing import Any
 import tomli_w
 
 from referee.cli.main import _publish, publish_live
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.record import MatchRecord
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import Fixture, schedule

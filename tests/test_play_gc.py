@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.config.model import parse_config
+from referee.config.parse import parse_config
 from referee.errors import BotStartError
 from referee.record import MatchRecord
 from referee.run.runner import PLAY_GC_THRESHOLD, run_tournament

@@ -39,8 +39,9 @@ from hypothesis import strategies as st
 
 from referee import record
 from referee.bots import transport, wire
-from referee.config import model
-from referee.config.model import TournamentConfig, load_config
+from referee.config import keys, model
+from referee.config.model import TournamentConfig
+from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.games import GAMES
 from referee.games.base import Game, InvalidExtras, OptionError, OptionSpec
@@ -56,7 +57,7 @@ FAST = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max
 # 1. Tournament files ---------------------------------------------------------------------
 
 
-def schema_types(schema: dict[str, model.Key]) -> dict[str, type]:
+def schema_types(schema: dict[str, keys.Key]) -> dict[str, type]:
     """Key -> value type of one of the config's schemas (which keys exist, and their types,
     are the config's to say; what it must do with them is this file's)."""
     return {key: spec.type for key, spec in schema.items()}

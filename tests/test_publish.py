@@ -20,13 +20,14 @@ import pytest
 from click.testing import CliRunner
 
 from referee.cli.main import main
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.games.base import ranks_from_scores
 from referee.record import MatchRecord
 from referee.report.page import render_page
-from referee.report.publish import TOURNAMENT_FILE, build_leaderboard, render_markdown, write_tournament_file
+from referee.report.publish import build_leaderboard, render_markdown
 from referee.report.text import md
 from referee.schedule.formats import schedule
+from referee.store.tournament_file import TOURNAMENT_FILE, write_tournament_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DETERMINISTIC = ("README.md", "standings.json", "standings.csv", "index.html")
@@ -498,7 +499,7 @@ def test_few_deals_warn_and_neighbours_get_a_difference_interval(tmp_path: Path)
 
 def test_a_number_beyond_the_float_range_in_tournament_json_is_a_clean_error(tmp_path: Path) -> None:
     from referee.errors import LeaderboardError
-    from referee.report.publish import load_output_dir
+    from referee.store.tournament_file import load_output_dir
 
     src = Path(__file__).resolve().parent.parent / "leaderboards" / "nimmt_plus"
     out = tmp_path / "out"

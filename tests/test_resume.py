@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from test_e2e import NIMMT, ROOT, assert_nothing_listens, bot_ports, write_config
 
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.schedule.formats import derive_seed, schedule
 
 # Response times and run time differ between runs; everything else must be identical.

@@ -15,7 +15,7 @@ import tomli_w
 from click.testing import CliRunner
 
 from referee.cli.main import main
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.run.stopping import DealValues, batches
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]

@@ -30,9 +30,10 @@ from referee.bots.wire import Endpoint
 from referee.config.model import Limits
 from referee.games import get_game
 from referee.match.play import play_match
-from referee.report.publish import build_leaderboard, tournament_document, write_leaderboard
+from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store import transcripts
 from referee.store.matches import load_match
+from referee.store.tournament_file import tournament_document
 
 GAMES = {"nimmt_plus": "nimmt_plus.toml", "drahtseilakt": "drahtseilakt.toml", "dieci": "dieci.toml"}
 GAMES["the_game"] = "the_game.toml"

@@ -30,9 +30,11 @@ from referee.games import get_game
 from referee.games.base import Game, IllegalAction, InvalidExtras, Result, ranks_from_scores
 from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
 from referee.record import MALFORMED
-from referee.report.publish import build_leaderboard, load_output_dir, write_leaderboard
+from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store import transcripts
-from referee.store.journal import Timings, journal_details
+from referee.store.journal import journal_details
+from referee.store.timings import Timings
+from referee.store.tournament_file import load_output_dir
 
 MAX_SHOWN = 20  # problems kept for the report; the count goes on
 

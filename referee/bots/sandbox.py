@@ -46,7 +46,6 @@ from typing import Any
 from referee.config.redacted import Secret
 from referee.errors import BotStartError
 
-SANDBOX_MODES = ("auto", "bwrap", "none")
 TOKEN_ENV = "REFEREE_BOT_TOKEN"
 HOME_IN_CAGE = "/home/bot"
 _BASE_PATH = "/usr/local/bin:/usr/bin:/bin"

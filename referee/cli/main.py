@@ -19,26 +19,20 @@ from typing import Any
 import click
 
 from referee import __version__
-from referee.config.model import TournamentConfig, load_config
+from referee.config.model import TournamentConfig
+from referee.config.parse import load_config
 from referee.errors import BotStartError, ConfigError, LeaderboardError, RefereeError
 from referee.games import GAMES
-from referee.report.publish import (
-    FORMATS,
-    Leaderboard,
-    build_leaderboard,
-    load_output_dir,
-    render_console,
-    tournament_document,
-    write_leaderboard,
-    write_tournament_file,
-)
+from referee.report.publish import FORMATS, Leaderboard, build_leaderboard, render_console, write_leaderboard
 from referee.run.runner import BotPool, BotStatus, Progress, read_journal, run_tournament
 from referee.run.seeds import published_settings, resolve_seed
 from referee.run.stopping import DealValues
-from referee.schedule.formats import Schedule, schedule, seat_balance
+from referee.schedule.formats import Schedule, check_count, match_count, schedule, seat_balance
 from referee.stats.sequential import deals_needed
 from referee.store import journal as jn
 from referee.store.journal import JOURNAL
+from referee.store.timings import Timings
+from referee.store.tournament_file import load_output_dir, tournament_document, write_tournament_file
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -224,14 +218,14 @@ def plan(config: Path, deals: int, seed: int | None) -> None:
     if need is None:
         click.echo(
             f"a settled {what} at confidence {cfg.confidence}: not in sight (a pair of the pilot looks equal); "
-            f"budget {cfg.match_count} matches"
+            f"budget {match_count(cfg)} matches"
         )
         return
     matches = need * values.deal_size
-    fits = "within" if matches <= cfg.match_count else "MORE than"
+    fits = "within" if matches <= match_count(cfg) else "MORE than"
     click.echo(
         f"a settled {what} at confidence {cfg.confidence}: about {need} deals, {matches} matches "
-        f"({fits} the budget of {cfg.match_count} matches)"
+        f"({fits} the budget of {match_count(cfg)} matches)"
     )
 
 
@@ -478,7 +472,7 @@ def _load(
     cluster: str | None = None,
 ) -> TournamentConfig:
     try:
-        return load_config(config).with_overrides(
+        return check_count(load_config(config)).with_overrides(
             seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
         )
     except ConfigError as exc:
@@ -553,7 +547,7 @@ def _publish_live(cfg: TournamentConfig, scheduled: int) -> None:
 def _timings_from_run(board: Leaderboard, out: Path, names: list[str]) -> None:
     """Response times come from the run's summary (the journal keeps none); a journal of
     an older referee, with response times in its lines, keeps the figures computed from them."""
-    saved = jn.Timings.load(out)
+    saved = Timings.load(out)
     if saved is not None:
         board.timings = {"tournament": board.timings["tournament"], **saved.document(names)}
 

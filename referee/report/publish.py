@@ -47,10 +47,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
-import os
-import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,22 +64,10 @@ from referee.report.text import md, standings_columns
 from referee.stats.columns import build_columns
 from referee.stats.standings import standings_from_columns, timings_from_columns
 from referee.stats.verdicts import DEFAULT_RESAMPLES, analyse_columns
-from referee.store.journal import JOURNAL, read_journal, validate_tournament
+from referee.store.files import atomic_write
+from referee.store.journal import JOURNAL
+from referee.store.tournament_file import TOURNAMENT_FILE, check_tournament
 
-TOURNAMENT_FILE = "tournament.json"
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # the config's rule for bot names
-_NEEDED_SETTINGS = (
-    "name",
-    "game",
-    "seed",
-    "format",
-    "players",
-    "bots",
-    "options",
-    "deadline_ms",
-    "on_fault",
-    "max_faults",
-)
 FORMATS: dict[str, tuple[str, ...]] = {
     "md": ("README.md",),
     "html": ("index.html",),
@@ -98,98 +83,6 @@ class Leaderboard:
     game: Game
     document: dict[str, Any]  # standings.json
     timings: dict[str, Any]  # timings.json
-
-
-def tournament_document(
-    settings: Mapping[str, Any], scheduled: int, stopped: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """The content of ``tournament.json``, JSON-normalised so that reading it back gives it
-    again; ``stopped``: why a ``stop = "settled"`` run ended."""
-    body: dict[str, Any] = {"settings": dict(settings), "scheduled": scheduled}
-    if stopped is not None:
-        body["stopped"] = dict(stopped)
-    doc: dict[str, Any] = json.loads(json.dumps(body))
-    return doc
-
-
-def write_tournament_file(
-    out: Path, settings: Mapping[str, Any], scheduled: int, stopped: Mapping[str, Any] | None = None
-) -> Path:
-    """Write ``tournament.json`` into ``out`` (created if needed); return its path."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / TOURNAMENT_FILE
-    _atomic_write(path, json.dumps(tournament_document(settings, scheduled, stopped), indent=2) + "\n")
-    return path
-
-
-def load_output_dir(out: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
-    """The checked tournament document of the output folder ``out`` and its journal's lines
-    (a generator: the journal is read once, line by line, when the lines are consumed)."""
-    if not out.is_dir():
-        raise LeaderboardError(f"{out}: no such output folder")
-    tfile, journal = out / TOURNAMENT_FILE, out / JOURNAL
-    if not tfile.is_file():
-        raise LeaderboardError(f"{tfile}: not found (referee run writes it when a run starts)")
-    if not journal.is_file():
-        raise LeaderboardError(f"{journal}: not found (no match of this tournament has been played)")
-    try:
-        tournament = json.loads(tfile.read_text(encoding="utf-8"), parse_constant=_no_constant, parse_float=_finite)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise LeaderboardError(f"{tfile}: not JSON ({exc})") from exc
-    try:
-        validate_tournament(tournament, str(tfile))
-    except JournalError as exc:
-        raise LeaderboardError(str(exc)) from exc
-    check_tournament(tournament, tfile)
-    return tournament, iter_journal(journal)
-
-
-def check_tournament(tournament: Any, where: Path | str = TOURNAMENT_FILE) -> None:
-    """Refuse a tournament document a re-render cannot trust (types, names); the message names the field."""
-    settings = tournament.get("settings") if isinstance(tournament, dict) else None
-    if (
-        not isinstance(settings, dict)
-        or "scheduled" not in tournament
-        or any(k not in settings for k in _NEEDED_SETTINGS)
-    ):
-        raise LeaderboardError(
-            f"{where}: not a tournament file written by referee run "
-            f"(it needs scheduled and settings with {', '.join(_NEEDED_SETTINGS)})"
-        )
-    bots = settings["bots"]
-    if not isinstance(bots, list) or not bots or len(set(map(str, bots))) != len(bots):
-        raise LeaderboardError(f"{where}: settings.bots must be a list of distinct bot names")
-    for name in bots:
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise LeaderboardError(
-                f"{where}: settings.bots: {name!r} is not a bot name (letters, digits, _ . -; at most 64)"
-            )
-    for key in ("name", "game", "format", "on_fault"):
-        if not isinstance(settings[key], str) or len(settings[key]) > 200:
-            raise LeaderboardError(f"{where}: settings.{key} must be a text of at most 200 characters")
-    for key in ("seed", "players", "deadline_ms", "max_faults"):
-        if isinstance(settings[key], bool) or not isinstance(settings[key], int):
-            raise LeaderboardError(f"{where}: settings.{key} must be an integer")
-    if not isinstance(settings["options"], dict):
-        raise LeaderboardError(f"{where}: settings.options must be a table")
-    scheduled = tournament["scheduled"]
-    if isinstance(scheduled, bool) or not isinstance(scheduled, int) or scheduled < 0:
-        raise LeaderboardError(f"{where}: scheduled must be a non-negative integer")
-
-
-def iter_journal(path: Path) -> Iterator[dict[str, Any]]:
-    """The validated lines of the journal at ``path``, one at a time (flat memory), read by
-    ``journal.read_journal`` as ``referee run --resume`` reads them (a torn last line is
-    left out); a damaged line is a LeaderboardError naming the line and field."""
-    try:
-        yield from read_journal(path)
-    except JournalError as exc:
-        raise LeaderboardError(str(exc)) from exc
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """The journal lines of ``path`` as a list (small journals, tests)."""
-    return list(iter_journal(path))
 
 
 def build_leaderboard(
@@ -254,7 +147,7 @@ def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tu
     for fmt_name in formats:
         for filename in FORMATS[fmt_name]:
             paths.append(out / filename)
-            _atomic_write(paths[-1], render[filename]())
+            atomic_write(paths[-1], render[filename]())
     return paths
 
 
@@ -472,24 +365,6 @@ def _cell(value: Any) -> str:
 
 def _json(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number in standard JSON")
-
-
-def _finite(text: str) -> float:
-    """A JSON number as a float; one beyond the float range (1e999) is refused, not infinity."""
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is out of the range of a number")
-    return value
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _tab(*args: Any, **kwargs: Any) -> str:

@@ -24,10 +24,10 @@ from typing import Any
 
 from referee.games import get_game
 from referee.record import FALLBACK
-from referee.report.publish import load_output_dir
 from referee.store import transcripts
 from referee.store.files import atomic_write
 from referee.store.matches import Match, match_of
+from referee.store.tournament_file import load_output_dir
 
 FOLDER = "replays"
 RECENT = 100  # most recent matches listed and given a page

@@ -56,6 +56,7 @@ from referee.store import journal as jn
 from referee.store import transcripts
 from referee.store.journal import JOURNAL as JOURNAL  # re-exported: callers may import it from here
 from referee.store.journal import JournalState
+from referee.store.timings import Timings
 
 TIMINGS_EVERY_S = 2.0  # a kill loses at most this much of the response-time summary
 
@@ -232,7 +233,7 @@ class Sink:
     started: float
     on_progress: Callable[[Progress], None] | None = None
     before_write: list[Callable[[Fixture, MatchRecord], None]] = field(default_factory=list)
-    timings: jn.Timings = field(default_factory=jn.Timings)
+    timings: Timings = field(default_factory=Timings)
     timings_dir: Path | None = None  # where the response-time summary is saved (every few seconds)
     _saved: float = 0.0
 
@@ -478,7 +479,7 @@ def _open_sink(
     """The sink of a run, with its transcript writer, journal writer and response-time
     summary open (the same for one process and for Dask)."""
     out = config.output
-    timings = (jn.Timings.load(out) if resume else None) or jn.Timings()
+    timings = (Timings.load(out) if resume else None) or Timings()
     with (
         transcripts.Writer(out, config.transcripts == "all", resume) as tw,
         jn.JournalWriter(out / JOURNAL) as writer,

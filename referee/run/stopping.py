@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from referee.config.model import TournamentConfig
+from referee.schedule.formats import match_count
 from referee.stats import sequential
 
 
@@ -64,7 +65,7 @@ class DealValues:
         self.index = {n: i for i, n in enumerate(self.names)}
         self.team = config.format == "team"
         self.deal_size = len(self.names) if self.team else (config.players if config.duplicate else 1)
-        self.deals = config.match_count // self.deal_size
+        self.deals = match_count(config) // self.deal_size
         self.bound = float(len(self.names) - 1 if self.team else config.players - 1)
         self._sums = np.zeros((0, len(self.names)))
         self._counts = np.zeros((0, len(self.names)))
@@ -141,7 +142,7 @@ def make_stop(config: TournamentConfig, values: DealValues, verdict: sequential.
         reason,
         deals,
         deals * values.deal_size,
-        config.match_count,
+        match_count(config),
         config.confidence,
         config.top,
     )

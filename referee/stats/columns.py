@@ -30,14 +30,16 @@ import numpy.typing as npt
 
 from referee.errors import JournalError
 from referee.record import FAULT_KINDS
+from referee.store.timings import LogBuckets
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-# response-time histogram: 100 bins per decade from 0.001 ms to 1000 s (about 2.3 % wide)
-LAT_LO, LAT_DECADES, LAT_PER_DECADE = -3.0, 9, 100
-LAT_BINS = LAT_DECADES * LAT_PER_DECADE + 2  # + underflow and overflow
+# response-time histogram: 100 bins per decade from 0.001 ms to 1000 s (about 2.3 % wide),
+# plus underflow and overflow; its figures are the upper edges of the bins
+LAT_BINS = 9 * 100 + 2
+LATENCY_BUCKETS = LogBuckets(0.001, 100, last=LAT_BINS - 1)
 _FLUSH = 1 << 20
 
 
@@ -124,14 +126,13 @@ def build_columns(
     durations = array("d")
     lower: bool | None = None
     lower_at_index = -1
-    n = 0
     kinds = {k: i for i, k in enumerate(FAULT_KINDS)}
     nk = len(FAULT_KINDS)
     n = 0
     for batch in _batches(lines):
         # the common line (no faults, restarts or response times) a batch at a time, with
         # whole-batch conversions in C; any other batch line by line, with the exact checks
-        found = _take_batch(batch, buf, pos, stat_keys, nk, durations)
+        found = _take_batch(batch, buf, pos, stat_keys, durations)
         if found is not None:
             idx_min, low, dq_ids = found
             if lower is None or idx_min < lower_at_index:
@@ -175,25 +176,15 @@ def _take_batch(
     b: _Buffers,
     pos: Mapping[str, int],
     stat_keys: Sequence[str],
-    nk: int,
     durations: array[float],
 ) -> tuple[int, bool, dict[int, str]] | None:
     """Append a batch of common lines to the buffers: (smallest index, its ``lower_is_better``,
     ids of lines with a disqualification); None (nothing appended) if a line is not common
     or fails a check, so that the line-by-line path takes the batch and names the problem."""
+    k = _common_width(batch)
+    if k is None:
+        return None
     try:
-        if not all(type(d) is dict for d in batch):
-            return None
-        k = len(batch[0]["bots"])
-        if not 0 < k <= 127:
-            return None
-        for d in batch:
-            if len(d["bots"]) != k or len(d["scores"]) != k or len(d["ranks"]) != k or len(d["decisions"]) != k:
-                return None
-            if len(d.get("stats") or ()) != k:
-                return None
-        if any(d.get("faults") or d.get("restarts") or "latency_ms" in d for d in batch):
-            return None
         index = [d["index"] for d in batch]
         scores = [x for d in batch for x in d["scores"]]
         ranks = [x for d in batch for x in d["ranks"]]
@@ -262,6 +253,27 @@ def _take_batch(
     return index[first], bool(batch[first].get("lower_is_better", False)), dq_ids
 
 
+def _common_width(batch: list[Mapping[str, Any]]) -> int | None:
+    """The seats of every line of ``batch`` if they are all common lines of one width
+    (no faults, restarts or response times), else None."""
+    try:
+        if not all(type(d) is dict for d in batch):
+            return None
+        k = len(batch[0]["bots"])
+        if not 0 < k <= 127:
+            return None
+        for d in batch:
+            if len(d["bots"]) != k or len(d["scores"]) != k or len(d["ranks"]) != k or len(d["decisions"]) != k:
+                return None
+            if len(d.get("stats") or ()) != k:
+                return None
+        if any(d.get("faults") or d.get("restarts") or "latency_ms" in d for d in batch):
+            return None
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return k
+
+
 def _why(exc: BaseException) -> str:
     if isinstance(exc, KeyError):
         return f"missing field {exc.args[0]!r}"
@@ -280,32 +292,8 @@ def _take(
     durations: array[float],
 ) -> None:
     """Append one journal line to the buffers (validating what is taken)."""
-    bots = d["bots"]
-    scores, ranks, decisions = d["scores"], d["ranks"], d["decisions"]
-    k = len(bots)
-    if not (isinstance(bots, list) and 0 < k <= 127):
-        raise ValueError("bots must be a non-empty list")
-    for label, seq in (("scores", scores), ("ranks", ranks), ("decisions", decisions)):
-        if not isinstance(seq, list) or len(seq) != k:
-            raise ValueError(f"{label} must be a list with one entry per seat")
-    index = d["index"]
-    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-        raise ValueError("index must be a non-negative integer")
-    # whole-list checks in C (map, min, max, sum): no Python loop per field
-    try:
-        seat_bots = [pos[name] for name in bots]
-    except (KeyError, TypeError):
-        bad = next(name for name in bots if not isinstance(name, str) or name not in pos)
-        raise ValueError(f"bot {bad!r} is not in tournament.json") from None
-    if not _NUMBER_TYPES.issuperset(map(type, scores)) or not -1e15 < min(scores) <= max(scores) < 1e15:
-        raise ValueError("scores must be finite numbers")
-    total = sum(scores)
-    if total - total != 0:  # a NaN (min and max can miss one)
-        raise ValueError("scores must be finite numbers")
-    if not _INT_TYPE.issuperset(map(type, ranks)) or not 1 <= min(ranks) <= max(ranks) <= k:
-        raise ValueError("ranks must be integers from 1 to the number of seats")
-    if not _INT_TYPE.issuperset(map(type, decisions)) or min(decisions) < 0:
-        raise ValueError("decisions must be non-negative integers")
+    seat_bots = _seat_bots(d, pos)
+    bots, index, k = d["bots"], d["index"], len(seat_bots)
     deal = d.get("deal")
     b.index.append(index)
     if deal is None:
@@ -319,29 +307,12 @@ def _take(
     b.width.append(k)
     b.voided.append(int(d.get("voided", 0)))
     b.bot.extend(seat_bots)
-    b.score.extend(scores)
-    b.rank.extend(ranks)
-    b.decisions.extend(decisions)
+    b.score.extend(d["scores"])
+    b.rank.extend(d["ranks"])
+    b.decisions.extend(d["decisions"])
     line = len(b.index) - 1
-    faults_in = d.get("faults")
-    if faults_in:
-        faults: dict[int, int] = {}
-        notice: dict[int, int] = {}
-        for f in faults_in:
-            seat = f["seat"]
-            if not isinstance(seat, int) or not 0 <= seat < k:
-                raise ValueError("a fault's seat is out of range")
-            if f.get("phase", "act") == "act":
-                at = seat * nk + kinds[f["kind"]]
-                faults[at] = faults.get(at, 0) + 1
-            else:
-                notice[seat] = notice.get(seat, 0) + 1
-        for at, count in faults.items():
-            b.fault_at.extend((line, at // nk, at % nk))
-            b.fault_n.append(count)
-        for seat, count in notice.items():
-            b.notice_at.extend((line, seat))
-            b.notice_n.append(count)
+    if d.get("faults"):
+        _take_faults(d["faults"], b, line, k, kinds, nk)
     forfeited, dq = d.get("forfeited"), d.get("disqualified")
     b.forfeited.extend([s in forfeited for s in range(k)] if forfeited else _ZEROS[:k])
     b.disqualified.extend([s in dq for s in range(k)] if dq else _ZEROS[:k])
@@ -369,6 +340,60 @@ def _take(
     durations.append(float(dur) if isinstance(dur, int | float) else 0.0)
 
 
+def _seat_bots(d: Mapping[str, Any], pos: Mapping[str, int]) -> list[int]:
+    """The bot (by position) in each seat of line ``d``, once its per-seat lists and index
+    are checked (whole-list checks in C: map, min, max, sum; no Python loop per field)."""
+    bots = d["bots"]
+    scores, ranks, decisions = d["scores"], d["ranks"], d["decisions"]
+    k = len(bots)
+    if not (isinstance(bots, list) and 0 < k <= 127):
+        raise ValueError("bots must be a non-empty list")
+    for label, seq in (("scores", scores), ("ranks", ranks), ("decisions", decisions)):
+        if not isinstance(seq, list) or len(seq) != k:
+            raise ValueError(f"{label} must be a list with one entry per seat")
+    index = d["index"]
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise ValueError("index must be a non-negative integer")
+    try:
+        seat_bots = [pos[name] for name in bots]
+    except (KeyError, TypeError):
+        bad = next(name for name in bots if not isinstance(name, str) or name not in pos)
+        raise ValueError(f"bot {bad!r} is not in tournament.json") from None
+    if not _NUMBER_TYPES.issuperset(map(type, scores)) or not -1e15 < min(scores) <= max(scores) < 1e15:
+        raise ValueError("scores must be finite numbers")
+    total = sum(scores)
+    if total - total != 0:  # a NaN (min and max can miss one)
+        raise ValueError("scores must be finite numbers")
+    if not _INT_TYPE.issuperset(map(type, ranks)) or not 1 <= min(ranks) <= max(ranks) <= k:
+        raise ValueError("ranks must be integers from 1 to the number of seats")
+    if not _INT_TYPE.issuperset(map(type, decisions)) or min(decisions) < 0:
+        raise ValueError("decisions must be non-negative integers")
+    return seat_bots
+
+
+def _take_faults(
+    faults_in: Sequence[Mapping[str, Any]], b: _Buffers, line: int, k: int, kinds: Mapping[str, int], nk: int
+) -> None:
+    """Append the act faults per seat and kind, and the notice faults per seat, of one line."""
+    faults: dict[int, int] = {}
+    notice: dict[int, int] = {}
+    for f in faults_in:
+        seat = f["seat"]
+        if not isinstance(seat, int) or not 0 <= seat < k:
+            raise ValueError("a fault's seat is out of range")
+        if f.get("phase", "act") == "act":
+            at = seat * nk + kinds[f["kind"]]
+            faults[at] = faults.get(at, 0) + 1
+        else:
+            notice[seat] = notice.get(seat, 0) + 1
+    for at, count in faults.items():
+        b.fault_at.extend((line, at // nk, at % nk))
+        b.fault_n.append(count)
+    for seat, count in notice.items():
+        b.notice_at.extend((line, seat))
+        b.notice_n.append(count)
+
+
 _ZEROS = (0,) * 1024
 _NUMBER_TYPES = frozenset((int, float))
 _INT_TYPE = frozenset((int,))
@@ -388,22 +413,8 @@ def _flush(hist: IntArray, top: FloatArray, lat_bot: array[int], lat_val: array[
         return
     bots = np.frombuffer(lat_bot, np.int32).astype(np.int64)
     values = np.frombuffer(lat_val, np.float64)
-    hist += np.bincount(bots * LAT_BINS + latency_bin(values), minlength=hist.size).reshape(hist.shape)
+    hist += np.bincount(bots * LAT_BINS + LATENCY_BUCKETS.buckets(values), minlength=hist.size).reshape(hist.shape)
     np.maximum.at(top, bots, values)
-
-
-def latency_bin(values: FloatArray) -> IntArray:
-    """The histogram bin of each response time (ms)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.log10(np.maximum(values, 1e-12))
-    return np.asarray(
-        np.clip(np.floor((logs - LAT_LO) * LAT_PER_DECADE).astype(np.int64) + 1, 0, LAT_BINS - 1), np.int64
-    )
-
-
-def bin_value(b: int) -> float:
-    """The upper edge (ms) of histogram bin ``b``."""
-    return float(10 ** (LAT_LO + b / LAT_PER_DECADE))
 
 
 def _assemble(
@@ -421,11 +432,7 @@ def _assemble(
     width = np.frombuffer(b.width, np.int8).astype(np.int64) if m else np.zeros(0, np.int64)
     kmax = int(width.max()) if m else 1
     start = np.concatenate([[0], np.cumsum(width)[:-1]]) if m else np.zeros(0, np.int64)
-    # the last line of each index in file order wins; rows then sorted by index
-    rev = np.arange(m)[::-1]
-    _, first_rev = np.unique(index[rev], return_index=True)
-    keep = np.sort(rev[first_rev])
-    keep = keep[np.argsort(index[keep], kind="stable")]
+    keep = _kept_rows(index)
     rows = keep.shape[0]
     uniform = bool(m) and int(width.min()) == kmax  # every line as wide as the widest
     identity = rows == m and bool((keep == np.arange(m)).all())  # in order, no line replaced
@@ -463,25 +470,17 @@ def _assemble(
             np.add.at(out, tuple(where[live].T), np.frombuffer(counts, np.int64)[live])
         return out
 
-    kind = np.frombuffer(b.deal_kind, np.int8)[keep] if m else np.zeros(0, np.int8)
-    value = np.frombuffer(b.deal_value, np.int64)[keep] if m else np.zeros(0, np.int64)
-    # deals numbered in the order of their first fixture
-    _, first, inverse = np.unique(np.stack([kind, value], 1), axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    renum = np.empty_like(order)
-    renum[order] = np.arange(order.shape[0])
-    deal = renum[inverse.reshape(-1)] if rows else np.zeros(0, np.int64)
+    deal = _deal_numbers(b, keep)
     ns = max(1, len(stat_keys))
     stats = (
         per_seat("stats", np.float64, math.nan, len(stat_keys)) if stat_keys else np.full((rows, kmax, ns), math.nan)
     )
-    kept_ids = dict(sorted(ids.items()))  # every index has its kept line
     return Columns(
         names=names,
         stat_keys=stat_keys,
         lower=lower,
         index=index[keep].copy(),
-        deal=np.asarray(deal, np.int64),
+        deal=deal,
         bot=per_seat("bot", np.int64, -1),
         score=per_seat("score", np.float64, 0.0),
         rank=per_seat("rank", np.int64, 0),
@@ -494,10 +493,31 @@ def _assemble(
         stats=stats,
         won=per_seat("won", np.float64, 0.0),
         voided=(np.frombuffer(b.voided, np.int64)[keep] if m else np.zeros(0, np.int64)).copy(),
-        ids=kept_ids,
+        ids=dict(sorted(ids.items())),  # every index has its kept line
         latency_hist=hist,
         duration_s=duration,
     )
+
+
+def _kept_rows(index: IntArray) -> IntArray:
+    """The buffered lines kept, in index order: the last line of each index in file order wins."""
+    rev = np.arange(index.shape[0])[::-1]
+    _, first_rev = np.unique(index[rev], return_index=True)
+    keep = np.sort(rev[first_rev])
+    return np.asarray(keep[np.argsort(index[keep], kind="stable")], np.int64)
+
+
+def _deal_numbers(b: _Buffers, keep: IntArray) -> IntArray:
+    """The deal of each kept line, deals numbered in the order of their first fixture."""
+    if not keep.shape[0]:
+        return np.zeros(0, np.int64)
+    kind = np.frombuffer(b.deal_kind, np.int8)[keep]
+    value = np.frombuffer(b.deal_value, np.int64)[keep]
+    _, first, inverse = np.unique(np.stack([kind, value], 1), axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    renum = np.empty_like(order)
+    renum[order] = np.arange(order.shape[0])
+    return np.asarray(renum[inverse.reshape(-1)], np.int64)
 
 
 def credit_mask(cols: Columns, coop: bool) -> BoolArray:

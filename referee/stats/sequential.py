@@ -1,30 +1,13 @@
 """When is a ranking settled? An anytime-valid sequential test over deals (pure, numpy).
 
-A tournament with ``stop = "settled"`` is played in batches of deals; after each batch
-the referee asks :func:`settled` whether every adjacent pair of the current top K is
-separated at the configured confidence, and stops when it is. Looking after every
-batch (as often as one likes) must not inflate the error rate, which a plain bootstrap
-interval checked again and again would. So each comparison is a *test martingale*
-(testing by betting, Waudby-Smith and Ramdas, JRSS-B 2024; Shafer and Vovk):
-
-- for bots a and b and every deal where both played, ``x = (v_b - v_a) / bound`` lies in
-  [-1, 1] (``v`` is the bot's mean rank in the deal, lower is better; in cooperative
-  games its score, in the game's direction), positive when a did better;
-- under "a is not better than b" (every deal's expected ``x`` <= 0) the wealth
-  ``W_t = prod_{i<=t} (1 + lambda_i x_i)`` with a bet ``0 <= lambda_i <= 0.8`` chosen
-  from deals before i only is a nonnegative supermartingale, so by Ville's inequality it
-  ever reaches ``1 / alpha'`` with probability at most ``alpha'``;
-- a is declared above b once ``W`` has reached ``1 / alpha'``; with
-  ``alpha' = (1 - confidence) / (n (n - 1))`` (Bonferroni over ordered pairs) every claim
-  made at any stopping time holds at once with probability >= ``confidence``.
-
-The bet is the growth-rate-optimal one for the estimates so far (aGRAPA):
-``lambda_i = clip(m / (v + m^2), 0, 0.8)`` with ``m`` and ``v`` the running mean and
-variance of the earlier ``x``, shrunk towards a prior of no difference.
-
-What it does not promise: deals are independent, but not identically distributed
-(tables differ in who else sits there), so "a better than b" means better on average
-over the schedule's tables, the quantity the standings estimate too.
+With ``stop = "settled"``, after each batch of deals ``settled`` asks whether every
+adjacent pair of the current top K is separated at the configured confidence. Each
+ordered pair is a test martingale (testing by betting, Waudby-Smith and Ramdas 2024):
+per deal both bots played, ``x = (v_b - v_a) / bound`` in [-1, 1]; the wealth
+``prod (1 + lambda_i x_i)``, with a bet from earlier deals only (aGRAPA, capped at
+``MAX_BET``), reaching ``1 / alpha'`` claims a above b, and by Ville's inequality looking
+after every batch does not inflate the error; ``alpha'`` is Bonferroni over ordered
+pairs. README.md, "How the verdicts are computed", says what it promises and what not.
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """Standings from match records (pure): the same records always give the same table.
 
 Bots are ordered by mean rank (lower is better), then mean score in the game's sense,
-then wins, then name. A win is a rank of 1 (shared ranks count for every holder).
-
-Cooperative games: every seat shares the table's score, so a bot is credited once per
-match it played in (however many seats it held), bots are ordered by mean score, and
-a win is a match whose ``won`` stat is 1.
-
-What counts as one result of a bot (a "credit") is decided once, in ``credits``, and
-the verdicts (intervals, ratings) use the same credits, so their point estimates are
-the standings' own numbers.
-
-Optional record fields (absent in older journals: zero / empty): ``restarts`` (per
-seat, restarts of its managed bot during the match, summed per bot) and
-``disqualified`` (seats whose bot was already disqualified for its fault rate and was
-played by the fallback). A bot listed as disqualified in any record is ranked "DQ", below every other bot,
-with a note computed from its faults and decisions in the fixtures before that record.
-
-Response times are not standings: they differ from run to run, so they live apart in
-``compute_timings`` (``timings.json``), and the standings stay byte-for-byte stable.
-So does ``voided`` (decisions replayed because the referee itself was late): it
-depends on the referee's load, not on the bots.
+then wins, then name; a win is a rank of 1. In cooperative games a bot is credited once
+per match it played in, ordered by mean score, and wins by the ``won`` stat. What counts
+as one result (a "credit") is decided once, in ``columns.credit_mask``, and the verdicts
+use the same credits. A bot disqualified in any record ranks "DQ", below every other bot, with a note
+from its faults and decisions before that record. Response times and voided decisions
+vary from run to run, so they live apart (``compute_timings``, ``timings.json``).
 """
 
 from __future__ import annotations
@@ -33,7 +19,8 @@ import numpy as np
 
 from referee.games.base import Game
 from referee.record import FAULT_KINDS, MatchRecord
-from referee.stats.columns import Columns, bin_value, build_columns, credit_mask, wins
+from referee.stats.columns import LATENCY_BUCKETS, Columns, build_columns, credit_mask, wins
+from referee.store.timings import nearest_rank
 
 DQ = "DQ"  # the rank shown for a disqualified bot
 
@@ -222,11 +209,8 @@ def timings_from_columns(cols: Columns) -> dict[str, Any]:
 
 def _hist_percentile(h: Any, q: float) -> float | None:
     """The nearest-rank ``q`` percentile of a response-time histogram (a bin's upper edge)."""
-    total = int(h.sum())
-    if not total:
-        return None
-    k = max(1, math.ceil(q / 100.0 * total))
-    return rnd(bin_value(int(np.searchsorted(np.cumsum(h), k))), 3)
+    b = nearest_rank(enumerate(h.tolist()), int(h.sum()), q)
+    return None if b is None else rnd(LATENCY_BUCKETS.upper(b), 3)
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float | None:

@@ -1,59 +1,15 @@
-"""Verdicts you can trust (pure, numpy, no I/O): how sure the standings are, and what else
-the journal says about the bots. README.md, "How the verdicts are computed", explains
-every number for organisers; this docstring says how it is computed.
+"""Verdicts (pure, numpy): how sure the standings are, and what else the journal says.
 
-Everything comes from ``Columns`` (per-match arrays in fixture order), the standings
-order and the tournament seed, so the same journal always gives the same numbers.
-
-- Unit of resampling: the DEAL. Matches sharing a ``deal`` value are one deal (duplicate
-  rotations, team deals) and travel together; a match without ``deal`` is a deal of its
-  own. With more than ``MAX_UNITS`` deals, deal ``d`` goes to unit ``d % MAX_UNITS``:
-  a unit is then a fixed set of deals, and units are still independent draws, so the
-  bootstrap estimates the same variance with a bounded cost.
-- Resamples: ``R`` multinomial weight vectors over the units (numpy PCG64 seeded from
-  sha256 of the tournament seed); every statistic of a resample is a weighted sum, so
-  all of them come from the same joint resamples (one matrix product).
-- Mean score and mean rank of a bot are ratios (sum over its credited seats / count).
-  Intervals are studentized bootstrap (bootstrap-t): the standard error of a ratio is
-  its delta-method (linearisation) standard error over units, recomputed in every
-  resample from weighted sums of squares; the interval is
-  ``[est - q97.5(t*) se, est - q2.5(t*) se]``, widened where needed to the Student-t
-  interval on units - 1 df. With fewer than ``FEW_DEALS`` units the bootstrap-t is
-  unstable (resamples of 2-3 distinct deals have se* near 0, so t* is unbounded): there
-  the interval is Student-t with the larger of the delta-method and the delete-one-deal
-  jackknife error, widened where needed to the percentile interval. Mean-rank intervals
-  are clipped to [1, seats] (differences to +-(seats - 1)). ``ratio_intervals`` and
-  ``ratio_difference_intervals`` do it on plain arrays (reusable, e.g. for a stopping
-  rule).
-- Differences: for adjacent rows of the standings, the same intervals on the difference
-  of the two ratios, with the influence of each unit taken jointly (paired by deal:
-  a deal contributes A's part minus B's part, so whatever the deal does to both cancels,
-  and with duplicate deals so does the luck of the hand). It tightens the difference only
-  as far as such shared luck is a part of the spread (README: measured on 6 nimmt!).
-- P(A ranks above B): the share of resamples in which A's leaderboard key (the
-  standings' own order) is better than B's, ties counting half.
-- Rank range (per bot): the 2.5-97.5 % nearest-rank percentiles of the bot's position
-  across resamples. It holds for one bot at a time.
-- Rank set (simultaneous): a max-type bootstrap over all pairwise differences of the
-  primary statistic (mean rank; in cooperative games mean score): the 95 % quantile
-  ``c`` of ``max_{j,k} |d*_jk - d_jk| / se_jk``; ``k`` is surely better than ``j`` when
-  ``d_jk - c se_jk > 0``; the rank set of ``j`` runs from 1 + (bots surely better) to
-  E - (bots surely worse), E the bots in play. All sets hold at once at 95 %.
-- Rating: Plackett-Luce maximum likelihood, fitted by Newton's method on arrays
-  (order-independent). Competitive: each match is one game, each bot its best rank in
-  it; cooperative: each deal is one game among the bots that played it, ranked by
-  their mean score on it. Ties as in Breslow's partial likelihood (tied bots are each
-  chosen from the set that still holds all of them). Prior: one virtual win and one
-  virtual loss against a reference of strength 1, so every bot has a finite rating.
-  ``mu`` is the log-strength, ``sigma`` its standard error from the inverse Hessian,
-  ``ordinal`` = mu - 3 sigma. History: the fit on the first g games, at most
-  ``HISTORY_POINTS`` evenly spaced g.
-- Head-to-head, for every ordered pair: meetings, above, below, ties, share
-  ((above + ties / 2) / meetings) and a Wilson 95 % interval on the share.
-- Seat bias (competitive only): per seat position, mean score and mean rank with
-  bootstrap-t intervals, flagged when an interval excludes the overall mean.
-
-Every float leaves through ``standings.rnd``, so published bytes are stable.
+From ``Columns``, the standings order and the tournament seed alone, so the same journal
+always gives the same numbers. The unit of resampling is the deal (``MAX_UNITS`` groups
+at most); ``R`` multinomial weight vectors over the units make every statistic of a
+resample a weighted sum. Mean score and mean rank get bootstrap-t intervals (Student-t
+with the larger of the delta-method and jackknife errors below ``FEW_DEALS`` deals);
+differences of neighbours are paired by deal; P(above), rank ranges and simultaneous
+rank sets come from the same resamples; ratings are a Plackett-Luce fit by Newton's
+method; head-to-head shares carry Wilson intervals; seat bias is checked per seat.
+README.md, "How the verdicts are computed", explains each for organisers. Every float
+leaves through ``standings.rnd``, so published bytes are stable.
 """
 
 from __future__ import annotations
@@ -69,7 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from referee.games.base import Game
 from referee.record import MatchRecord
-from referee.stats.columns import BoolArray, Columns, FloatArray, IntArray, credit_mask, wins
+from referee.stats.columns import BoolArray, Columns, FloatArray, IntArray, credit_mask
 from referee.stats.standings import compute_standings, disqualifications, record_columns, rnd
 from referee.stats.student import student_t  # scipy.stats is slow to import
 
@@ -314,7 +270,6 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     count = per_unit(1.0, credit, cols.bot, n)
     score = per_unit(cols.score, credit, cols.bot, n)
     rank = per_unit(cols.rank, credit, cols.bot, n)
-    per_unit(wins(cols, coop), credit, cols.bot, n)
     score_iv = ratio_intervals(w, score, count)
     rank_iv = ratio_intervals(w, rank, count)
     seats = cols.bot.shape[1]
@@ -334,16 +289,11 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     k2 = np.zeros_like(k1) if coop else np.nan_to_num(boot_score, nan=0.0)
     positions, above = _positions_and_above(group, k1, k2)
 
-    primary = score_iv if coop else rank_iv
     eligible = [pos[name] for name in order if played[pos[name]] and not is_dq[pos[name]]]
-    elig = np.array(eligible, np.int64)
-    theta = sign * primary.est[elig] if coop else primary.est[elig]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s_prim = score if coop else rank
-        infl = (s_prim[:, elig] - primary.est[elig] * count[:, elig]) / count[:, elig].sum(0)
-    infl = infl * (sign if coop else 1.0)
-    boot_theta = (sign * primary.boot[:, elig]) if coop else primary.boot[:, elig]
-    sets, crit = simultaneous_rank_sets(theta, infl, boot_theta, n_units) if len(elig) else ([], 0.0)
+    if coop:
+        sets, crit = _rank_sets(eligible, score_iv, score, count, sign, n_units)
+    else:
+        sets, crit = _rank_sets(eligible, rank_iv, rank, count, 1.0, n_units)
     rank_set = {names[b]: sets[i] for i, b in enumerate(eligible)}
 
     games_bot, games_rank = contests(cols, credit, coop)
@@ -378,6 +328,21 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
         rating_history=history,
         method=_method(cols, coop, n_deals, n_units, resamples, crit, rank_iv if not coop else score_iv, played),
     )
+
+
+def _rank_sets(
+    eligible: Sequence[int], primary: Any, sums: FloatArray, count: FloatArray, sign: float, n_units: int
+) -> tuple[list[Any], float]:
+    """Simultaneous rank sets of the ``eligible`` bots on the primary statistic (its
+    interval ``primary``, per-unit ``sums``), oriented by ``sign`` so that lower is better."""
+    if not eligible:
+        return [], 0.0
+    elig = np.array(eligible, np.int64)
+    theta = sign * primary.est[elig]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        infl = (sums[:, elig] - primary.est[elig] * count[:, elig]) / count[:, elig].sum(0)
+    sets, crit = simultaneous_rank_sets(theta, sign * infl, sign * primary.boot[:, elig], n_units)
+    return list(sets), crit
 
 
 def _positions_and_above(group: FloatArray, k1: FloatArray, k2: FloatArray) -> tuple[Any, Any]:
@@ -752,17 +717,6 @@ def _newton(
             break
         prev = size
     return th, model.step(th, w)[1] if final else None
-
-
-def fit_plackett_luce(
-    gb: IntArray, gr: IntArray, n: int, theta: FloatArray | None = None, iterations: int = 60
-) -> tuple[FloatArray, FloatArray]:
-    """Log-strengths and their standard errors of ``n`` bots from the games (``contests``)."""
-    model = _PL(gb, gr, n)
-    th, h = _newton(model, model.weights(gb.shape[0]), np.zeros(n) if theta is None else theta, iterations, True)
-    assert h is not None
-    cov = np.linalg.inv(-h)
-    return th, np.sqrt(np.maximum(np.diag(cov), 0.0))
 
 
 def rate(gb: IntArray, gr: IntArray, names: Sequence[str]) -> tuple[dict[str, dict[str, float | None]], dict[str, Any]]:

@@ -1,32 +1,15 @@
 """The journal ``matches.jsonl``: the one module that writes, reads, checks and tallies it.
 
-One JSON object per line, one line per finished match, written and flushed as the
-match ends, so a killed run loses only the matches in flight. Nobody else parses its
-lines: resume, publish and verify ask this module.
+One JSON object per line, one line per finished match, written whole and flushed as
+the match ends (a killed run loses only the matches in flight; a full disk cuts the file
+back to its last complete line). Reading streams validated dicts; a torn or damaged
+*last* line is dropped, anything else wrong is a ``JournalError`` naming the file, the
+line and the field. A line (keys in this order; bracketed ones only when they happened)::
 
-Reading is streaming: ``read_journal(path)`` yields each line as a validated ``dict``
-(the shape below), reading the file once, line by line, never holding it whole. A last
-line without its newline (a write cut short by a kill) is dropped; so is a damaged
-*last* line. Anything else that is wrong is a ``JournalError`` naming the file, the line
-number and the field: a line that is not JSON, a missing field, a wrong type, a string
-too long, a non-finite number, lists whose lengths disagree.
-
-A line (keys in this order; the bracketed ones only when they happened)::
-
-    id str, index int >= 0, seed int >= 0, bots [str], scores [number],
-    ranks [int], lower_is_better bool, forfeited [seat], faults [{seat, bot,
-    decision (int|null), phase, kind, detail, latency_ms}], latency_ms [[number]]
-    (optional: absent from journals that keep response times elsewhere),
-    decisions [int], stats [{str: number}], details {..} (the game's top-level summary:
-    numbers, strings, flags, flat lists; journals written before also hold its nested
-    per-hand/per-round breakdowns, and still read), duration_s number,
-    deal_hash str, [restarts [int]], [disqualified [seat]], [voided int],
-    [deal int: the deal index where several fixtures share a deal]
-
-Writing goes through ``JournalWriter``: JSON with NaN and infinities refused, each line
-written whole and flushed; a full disk (or any write error) is a ``JournalError``
-naming the path, and the file is cut back to its last complete line, so ``--resume``
-works once space is freed.
+    id, index, seed, bots, scores, ranks, lower_is_better, forfeited, faults [{seat, bot,
+    decision, phase, kind, detail, latency_ms}], [latency_ms (older journals)], decisions,
+    stats, details (the game's flat summary), duration_s, deal_hash, [restarts],
+    [disqualified], [voided], [deal: where several fixtures share a deal]
 """
 
 from __future__ import annotations
@@ -44,7 +27,7 @@ from typing import IO, Any, NoReturn, Protocol
 
 import orjson
 
-from referee.errors import JournalError
+from referee.errors import JournalError, RefereeError
 from referee.record import FAULT_KINDS, MatchRecord
 
 JOURNAL = "matches.jsonl"
@@ -212,7 +195,7 @@ def parse_line(raw: bytes | str, where: str) -> dict[str, Any]:
             doc = None
     if doc is None:  # JSON null is not an object either: the stdlib path says so
         try:
-            doc = json.loads(raw, parse_constant=_no_constant)
+            doc = json.loads(raw, parse_constant=no_constant)
         except RecursionError as exc:
             raise JournalError(f"{where}: nested too deeply") from exc
         except ValueError as exc:
@@ -338,7 +321,8 @@ def _seats_ok(seats: list[Any], n: int) -> bool:
     return len(seats) <= n and all(type(s) is int and 0 <= s < n for s in seats)
 
 
-def _no_constant(name: str) -> Any:
+def no_constant(name: str) -> Any:
+    """``parse_constant`` for ``json.loads``: NaN and infinities are refused."""
     raise ValueError(f"{name} is not a number in standard JSON")
 
 
@@ -346,7 +330,7 @@ def validate_line(doc: Any, where: str) -> dict[str, Any]:
     """``doc`` checked against the line shape above; returned as is, or a JournalError."""
     if not isinstance(doc, dict):
         raise JournalError(f"{where}: not a JSON object")
-    c = _Check(where)
+    c = FieldCheck(where)
     c.string(doc, "id", 64)
     c.integer(doc, "index", 0)
     c.integer(doc, "seed", 0)
@@ -417,28 +401,36 @@ def _is_int(v: Any) -> bool:
 
 
 @dataclass
-class _Check:
+class FieldCheck:
+    """Checks fields of a JSON document; a failure is an ``error`` naming ``where`` and the field."""
+
     where: str
+    error: type[RefereeError] = JournalError
 
     def fail(self, key: str, problem: str) -> NoReturn:
-        raise JournalError(f"{self.where}: field {key}: {problem}")
+        """Refuse field ``key``."""
+        raise self.error(f"{self.where}: field {key}: {problem}")
 
     def string(self, doc: Mapping[str, Any], key: str, limit: int, empty: bool = False) -> None:
+        """A string of at most ``limit`` characters (empty only with ``empty``)."""
         v = doc.get(key)
         if not isinstance(v, str) or len(v) > limit or (not v and not empty):
             self.fail(key, f"missing or not a string of {'0' if empty else '1'}-{limit} characters")
 
     def integer(self, doc: Mapping[str, Any], key: str, minimum: int) -> None:
+        """An integer of at least ``minimum`` (and at most 256 bits)."""
         v = doc.get(key)
         if not isinstance(v, int) or isinstance(v, bool) or v < minimum or v.bit_length() > 256:
             self.fail(key, f"missing or not an integer >= {minimum}")
 
     def number(self, doc: Mapping[str, Any], key: str) -> None:
+        """A finite number, present."""
         if key not in doc:
             self.fail(key, "missing")
         self.number_value(key, doc[key])
 
     def number_value(self, key: str, v: Any) -> None:
+        """``v`` a finite number (an integer of at most 64 bits)."""
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.fail(key, f"must be a number, got {type(v).__name__}")
         if isinstance(v, int):
@@ -448,6 +440,7 @@ class _Check:
             self.fail(key, "must be a finite number")
 
     def lst(self, doc: Mapping[str, Any], key: str, lo: int, hi: int) -> list[Any]:
+        """A list of ``lo`` to ``hi`` entries, returned."""
         v = doc.get(key)
         if not isinstance(v, list):
             self.fail(key, "missing or not a list")
@@ -456,11 +449,13 @@ class _Check:
         return v
 
     def seats(self, doc: Mapping[str, Any], key: str, n: int) -> None:
+        """A list of seats of a table of ``n``."""
         for i, s in enumerate(self.lst(doc, key, 0, n)):
             if not _is_int(s) or not 0 <= s < n:
                 self.fail(f"{key}[{i}]", f"must be a seat from 0 to {n - 1}")
 
     def depth(self, v: Any, key: str, level: int) -> None:
+        """``v`` nested at most ``MAX_DEPTH - level`` deep, its numbers finite."""
         if level > MAX_DEPTH:
             self.fail(key, f"nested deeper than {MAX_DEPTH}")
         if isinstance(v, dict):
@@ -582,213 +577,3 @@ def repair(path: Path, good_end: int) -> None:
     if path.exists() and good_end < path.stat().st_size:
         with open(path, "r+b") as fh:
             fh.truncate(good_end)
-
-
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")  # as config.py accepts names
-_SETTINGS_FORMATS = ("round_robin", "random", "team", "gauntlet")
-
-
-def validate_tournament(doc: Any, where: str) -> dict[str, Any]:
-    """``tournament.json`` checked field by field (types, lengths, finite numbers, names
-    as the config accepts them); returned as is, or a JournalError naming the field."""
-    if not isinstance(doc, dict):
-        raise JournalError(f"{where}: not a JSON object")
-    c = _Check(where)
-    c.integer(doc, "scheduled", 0)
-    if "stopped" in doc:
-        st = doc["stopped"]
-        if not isinstance(st, dict) or not isinstance(st.get("reason"), str) or len(st["reason"]) > MAX_STR:
-            c.fail("stopped", "not an object with a reason")
-        c.depth(st, "stopped", MAX_DEPTH - 2)
-    s = doc.get("settings")
-    if not isinstance(s, dict):
-        c.fail("settings", "missing or not an object")
-    c = _Check(f"{where}: settings")
-    for key in ("name", "game"):
-        if not isinstance(s.get(key), str) or not _NAME_RE.match(s[key]):
-            c.fail(key, "missing or not a name of 1-64 letters, digits, '.', '_' or '-'")
-    if s.get("format") not in _SETTINGS_FORMATS:
-        c.fail("format", f"must be one of {', '.join(_SETTINGS_FORMATS)}")
-    c.integer(s, "players", 1)
-    if s["players"] > MAX_SEATS:
-        c.fail("players", f"more than {MAX_SEATS}")
-    bots = c.lst(s, "bots", 1, 100_000)
-    for i, b in enumerate(bots):
-        if not isinstance(b, str) or not _NAME_RE.match(b):
-            c.fail(f"bots[{i}]", "not a bot name of 1-64 letters, digits, '.', '_' or '-'")
-    if len(set(bots)) != len(bots):
-        c.fail("bots", "a name appears twice")
-    if s.get("seed") is not None:
-        c.integer(s, "seed", 0)
-    if not isinstance(s.get("options"), dict):
-        c.fail("options", "missing or not an object")
-    c.depth(s["options"], "options", MAX_DEPTH - 2)
-    for k in s["options"]:
-        if len(k) > 64:
-            c.fail("options", "has a key longer than 64 characters")
-    c.integer(s, "deadline_ms", 1)
-    c.integer(s, "max_faults", 0)
-    if not isinstance(s.get("on_fault"), str) or len(s["on_fault"]) > 64:
-        c.fail("on_fault", "missing or not a short string")
-    if "sandbox" in s and (not isinstance(s["sandbox"], str) or len(s["sandbox"]) > 64):
-        c.fail("sandbox", "not a short string")
-    for key in ("rounds", "matches"):
-        if s.get(key) is not None:
-            c.integer(s, key, 1)
-    if "challengers" in s:
-        chal = c.lst(s, "challengers", 1, len(bots))
-        if any(x not in bots for x in chal):
-            c.fail("challengers", "names a bot that is not in bots")
-    for key in ("duplicate", "seed_secret", "challengers_meet", "grow"):
-        if key in s and not isinstance(s[key], bool):
-            c.fail(key, "not true/false")
-    if "stop" in s and s["stop"] not in ("all", "settled"):
-        c.fail("stop", "must be all or settled")
-    for key in ("top", "batch"):
-        if key in s:
-            c.integer(s, key, 0)
-    if "confidence" in s:
-        c.number(s, "confidence")
-    if "time_bank_ms" in s:
-        c.integer(s, "time_bank_ms", 0)
-    if "max_fault_rate" in s:
-        c.number(s, "max_fault_rate")
-    if "seed_commitment" in s and (
-        not isinstance(s["seed_commitment"], str) or not re.match(r"^[0-9a-f]{64}\Z", s["seed_commitment"])
-    ):
-        c.fail("seed_commitment", "not a SHA-256 in hex")
-    return doc
-
-
-TIMINGS_STATE = ".timings-state.json"
-_BUCKET = math.log(1.01)  # response times kept to 1 %: percentiles within 1 % of the exact ones
-_FLOOR_MS = 0.01
-
-
-def _bucket(ms: float) -> int:
-    return 0 if ms <= _FLOOR_MS else int(math.log(ms / _FLOOR_MS) / _BUCKET) + 1
-
-
-def _bucket_ms(b: int) -> float:
-    """A bucket's representative value: the geometric middle of its bounds."""
-    return 0.0 if b == 0 else _FLOOR_MS * math.exp((b - 0.5) * _BUCKET)
-
-
-@dataclass
-class _BotTimes:
-    decisions: int = 0
-    max_ms: float = 0.0
-    voided: int = 0
-    hist: dict[int, int] = field(default_factory=dict)
-
-    def percentile(self, q: float) -> float | None:
-        """Nearest-rank percentile ``q`` over the histogram."""
-        if not self.decisions:
-            return None
-        k = max(1, math.ceil(q / 100.0 * self.decisions))
-        seen = 0
-        for b in sorted(self.hist):
-            seen += self.hist[b]
-            if seen >= k:
-                return min(_bucket_ms(b), self.max_ms)
-        return self.max_ms
-
-
-@dataclass
-class Timings:
-    """Response times per bot, summarised as matches end (the journal keeps none): a
-    histogram of 1 %-wide buckets, the exact maximum, decisions and voided decisions.
-    Kept across ``--resume`` in ``OUTPUT/.timings-state.json``; rendered as ``timings.json``.
-    ``referee_lag``: the referee's own event-loop lag (``Pacer.report``), one entry per
-    ``referee run`` or ``--resume`` in order (percentiles of separate runs do not merge)."""
-
-    bots: dict[str, _BotTimes] = field(default_factory=dict)
-    matches: int = 0
-    match_seconds: float = 0.0
-    voided: int = 0
-    referee_lag: list[dict[str, Any]] = field(default_factory=list)
-
-    def add(self, rec: MatchRecord) -> None:
-        """Count one finished match's response times (``rec.latency_ms``, in memory only)."""
-        self.matches += 1
-        self.match_seconds += rec.duration_s
-        self.voided += rec.voided
-        for seat, name in enumerate(rec.bots):
-            t = self.bots.setdefault(name, _BotTimes())
-            for ms in rec.latency_ms[seat] if seat < len(rec.latency_ms) else ():
-                if math.isfinite(ms):
-                    b = _bucket(ms)
-                    t.hist[b] = t.hist.get(b, 0) + 1
-                    t.decisions += 1
-                    t.max_ms = max(t.max_ms, ms)
-        for name in set(rec.bots):
-            self.bots[name].voided += rec.voided
-
-    def document(self, bot_names: Sequence[str]) -> dict[str, Any]:
-        """The body of ``timings.json`` (the shape ``standings.compute_timings`` gives)."""
-        bots = {}
-        for name in bot_names:
-            t = self.bots.get(name, _BotTimes())
-            bots[name] = {
-                "decisions": t.decisions,
-                "p50_ms": _round(t.percentile(50)),
-                "p90_ms": _round(t.percentile(90)),
-                "p99_ms": _round(t.percentile(99)),
-                "max_ms": _round(t.max_ms) if t.decisions else None,
-                "voided": t.voided,
-            }
-        return {
-            "matches": self.matches,
-            "match_seconds": _round(self.match_seconds),
-            "voided": self.voided,
-            "referee_lag": self.referee_lag,
-            "bots": bots,
-        }
-
-    def save(self, out: Path) -> None:
-        """Write the state to ``out`` (atomically: a kill leaves the previous one)."""
-        doc = {
-            "matches": self.matches,
-            "match_seconds": self.match_seconds,
-            "voided": self.voided,
-            "referee_lag": self.referee_lag,
-            "bots": {
-                n: {"decisions": t.decisions, "max_ms": t.max_ms, "voided": t.voided, "hist": t.hist}
-                for n, t in self.bots.items()
-            },
-        }
-        path = out / TIMINGS_STATE
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            tmp.write_text(dumps(doc))
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise write_error(path, exc) from exc
-
-    @classmethod
-    def load(cls, out: Path) -> Timings | None:
-        """The state saved in ``out``, or None when there is none (or it is unreadable:
-        timings are a convenience, never a reason to refuse a run)."""
-        try:
-            doc = json.loads((out / TIMINGS_STATE).read_text(), parse_constant=_no_constant)
-            t = cls(matches=int(doc["matches"]), match_seconds=float(doc["match_seconds"]), voided=int(doc["voided"]))
-            lag = doc.get("referee_lag", [])  # absent in the state of an older referee
-            t.referee_lag = [
-                {str(k): v for k, v in r.items() if isinstance(v, (int, float)) and math.isfinite(v)}
-                for r in (lag if isinstance(lag, list) else [])
-                if isinstance(r, dict)
-            ]
-            for name, b in doc["bots"].items():
-                t.bots[str(name)] = _BotTimes(
-                    int(b["decisions"]),
-                    float(b["max_ms"]),
-                    int(b["voided"]),
-                    {int(k): int(v) for k, v in b["hist"].items()},
-                )
-            return t
-        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
-            return None
-
-
-def _round(x: float | None) -> float | None:
-    return None if x is None else round(float(x), 4) + 0.0

@@ -12,8 +12,8 @@ from referee.errors import ReplayError
 from referee.games import get_game
 from referee.games.base import Game
 from referee.match.frames import Frame, frames
-from referee.report.publish import load_output_dir
 from referee.store import transcripts
+from referee.store.tournament_file import load_output_dir
 
 
 @dataclass

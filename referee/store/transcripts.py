@@ -1,12 +1,9 @@
 """The transcripts: every decision of every match, the one reader and writer of their files.
 
-``OUT/transcripts/part-NNNNN.jsonl.gz`` holds one JSON line per match, gzip-compressed
-with a sync flush after each match (the compression context carries over from match to
-match, and every finished line is on disk before the match's journal line is written).
-A part is rolled every ``PER_PART`` matches, and every run or resume starts a new part,
-so a part torn by a kill is never appended to; reading drops its torn tail.
-
-A line (keys left out when empty)::
+``OUT/transcripts/part-NNNNN.jsonl.gz``: one gzip-compressed JSON line per match, flushed
+before the match's journal line; a new part every ``PER_PART`` matches and every run, so
+a part torn by a kill is never appended to (reading drops its torn tail). A line (keys
+left out when empty)::
 
     {"id": "m000042", "seed": 123,
      "seats":   [0, 1, 2, 3, 0, ...],       # the seat of each decision, in play order
@@ -17,9 +14,7 @@ A line (keys left out when empty)::
      "extras":  [[9, {"claims": ...}], ...],  # reply fields besides action (The Game)
      "logs":    [[0, "the bot's log"], ...]}   # the bot's optional log, as capped by match
 
-A seat's decision number is its count of earlier decisions in the match (as ``play_match``
-numbers them). The tournament's game, options and seats are in tournament.json and the
-journal; with the seed they rebuild the deal. Nobody else parses these files.
+A seat's decision number is its count of earlier decisions in the match (as ``play_match`` does).
 """
 
 from __future__ import annotations
