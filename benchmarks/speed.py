@@ -27,7 +27,7 @@ from typing import Any
 from benchmarks import fast_bot
 from referee.bots import protocol, wire
 from referee.bots.control import BotRuntime, Pacer
-from referee.bots.transport import LeanPool
+from referee.bots.pool import LeanPool
 from referee.config.parse import parse_config
 from referee.games import get_game
 from referee.match.play import play_match
@@ -118,7 +118,7 @@ async def referee_run(url: str, concurrency: int, matches: int) -> dict[str, flo
         "lag_p50_ms": lag.get("p50_ms", 0.0),
         "lag_p99_ms": lag.get("p99_ms", 0.0),
         "decisions": len(latencies),
-        "connections": lean.connects,
+        "connections": sum(lean.opened.values()),
     }
 
 

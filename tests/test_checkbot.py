@@ -1,8 +1,11 @@
 """``referee check-bot`` against real bot servers: misbehaving ones (each finding reported,
-exit non-zero) and the sample bots, Python and JavaScript (clean, exit 0)."""
+exit non-zero) and the sample bots, Python and JavaScript (clean, exit 0); its recorder
+over a scripted transport."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import shutil
 import socket
 import subprocess
@@ -14,6 +17,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from referee.audit.checkbot import Recorder, Traffic
+from referee.bots import wire
+from referee.bots.scripted import ScriptedTransport
+from referee.bots.transport import Target, TransportError
+from referee.bots.wire import Endpoint
 from referee.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -240,3 +248,47 @@ def test_the_javascript_sample_is_clean_in_every_variant() -> None:
     )
     assert result.exit_code == 0, result.output
     assert "4 of 4 option sets clean" in result.output
+
+
+def test_the_recorder_keeps_each_exchange_with_the_bot_under_test_and_passes_all_on() -> None:
+    """The recorder wraps any transport (here a scripted one): requests to the bot under
+    test are kept with their outcome, others pass unrecorded, nothing is sent at once."""
+
+    async def bot(target: Target, body: bytes) -> tuple[int, bytes]:
+        msg = json.loads(body)
+        await asyncio.sleep(0)  # every request is in flight before any is answered
+        if msg["match"] == "slow":
+            await asyncio.sleep(5)
+        if msg["match"] == "broken":
+            raise TransportError("connection closed before a complete response")
+        if msg["match"] == "big":
+            return 200, b"x" * 2000
+        return (500 if msg["match"] == "bad" else 200), b'{"action": 1}'
+
+    def act(match: str) -> bytes:
+        return json.dumps({"type": "act", "match": match, "seat": 0, "decision": 1}).encode()
+
+    async def go() -> tuple[Traffic, list[str | None], bool]:
+        traffic = Traffic("127.0.0.1", 9)
+        watched = Endpoint.make("candidate", "http://127.0.0.1:9/", None)
+        other = Endpoint.make("sample", "http://127.0.0.1:10/", None)
+        async with Recorder(ScriptedTransport(bot), traffic) as client:
+            sent_now = wire.send_now(client, watched, act("ok"), 300, 1024) is not None
+            asks = [wire.post(client, watched, act(m), 300, 1024) for m in ("ok", "bad", "slow", "broken", "big")]
+            asks.append(wire.post(client, other, act("elsewhere"), 300, 1024))
+            faults = [ex.fault for ex in await asyncio.gather(*asks)]
+        return traffic, faults, sent_now
+
+    traffic, faults, sent_now = asyncio.run(go())
+    assert faults == [None, "error", "timeout", "error", "malformed", None]
+    assert not sent_now
+    seen = {key[1]: s for key, s in traffic.seen.items()}
+    assert sorted(seen) == ["bad", "big", "broken", "ok", "slow"]  # not the other bot's
+    assert (seen["ok"].status, seen["ok"].reply) == (200, b'{"action": 1}')
+    assert (seen["bad"].status, seen["bad"].error) == (500, "")
+    assert seen["slow"].error == "no complete reply by the deadline"
+    assert seen["broken"].error == "connection closed before a complete response"
+    assert seen["big"].over_cap and seen["big"].reply is None
+    assert traffic.requests == 5 and traffic.max_in_flight == 5 and traffic.in_flight == 0
+    assert traffic.replies == [(act("ok"), b'{"action": 1}')]  # answered acts, for the probes
+    assert traffic.largest_reply == len(b'{"action": 1}')

@@ -1,6 +1,6 @@
 """Matches against bots served on 127.0.0.1 (``localbots``), through the lean pool
-production uses: every fault kind is classified
-and lands on the right seat, the fault policy holds, simultaneous seats are asked
+production uses: every fault kind is classified and lands on the right seat (as through
+the scripted transport), the fault policy holds, simultaneous seats are asked
 concurrently. (End-to-end tests with real bot processes are in test_e2e.py.)"""
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import pytest
 from support.localbots import Seen, serve
 
 from referee.bots import wire
+from referee.bots.scripted import ScriptedTransport
+from referee.bots.transport import Target, Transport, TransportError
 from referee.bots.wire import Endpoint
 from referee.config.model import Limits, Secret
 from referee.games import get_game
@@ -75,6 +77,20 @@ async def refused(msg: dict[str, Any]) -> httpx.Response:
     raise httpx.ConnectError("connection refused")
 
 
+def scripted(handlers: dict[str, Handler]) -> ScriptedTransport:
+    """The bots of ``handlers`` behind a scripted transport, each at ``http://NAME.test/``
+    (a handler raising ``httpx.ConnectError`` is a connection closed without a reply)."""
+
+    async def answer(target: Target, body: bytes) -> tuple[int, bytes]:
+        try:
+            resp = await handlers[target.host.removesuffix(".test")](json.loads(body))
+        except httpx.ConnectError as exc:
+            raise TransportError(str(exc)) from None
+        return resp.status_code, resp.content
+
+    return ScriptedTransport(answer)
+
+
 def run(
     handlers: dict[str, Handler],
     limits: Limits,
@@ -83,24 +99,32 @@ def run(
     options: dict[str, Any] | None = None,
     seen: list[Seen] | None = None,
     tokens: dict[str, str] | None = None,
+    over: str = "sockets",
 ) -> MatchRecord:
+    """One match of the bots of ``handlers``, served on 127.0.0.1 (or ``over`` a scripted transport)."""
     names = list(handlers)[:seats]
     tokens = tokens or {}
 
+    async def play(urls: dict[str, str], client: Transport) -> MatchRecord:
+        eps = [Endpoint.make(n, urls[n], Secret(tokens[n]) if n in tokens else None) for n in names]
+        return await play_match(
+            GAME,
+            GAME.check_options(seats, options or {}),
+            tournament="t",
+            match_id="m000001",
+            index=1,
+            seed=seed,
+            seats=eps,
+            client=client,
+            limits=limits,
+        )
+
     async def go() -> MatchRecord:
+        if over == "scripted":
+            async with scripted(handlers) as client:
+                return await play({n: f"http://{n}.test/" for n in handlers}, client)
         async with serve(handlers, seen) as urls, wire.new_client(seats + 2) as client:
-            eps = [Endpoint.make(n, urls[n], Secret(tokens[n]) if n in tokens else None) for n in names]
-            return await play_match(
-                GAME,
-                GAME.check_options(seats, options or {}),
-                tournament="t",
-                match_id="m000001",
-                index=1,
-                seed=seed,
-                seats=eps,
-                client=client,
-                limits=limits,
-            )
+            return await play(urls, client)
 
     return asyncio.run(go())
 
@@ -119,9 +143,10 @@ def run(
         (bool_for_int, "illegal"),
     ],
 )
-def test_each_fault_kind_lands_on_the_faulty_seat(handler: Any, kind: str) -> None:
+@pytest.mark.parametrize("over", ["sockets", "scripted"])
+def test_each_fault_kind_lands_on_the_faulty_seat(handler: Any, kind: str, over: str) -> None:
     limits = Limits(deadline_ms=100, max_faults=2, max_response_bytes=1024)
-    rec = run({"bad": on_act(handler), "fine": good}, limits)
+    rec = run({"bad": on_act(handler), "fine": good}, limits, over=over)
     act_faults = [f for f in rec.faults if f["phase"] == "act"]
     assert act_faults, "the faulty bot must have faults"
     assert {f["kind"] for f in act_faults} == {kind}

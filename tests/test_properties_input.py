@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from referee import record
-from referee.bots import transport, wire
+from referee.bots import pool, wire
 from referee.config import keys, model
 from referee.config.model import TournamentConfig
 from referee.config.parse import load_config
@@ -560,7 +560,7 @@ def assert_usable(cfg: TournamentConfig) -> None:
             continue
         assert bot.url is not None
         endpoint = wire.Endpoint.make(bot.name, bot.url, bot.token)
-        if endpoint.target is not None:  # the request head written by hand: one header per line
+        if endpoint.target.plain:  # the request head written by hand: one header per line
             lines = endpoint.target.head.split(b"\r\n")
             assert all(line and all(0x20 <= c < 0x7F for c in line) for line in lines[:-1]), lines
             assert lines[-1] == b"" and len(lines) == 3 + len(endpoint.headers)  # request line, Host, headers
@@ -1035,12 +1035,12 @@ def test_the_fast_path_reads_every_reply_as_h11_does(scripted_bot: ScriptedBot, 
 
     def both(deadline_ms: float) -> list[tuple[wire.Exchange, wire.Exchange]]:
         fast = asyncio.run(post_plans(scripted_bot, first, second, deadline_ms))
-        original = transport._Conn._read_head
-        transport._Conn._read_head = lambda self, head: False  # type: ignore[method-assign]
+        original = pool._Conn._read_head
+        pool._Conn._read_head = lambda self, head: False  # type: ignore[method-assign]
         try:
             slow = asyncio.run(post_plans(scripted_bot, first, second, deadline_ms))
         finally:
-            transport._Conn._read_head = original  # type: ignore[method-assign]
+            pool._Conn._read_head = original  # type: ignore[method-assign]
         return [(a, b) for (a, _), (b, _) in zip(fast, slow)]
 
     pairs = both(DEADLINE_MS)

@@ -1,5 +1,6 @@
 """The lean keep-alive pool against real sockets on 127.0.0.1: every kind of reply a bot
-can send is classified, connections are reused only after a complete reply."""
+can send is classified, connections are reused only after a complete reply; the scripted
+transport's replies are classified alike; wire messages are byte-stable."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from typing import Any
 
 import pytest
 
-from referee.bots import protocol, transport, wire
+from referee.bots import pool, protocol, scripted, wire
+from referee.bots.https import HttpsTransport
+from referee.bots.pool import LeanPool
+from referee.bots.transport import Target, TransportError
 from referee.config.redacted import Secret
 from referee.games import GAMES
 
@@ -439,7 +443,7 @@ def test_an_endless_1xx_stream_is_the_bots_error_not_the_referees_lateness() -> 
 def test_a_parse_slice_yields_to_the_loop_and_other_work_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a zero slice, every 32 h11 events the reader yields: a ticker task counts
     loop turns during one reply of 1,000 chunks (no timing asserted)."""
-    monkeypatch.setattr(transport, "SLICE_S", 0.0)
+    monkeypatch.setattr(pool, "SLICE_S", 0.0)
     body = b'{"action": 1}' + b" " * 987
     payload = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"".join(b"1\r\n%c\r\n" % c for c in body)
     payload += b"0\r\n\r\n"
@@ -503,3 +507,66 @@ def test_a_declared_length_over_the_cap_is_judged_alike_on_both_paths() -> None:
         results, _ = run(close_after(payload), max_bytes=1024)
         assert (results[0].fault, results[0].body) == ("malformed", None), results[0]
         assert "over the cap" in results[0].detail
+
+
+# -- the scripted transport: the interface without sockets ------------------------------
+
+
+def scripted_post(handler: scripted.Handler, deadline_ms: float = 300, max_bytes: int = 1024) -> wire.Exchange:
+    async def go() -> wire.Exchange:
+        ep = wire.Endpoint.make("bot", "http://bot.test/", None)
+        async with scripted.ScriptedTransport(handler) as client:
+            return await wire.post(client, ep, b'{"type": "act"}', deadline_ms, max_bytes)
+
+    return asyncio.run(go())
+
+
+async def slow_answer(target: Target, body: bytes) -> tuple[int, bytes]:
+    await asyncio.sleep(5)
+    return 200, b"{}"
+
+
+def refuse(target: Target, body: bytes) -> tuple[int, bytes]:
+    raise TransportError(f"cannot connect to {target.host}:{target.port}: refused")
+
+
+@pytest.mark.parametrize(
+    ("handler", "kind", "detail"),
+    [
+        (lambda t, b: (200, b'{"action": 1}'), None, ""),
+        (lambda t, b: (500, b"boom"), "error", "HTTP 500"),
+        (lambda t, b: (307, b""), "error", "HTTP 307 redirect (not followed)"),
+        (lambda t, b: (200, b"x" * 1025), "malformed", "over the cap of 1024 bytes"),
+        (slow_answer, "timeout", "no complete reply within 300 ms"),
+        (refuse, "error", "cannot connect to bot.test:80: refused"),
+    ],
+)
+def test_a_scripted_reply_is_classified_as_one_from_a_socket(
+    handler: scripted.Handler, kind: str | None, detail: str
+) -> None:
+    ex = scripted_post(handler)
+    assert ex.fault == kind and detail in ex.detail, ex
+    assert ex.latency_ms < 4000  # a slow handler ends at the deadline, not when it would answer
+    if kind is None:
+        assert (ex.status, ex.body) == (200, b'{"action": 1}')
+
+
+def test_send_now_is_the_transports_own_say_not_its_type() -> None:
+    """``wire.send_now`` asks the transport: the scripted one sends at once, httpx never,
+    the lean pool only on an idle connection."""
+
+    async def go() -> tuple[wire.Exchange | None, bool, bool]:
+        ep = wire.Endpoint.make("bot", "http://127.0.0.1:9/", None)
+        async with scripted.ScriptedTransport(lambda t, b: (200, b + b"!")) as client:
+            sent = wire.send_now(client, ep, b"{}", 300, 1024)
+            got = await sent.result() if sent is not None else None
+        async with HttpsTransport(1) as https, LeanPool(1) as lean:
+            return (
+                got,
+                wire.send_now(https, ep, b"{}", 300, 1024) is None,
+                wire.send_now(lean, ep, b"{}", 300, 1024) is None,
+            )
+
+    got, https_none, lean_none = asyncio.run(go())
+    assert got is not None and (got.fault, got.body) == (None, b"{}!")
+    assert https_none and lean_none  # the pool has no idle connection yet

@@ -15,7 +15,7 @@ from support.localbots import serve
 
 from referee.bots import wire
 from referee.bots.control import Pacer
-from referee.bots.transport import LeanPool
+from referee.bots.pool import LeanPool
 from referee.bots.wire import Endpoint
 from referee.config.model import Limits
 from referee.games import get_game

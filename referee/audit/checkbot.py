@@ -4,9 +4,8 @@ The bot under test (a URL, or a command started as a managed bot with ``{port}``
 in) plays matches of one game against a sample bot started the same way (a cooperative
 game: it holds every seat, as in a ``team`` tournament), through the match machinery of
 a tournament (``match.play_match`` and ``bots/*``). Its HTTP traffic goes through a
-recording pool (a ``LeanPool`` that keeps each request and reply and counts the
-connections it opens), so every fault is shown with the request that caused it and the
-reply. Then two probes: the same decision asked again (as the referee does when it
+``Recorder`` (a transport wrapping the production one that keeps each request and
+reply), so every fault is shown with the request that caused it and the reply. Then two probes: the same decision asked again (as the referee does when it
 voids one) and several decisions asked at once (as concurrent matches do).
 
 Each check ends ``ok``, ``WARN`` (worth fixing, not a fault: no keep-alive, a p99 close
@@ -29,7 +28,7 @@ from typing import Any
 from referee.bots import protocol, schema, wire
 from referee.bots.control import BotRuntime
 from referee.bots.process import ManagedBot, wait_ready
-from referee.bots.transport import DeadlineExceeded, LeanPool, Reply, Target, TransportError
+from referee.bots.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
 from referee.bots.wire import BotClient, Endpoint
 from referee.config.model import BotConfig, Limits
 from referee.config.redacted import Secret
@@ -60,7 +59,8 @@ class Seen:
 
 @dataclass
 class Traffic:
-    """Everything the recording pool saw of the bot under test."""
+    """Everything the recorder saw of the bot under test (``connections``: those the lean
+    pool opened to it)."""
 
     host: str
     port: int
@@ -82,25 +82,26 @@ def _key(request: bytes) -> tuple[str, str, int, int]:
     return (msg.get("type", ""), msg.get("match", ""), msg.get("seat", -1), msg.get("decision", -1))
 
 
-class RecordingPool(LeanPool):
-    """The lean keep-alive pool, keeping each exchange with the bot under test."""
+class Recorder(Transport):
+    """A transport that sends through ``inner`` and keeps each exchange with the bot under
+    test. It never sends at once (``send_now``), so each request is seen from start to end."""
 
-    def __init__(self, traffic: Traffic, max_idle: int) -> None:
-        super().__init__(max_idle)
+    def __init__(self, inner: Transport, traffic: Traffic) -> None:
+        self.inner = inner
         self.traffic = traffic
 
-    async def post(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
-        """POST as the lean pool does; note the request and its outcome."""
+    async def request(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
+        """POST through ``inner``; note the request and its outcome."""
         t = self.traffic
         if not t.watched(target):
-            return await super().post(target, body, deadline, max_bytes)
+            return await self.inner.request(target, body, deadline, max_bytes)
         seen = Seen(body)
         t.seen[_key(body)] = seen
         t.requests += 1
         t.in_flight += 1
         t.max_in_flight = max(t.max_in_flight, t.in_flight)
         try:
-            reply = await super().post(target, body, deadline, max_bytes)
+            reply = await self.inner.request(target, body, deadline, max_bytes)
         except TransportError as exc:
             seen.error = str(exc)
             raise
@@ -118,19 +119,9 @@ class RecordingPool(LeanPool):
                 t.replies.append((body, data))
         return reply
 
-    async def _connect(self, target: Target, key: tuple[str, int], deadline: float) -> Any:
-        conn = await super()._connect(target, key, deadline)
-        if self.traffic.watched(target):
-            self.traffic.connections += 1
-        return conn
-
-
-class RecordingClient(BotClient):
-    """A ``BotClient`` whose plain-HTTP pool records the bot under test's traffic."""
-
-    def __init__(self, traffic: Traffic, max_connections: int) -> None:
-        super().__init__(max_connections)
-        self.pool = RecordingPool(traffic, max_connections)
+    async def aclose(self) -> None:
+        """Close ``inner``."""
+        await self.inner.aclose()
 
 
 @dataclass
@@ -319,7 +310,7 @@ async def _check_options(
     """Play ``settings.matches`` matches with ``options`` and run the probes."""
     limits = Limits(deadline_ms=settings.deadline_ms, max_response_bytes=settings.max_response_bytes)
     url = candidate.url
-    assert candidate.target is not None
+    assert candidate.target.plain  # the command line takes http:// only
     traffic = Traffic(candidate.target.host, candidate.target.port)
     me = BotRuntime(candidate, max_concurrent=settings.max_concurrent)
     them = BotRuntime(opponent) if opponent is not None else me
@@ -333,7 +324,8 @@ async def _check_options(
         ]
     )
     gate = asyncio.Semaphore(settings.concurrency)
-    async with RecordingClient(traffic, max(16, settings.concurrency * players)) as client:
+    production = BotClient(max(16, settings.concurrency * players))
+    async with Recorder(production, traffic) as client:
 
         async def one(i: int) -> MatchRecord:
             seat = i % players
@@ -353,6 +345,7 @@ async def _check_options(
                 )
 
         records = await asyncio.gather(*(one(i) for i in range(settings.matches)))
+    traffic.connections = production.pool.opened[(traffic.host, traffic.port)]
     # the probes come after the matches' connections are closed, so a bot that serves one
     # connection at a time is judged by the probe alone
     mine = [[s for s, name in enumerate(r.bots) if name == CANDIDATE] for r in records]

@@ -1,26 +1,18 @@
 """What stands between a match and a bot: per-bot limits and the referee's own pace.
 
-``BotRuntime`` is one bot for the whole tournament, shared by every match it plays:
-- ``max_concurrent``: at most that many requests in flight to the bot at once (bots
-  that can think about one position at a time); waiting for a slot is not part of
-  the deadline, which runs from sending;
-- restarts: a managed bot whose process died is restarted (with backoff, up to a
-  limit) by ``BotRuntime.restart_if_dead``; a managed bot that times out
-  ``UNRESPONSIVE_AFTER`` times in a row and then does not answer ``hello`` within its
-  deadline is hung, and is killed and restarted the same way (``after_timeout``); a bot
-  that cannot be restarted is ``down`` and is played by the fallback, every decision a
-  fault without a request.
+``BotRuntime`` is one bot for the whole tournament, shared by every match it plays: at
+most ``max_concurrent`` requests in flight to it (waiting for a slot is not part of the
+deadline, which runs from sending), and restarts (with backoff, up to a limit) of a
+managed bot whose process died or that hangs (``UNRESPONSIVE_AFTER`` act timeouts in a
+row, then no answer to ``hello``); a bot that cannot be restarted is ``down``, every
+decision of it played by the fallback as a fault without a request.
 
-``Pacer`` keeps the referee's clock honest. A deadline is measured by a timer on the
-event loop, and a reply's time is taken when its last byte is parsed; when the loop is
-busy (too many decisions in flight for the referee's CPU), both happen late, so the
-recorded time includes the referee's own queueing. The pacer measures the loop's lag
-every 10 ms and limits the requests in flight referee-wide, adaptively (additive
-increase, multiplicative decrease, as TCP does): the limit shrinks while the lag is
-above its target (tens of ms: a bot's recorded time is its own up to that) and grows
-while requests wait for a slot and the lag is low. The match, for its part, replays a
-decision whose deadline timer itself fired late (``referee_was_late``); lateness
-noticed while reading a bot's own bytes is the bot's and is never replayed.
+``Pacer`` keeps the referee's clock honest: on a busy event loop, deadline timers and
+reply times come late, charging the referee's queueing to bots. It measures the loop's lag
+every 10 ms and limits the requests in flight referee-wide, adaptively (additive increase,
+multiplicative decrease, as TCP does). A decision whose deadline timer itself fired late
+is replayed by the match (``referee_was_late``); lateness noticed while reading a bot's
+own bytes is the bot's.
 """
 
 from __future__ import annotations
@@ -66,7 +58,7 @@ class ReviveArgs:
 @dataclass
 class BotRuntime:
     """One bot during a tournament: its limits and its process (fault-rate
-    disqualification is judged per fixture by the tournament, ``tournament/dq.py``)."""
+    disqualification is judged per fixture by the run, ``run/dq.py``)."""
 
     endpoint: Endpoint
     max_concurrent: int = 0
@@ -146,7 +138,7 @@ class Pacer:
         the lag it tolerates is a hundredth of the deadline, between 10 and 40 ms (so a
         bot's recorded time is its own to within about that: the loop lag is about how
         long replies already in wait to be read; a timer that still fires late is caught
-        by the replay of match.py)."""
+        by the replay of match/play.py)."""
         return cls(
             initial=min(64, max(16, concurrency * players)), target_lag_ms=min(40.0, max(10.0, deadline_ms / 100))
         )

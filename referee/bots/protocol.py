@@ -4,20 +4,14 @@ The referee POSTs one JSON object per message; ``type`` is ``hello``, ``start``,
 ``act`` or ``end``. Only ``act`` needs a meaningful answer: ``{"action": X}`` with X
 equal, as a JSON value, to one element of ``legal``.
 
-Messages are encoded with orjson (chosen over msgspec: a single C function for plain
-dicts and lists, no schema to declare, 10x the stdlib encoder on a 2.7 KB ``act``).
-What bots receive is byte for byte what the stdlib encoder wrote before
-(``ensure_ascii=False``, compact separators), key order included
-(``tests/test_transport.py`` compares the two on every game's messages); the one
-documented difference is the spelling of some floats (``1e-07`` becomes ``1e-7``: the
-same JSON number). Values orjson refuses (integer keys, integers over 64 bits) fall back
-to the stdlib encoder, so they are sent exactly as before. NaN and infinities are
-refused as before in everything but the games' views (a decision's state, the final
-state sent with ``end``) and legal lists (orjson would write them as ``null``; the games'
-views are built from integers and strings, and the walk that would look for them cost
-more than the encoding). Messages are built from pre-encoded constant parts (the fields
-every message of a match shares, encoded once per match), so per decision only the state
-and the legal list are encoded, and an ``end`` result once for all seats.
+Messages are encoded with orjson (one C call for plain dicts and lists, no schema to
+declare), byte for byte as the stdlib encoder writes them (``ensure_ascii=False``, compact
+separators, key order; ``tests/test_transport.py`` compares the two), but for the spelling
+of some floats (``1e-07`` is ``1e-7``: the same number). What orjson refuses (integer
+keys, integers over 64 bits) goes to the stdlib encoder. NaN and infinities are refused
+except in the games' views and legal lists (built from integers and strings: looking for
+them there would cost more than the encoding). The fields every message of a match shares
+are encoded once per match; per decision, only the state and the legal list.
 """
 
 from __future__ import annotations
@@ -234,11 +228,11 @@ class ReplyError(ValueError):
 def parse_act_reply(body: bytes) -> dict[str, Any]:
     """Decode an ``act`` reply; it must be a JSON object with an ``action`` field."""
     try:
-        # orjson reads integers past 64 bits as floats: such a reply is read as before
+        # orjson reads integers past 64 bits as floats: the stdlib reads them exactly
         reply = json.loads(body) if _LONG_DIGITS.search(body) else orjson.loads(body)
     except orjson.JSONDecodeError:
-        # what orjson refuses but the stdlib accepted before (NaN, a BOM, lone surrogates)
-        # is judged as before
+        # what orjson refuses but the stdlib accepts (NaN, a BOM, lone surrogates) is
+        # judged by the stdlib: the verdict must not depend on the decoder
         try:
             reply = json.loads(body)
         except (ValueError, RecursionError) as exc:

@@ -1,56 +1,45 @@
-"""Talking to bots over HTTP: deadlines, the size cap and fault classification.
+"""Talking to bots: endpoints, the production client, posting, fault classification.
 
-Foreign exceptions (httpx, h11, asyncio) end here: every call returns an ``Exchange``
-whose ``fault`` is ``None`` or one of ``timeout``, ``error``, ``malformed``.
-(``illegal`` is judged by the match, which knows the legal list.)
+Foreign exceptions end here: ``post`` returns an ``Exchange`` whose ``fault`` is ``None``
+or one of ``timeout``, ``error``, ``malformed`` (``illegal`` is judged by the match, which
+knows the legal list). ``send_now`` puts a request on the wire at once when the transport
+can (an idle keep-alive connection) and returns a ``Sent`` to await: no task per seat.
 
-Every client is a ``transport.Transport``. Measured on a 2-core loopback machine, and
-followed here:
-- a POST through httpx costs the referee 250-500 µs of CPU, through the lean pool of
-  ``transport.py`` ~25 µs: ``BotClient`` (what production uses) sends plain http:// to
-  the lean pool and only https:// through httpx (``HttpxTransport``);
-- one shared httpx ``AsyncClient`` degrades quadratically above ~12 requests in
-  flight, so each match gets a small client of its own (``new_client``); the lean pool
-  has no such cost, so a tournament shares one (``new_client(..., pool=...)``) and
-  reuses its keep-alive connections across matches;
-- ``send_now`` puts a request on the wire at once on an idle connection and returns a
-  ``Sent`` to await: no coroutine chain, no task per seat;
-- building an httpx client builds an SSL context (~19 ms): one context is shared, and
-  the httpx client is only built when an https bot needs it;
-- httpx timeouts are per socket read, so its deadline is enforced around the whole
-  exchange with ``asyncio.timeout``, from sending to the last byte.
+``BotClient`` is what production uses: plain http:// through the lean pool (its own, or
+one a whole tournament shares, so connections are reused across matches), https://
+through httpx, built on first use.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-import ssl
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import httpx
-
-from referee.bots.transport import DeadlineExceeded, LeanPool, Reply, Target, Transport, TransportError, drop_unawaited
+from referee.bots.https import HttpsTransport
+from referee.bots.pool import LeanPool
+from referee.bots.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
 from referee.config.redacted import Secret
 from referee.record import ERROR, MALFORMED, TIMEOUT
-
-_SSL: ssl.SSLContext | None = None
-# httpx writes headers and body in two sends; with Nagle's algorithm on, the body
-# waits for the ACK of the headers.
-_SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where a bot answers, and the headers it gets (never shown by ``repr``: they may
-    hold a bearer token)."""
+    """A bot by name, and where and how its requests go (``target``)."""
 
     name: str
-    url: str
-    headers: dict[str, str] = field(repr=False)
-    target: Target | None = field(default=None, compare=False, repr=False)
+    target: Target
+
+    @property
+    def url(self) -> str:
+        """Where the bot answers."""
+        return self.target.url
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The request headers (a bearer token among them, if any)."""
+        return self.target.headers
 
     @classmethod
     def make(cls, name: str, url: str, token: Secret | None) -> Endpoint:
@@ -58,8 +47,7 @@ class Endpoint:
         headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
         if token is not None:
             headers["Authorization"] = f"Bearer {token.reveal()}"
-        target = Target.make(url, headers) if url.startswith("http://") else None
-        return cls(name, url, headers, target)
+        return cls(name, Target.make(url, headers))
 
 
 @dataclass(slots=True)
@@ -75,72 +63,28 @@ class Exchange:
     late_ms: float = 0.0
 
 
-class HttpxTransport:
-    """https:// bots through httpx: no redirects followed, no proxies read from the
-    environment, no timeouts but the deadline."""
-
-    def __init__(self, max_connections: int) -> None:
-        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-        tls = httpx.AsyncHTTPTransport(
-            verify=shared_ssl_context(), limits=limits, trust_env=False, socket_options=_SOCKET_OPTIONS
-        )
-        self.client = httpx.AsyncClient(
-            transport=tls, timeout=httpx.Timeout(None), follow_redirects=False, trust_env=False
-        )
-
-    async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
-        """POST through httpx; the reply by ``deadline`` (event-loop time)."""
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout_at(deadline):
-                status, data = await self._post(endpoint, body, max_bytes)
-        except TimeoutError:
-            raise DeadlineExceeded(max(0.0, (loop.time() - deadline) * 1000.0)) from None
-        except httpx.HTTPError as exc:
-            raise TransportError(f"{type(exc).__name__}: {exc or 'connection failed'}") from exc
-        return Reply(status, data, time.perf_counter())
-
-    async def _post(self, endpoint: Endpoint, body: bytes, max_bytes: int) -> tuple[int, bytes | None]:
-        async with self.client.stream("POST", endpoint.url, content=body, headers=endpoint.headers) as resp:
-            status = resp.status_code
-            if 300 <= status < 400:
-                return status, None
-            declared = resp.headers.get("content-length")
-            if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-                return status, None
-            chunks: list[bytes] = []
-            size = 0
-            # raw bytes: a compressed body is never inflated past the cap
-            async for chunk in resp.aiter_raw():
-                size += len(chunk)
-                if size > max_bytes:
-                    return status, None
-                chunks.append(chunk)
-            return status, b"".join(chunks)
-
-    async def aclose(self) -> None:
-        """Close every connection."""
-        await self.client.aclose()
-
-
-class BotClient:
-    """The production client of one match (or one purpose): the lean pool for http://
-    (its own, or ``pool``, shared and left open), an ``HttpxTransport`` for https://
-    (built on first use)."""
+class BotClient(Transport):
+    """The production client of one match (or one purpose): the lean pool for plain
+    http:// (its own, or ``pool``, shared and left open), an ``HttpsTransport`` for the
+    rest (built on first use)."""
 
     def __init__(self, max_connections: int, pool: LeanPool | None = None) -> None:
         self.max_connections = max_connections
         self.pool = pool if pool is not None else LeanPool(max_connections)
         self._owns_pool = pool is None
-        self._https: HttpxTransport | None = None
+        self._https: HttpsTransport | None = None
 
-    async def request(self, endpoint: Endpoint, body: bytes, deadline: float, max_bytes: int) -> Reply:
-        """POST ``body`` to ``endpoint`` through the transport its scheme needs."""
-        if endpoint.target is not None:
-            return await self.pool.request(endpoint, body, deadline, max_bytes)
+    async def request(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
+        """POST ``body`` to ``target`` through the transport its scheme needs."""
+        if target.plain:
+            return await self.pool.request(target, body, deadline, max_bytes)
         if self._https is None:
-            self._https = HttpxTransport(self.max_connections)
-        return await self._https.request(endpoint, body, deadline, max_bytes)
+            self._https = HttpsTransport(self.max_connections)
+        return await self._https.request(target, body, deadline, max_bytes)
+
+    def send_now(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> asyncio.Future[Reply] | None:
+        """The lean pool's ``send_now`` (``None`` for https://)."""
+        return self.pool.send_now(target, body, deadline, max_bytes)
 
     async def aclose(self) -> None:
         """Close every connection (not those of a shared pool)."""
@@ -148,20 +92,6 @@ class BotClient:
             self.pool.close()
         if self._https is not None:
             await self._https.aclose()
-
-    async def __aenter__(self) -> BotClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-def shared_ssl_context() -> ssl.SSLContext:
-    """The one SSL context every client uses."""
-    global _SSL
-    if _SSL is None:
-        _SSL = httpx.create_ssl_context()
-    return _SSL
 
 
 def new_client(max_connections: int, pool: LeanPool | None = None) -> BotClient:
@@ -174,7 +104,7 @@ async def post(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: 
     started = time.perf_counter()
     deadline = asyncio.get_running_loop().time() + deadline_ms / 1000.0
     try:
-        reply = await client.request(endpoint, body, deadline, max_bytes)
+        reply = await client.request(endpoint.target, body, deadline, max_bytes)
     except (DeadlineExceeded, TransportError) as exc:
         return _failed(exc, started, deadline_ms)
     return _outcome(reply, started, max_bytes)
@@ -208,26 +138,21 @@ class Sent:
         raise exc
 
     def abandon(self) -> None:
-        """Nobody will await this exchange (the match was cancelled)."""
-        drop_unawaited(self.fut)
+        """Nobody will await this exchange (the match was cancelled): a lean connection is
+        closed when its bytes or its deadline come."""
+        fut = self.fut
+        if not fut.done():
+            fut.cancel()
+        elif not fut.cancelled():
+            fut.exception()  # retrieved: no "exception never retrieved" warning
 
 
 def send_now(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: float, max_bytes: int) -> Sent | None:
-    """Send ``body`` at once on an idle keep-alive connection of ``client`` (a
-    ``BotClient`` or ``LeanPool``) and return the ``Sent`` to await; ``None`` when that
-    is not possible (no idle connection, https://, another transport): use ``post``."""
-    target = endpoint.target
-    if target is None:
-        return None
-    if type(client) is BotClient:
-        pool = client.pool
-    elif type(client) is LeanPool:
-        pool = client
-    else:
-        return None
+    """Send ``body`` at once if ``client`` can (``Transport.send_now``) and return the
+    ``Sent`` to await; ``None`` when it cannot (no idle connection, https://): use ``post``."""
     started = time.perf_counter()
     deadline = asyncio.get_running_loop().time() + deadline_ms / 1000.0
-    fut = pool.send_now(target, body, deadline, max_bytes)
+    fut = client.send_now(endpoint.target, body, deadline, max_bytes)
     if fut is None:
         return None
     return Sent(fut, started, deadline_ms, max_bytes)

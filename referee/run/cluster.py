@@ -73,7 +73,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from referee.bots import wire
 from referee.bots.control import BotRuntime, Pacer
-from referee.bots.transport import LeanPool
+from referee.bots.pool import LeanPool
 from referee.config.model import TournamentConfig
 from referee.errors import ClusterError, RefereeError
 from referee.games import get_game

@@ -39,9 +39,10 @@ from typing import Any, Protocol
 
 from referee.bots import protocol, wire
 from referee.bots.control import BotRuntime, Pacer, ReviveArgs
+from referee.bots.pool import LeanPool
 from referee.bots.process import ManagedBot, wait_ready
 from referee.bots.sandbox import BotSpec, CageLimits
-from referee.bots.transport import LeanPool, Transport
+from referee.bots.transport import Transport
 from referee.bots.wire import Endpoint
 from referee.config.model import BotConfig, TournamentConfig
 from referee.errors import BotStartError, ConfigError, JournalError
