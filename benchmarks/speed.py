@@ -39,7 +39,7 @@ from referee.bots.transport import LeanPool
 from referee.config.model import parse_config
 from referee.games import get_game
 from referee.match.play import play_match
-from referee.run.runner import play_gc
+from referee.run.local import play_gc
 from referee.schedule.formats import derive_seed
 
 SEATS = 4

@@ -1,0 +1,37 @@
+"""What every command shares: the exit codes and loading a tournament file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from referee.config.model import TournamentConfig, load_config
+from referee.errors import ConfigError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def load(
+    config: Path,
+    seed: int | None,
+    concurrency: int | None,
+    output: Path | None,
+    workers: int | None = None,
+    cluster: str | None = None,
+) -> TournamentConfig:
+    """The tournament file ``config`` with the command line's overrides; exit 2 if it is bad."""
+    try:
+        return load_config(config).with_overrides(
+            seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
+        )
+    except ConfigError as exc:
+        usage(str(exc))
+
+
+def usage(message: str) -> NoReturn:
+    """Print ``error: message`` and exit 2 (bad usage)."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
