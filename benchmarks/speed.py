@@ -31,7 +31,7 @@ from referee.bots.pool import LeanPool
 from referee.config.parse import parse_config
 from referee.games import get_game
 from referee.match.play import play_match
-from referee.run.runner import play_gc
+from referee.run.local import play_gc
 from referee.schedule.formats import derive_seed
 
 SEATS = 4

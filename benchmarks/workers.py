@@ -45,17 +45,17 @@ def measure(cfg: Any) -> dict[str, float]:
     for line in (cfg.output / JOURNAL).read_text().splitlines():
         decisions += sum(json.loads(line)["decisions"])
         matches += 1
-    referee_cpu = head_cpu + float(report.get("worker_cpu_s", 0.0))
+    referee_cpu = head_cpu + float(report.lag.get("worker_cpu_s", 0.0))
     return {
         "workers": cfg.workers,
         "matches": matches,
         "decisions": decisions,
         "decisions_per_s": decisions / wall,
         "referee_cpu_us_per_decision": referee_cpu / decisions * 1e6,
-        "worker_cpu_us_per_decision": float(report.get("worker_cpu_s", head_cpu)) / decisions * 1e6,
+        "worker_cpu_us_per_decision": float(report.lag.get("worker_cpu_s", head_cpu)) / decisions * 1e6,
         "head_cpu_us_per_match": head_cpu / matches * 1e6,
         "head_cpu_us_per_decision": head_cpu / decisions * 1e6,
-        "head_record_us_per_match": float(report.get("head_record_cpu_s", 0.0)) / matches * 1e6,
+        "head_record_us_per_match": float(report.lag.get("head_record_cpu_s", 0.0)) / matches * 1e6,
     }
 
 

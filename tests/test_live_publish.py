@@ -13,9 +13,9 @@ from typing import Any
 
 import tomli_w
 
-from referee.cli.main import _publish, publish_live
 from referee.config.parse import load_config
 from referee.record import MatchRecord
+from referee.report.policy import announce, publish_final, publish_live
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import Fixture, schedule
 
@@ -62,24 +62,34 @@ def test_a_partial_journal_is_published_with_what_it_covers_and_when(tmp_path: P
 def test_live_pages_during_a_run_are_whole_and_the_final_ones_carry_no_time(tmp_path: Path) -> None:
     cfg = load_config(_config(tmp_path, "live", publish_every_s=0.05))
     seen: list[str] = []
-    published: list[int] = []
+    warnings: list[str] = []
 
     def watch(f: Fixture, rec: MatchRecord) -> None:  # a reader on the event loop, while the thread writes
         page = cfg.output / "index.html"
         if page.exists():
             seen.append(page.read_text())
 
-    def live() -> None:
-        published.append(publish_live(cfg, len(schedule(cfg))).document["matches"])
-
-    asyncio.run(run_tournament(cfg, before_write=[watch], publish=live))
-    assert published and all(n < 24 for n in published[:-1]), published
+    announce(cfg, 24)
+    asyncio.run(run_tournament(cfg, before_write=[watch], on_warning=warnings.append))
+    assert warnings == []
     assert all(p.rstrip().endswith("</html>") and "In progress" in p for p in seen), "never a half-written page"
-    assert _publish(cfg, schedule(cfg)) is not None
+    live = json.loads((cfg.output / "standings.json").read_text())["live"]  # the run's last live publish
+    assert live["scheduled"] == 24 and live["matches"] <= 24
+    assert publish_final(cfg).warnings == ()
     plain = load_config(_config(tmp_path, "plain"))
     shutil.copytree(cfg.output, plain.output, ignore=shutil.ignore_patterns("*.html", "*.md", "*.json", "*.csv"))
-    assert _publish(plain, schedule(plain)) is not None
+    announce(plain, 24)
+    assert publish_final(plain).warnings == ()
     for name in ("README.md", "index.html", "standings.json", "standings.csv"):
         final = (cfg.output / name).read_text()
         assert "In progress" not in final and '"live":' not in final
         assert final.replace("/live", "/plain") == (plain.output / name).read_text()
+
+
+def test_a_failed_live_publish_is_a_warning_and_the_run_goes_on(tmp_path: Path) -> None:
+    cfg = load_config(_config(tmp_path, "blocked", publish_every_s=0.05))
+    warnings: list[str] = []
+    (cfg.output / "README.md").mkdir(parents=True)  # a folder where the page goes: every publish fails
+    asyncio.run(run_tournament(cfg, on_warning=warnings.append))
+    assert len((cfg.output / JOURNAL).read_text().splitlines()) == 24
+    assert warnings and all(w.startswith("live publish failed (the run goes on): ") for w in warnings)

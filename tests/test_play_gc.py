@@ -13,7 +13,8 @@ import pytest
 from referee.config.parse import parse_config
 from referee.errors import BotStartError
 from referee.record import MatchRecord
-from referee.run.runner import PLAY_GC_THRESHOLD, run_tournament
+from referee.run.local import PLAY_GC_THRESHOLD
+from referee.run.runner import run_tournament
 from referee.schedule.formats import Fixture
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]

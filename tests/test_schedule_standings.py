@@ -292,7 +292,9 @@ def test_the_executor_holds_at_most_concurrency_fixtures_and_the_sink_journals_a
     import asyncio
     import json
 
-    from referee.run.runner import LocalExecutor, Progress, Sink, pending
+    from referee.run.local import LocalExecutor
+    from referee.run.runner import pending
+    from referee.run.sink import Progress, Sink
     from referee.store import journal as jn
 
     cfg = replace(config(6, 4, "random", matches=1_000_000), concurrency=5)

@@ -1,56 +1,15 @@
-"""Matches fan out over Dask distributed: the head keeps the journal, workers play.
+"""The Dask executor: matches fan out over Dask distributed; the head keeps the journal.
 
-Used when ``workers`` > 1 (a ``LocalCluster`` of that many worker processes) or a
-cluster address is given (an existing scheduler); with ``workers = 1`` nothing here is
-imported and Dask is never started.
-
-The head (the ``referee run`` process) keeps what must be single: the schedule, the
-journal (only the head writes it, through the runner's sink), resume, progress,
-disqualification and the publish. ``DaskExecutor.play`` takes fixtures and yields
-each finished match's record as the match ends; the head plays nothing itself.
-
-Work goes out in batches of ``BATCH`` fixture indices, a few batches per worker thread
-submitted at once and refilled as they end, so the head never holds every match. Each
-worker keeps at most ``concurrency`` matches in flight across its batches.
-
-Records come back as Dask events on one topic per run (``Worker.log_event``, pushed
-to the head by ``Client.subscribe_topic``), as each match ends: a worker ships the
-records finished within ``SEND_EVERY_S`` of the first as one event, pickled (the head
-needs the whole record: its transcript, the journal line, the tallies). An event rides
-the worker's batched stream to the scheduler and the scheduler's batched stream to the
-head: no round trip per record for the worker and nothing the head has to poll (a
-distributed ``Queue`` cost a scheduler RPC per put and one per poll of the head,
-fifty a second even with no match at all). The scheduler keeps the last
-``distributed.admin.low-level-log-length`` events of a topic (1000), so its memory is
-bounded whatever the run's length, and the topic is the head client's id, which the
-scheduler forgets once the head has gone (``distributed.scheduler.events-cleanup-delay``). Why not one future per match with
-``as_completed``: a task costs the scheduler several times what an event does and the
-task's whole lifecycle (submit, assign, result, release) is per match, where a batch
-pays it once for ``BATCH``; a batch also lets a worker keep its matches in flight
-without asking the head for each. A batch ships its last records before it returns,
-and both go over the same ordered streams, so when the head sees a batch finished its
-records are in; the head still checks each finished batch is complete.
-
-Bots on every worker: a ``WorkerPlugin`` starts the tournament's ``BotPool`` on every
-worker (also on one that joins later), exactly as a single process does: managed bots
-get their own copies on each worker's machine, under the same guard (and sandbox), logs
-in ``<output>/logs/<worker>/<bot>.log``; URL bots are greeted from every worker. A bot's
-``max_concurrent`` holds across the cluster: such a bot gets one ``distributed.Semaphore``
-of that many leases (kept by the scheduler), taken around every request to it from any
-worker; exact for any number of workers, at a scheduler round trip per request to that
-bot only (a bot that thinks one position at a time is slow anyway).
-
-Faults of the engine are never the bots': a worker that dies loses its matches in
-flight and Dask runs its batches again on another worker. Records that a batch had
-already sent arrive again; the head keeps the first of each fixture (a bit per fixture)
-and drops the rest, so the journal never holds a match twice, and nothing from a lost
-match reaches the journal or a tally.
-
-Disqualification is judged at the head in fixture order by ``dq.DqJudge``, the same
-rule as a single process (see ``dq.py``), so it is the same for any number of workers: a
-batch is sent only once the prefix its last fixture is judged on is in the journal, and
-each fixture's disqualified seats travel with the batch. Workers never disqualify on
-their own tally (it depends on which matches ran where).
+Used when ``workers`` > 1 (a ``LocalCluster``) or a cluster address is given. The head
+(this process) keeps what must be single: the schedule, the journal (through the sink),
+disqualification (``dq.DqJudge``, in fixture order, so outputs are those of one
+process) and the publish. Workers play batches of ``BATCH`` fixtures with the bots a
+``WorkerPlugin`` started on each of them (``lineup.BotPool``, as in one process) and ship
+records back as Dask events on one topic (the head client's id) as matches end: no round
+trip per record, nothing to poll, and the scheduler keeps only the topic's last events.
+A worker that dies loses its matches in flight; Dask plays its batches again elsewhere,
+and the head keeps the first record of each fixture. README "More cores, more machines"
+tells the rest.
 """
 
 from __future__ import annotations
@@ -79,21 +38,21 @@ from referee.errors import ClusterError, RefereeError
 from referee.games import get_game
 from referee.record import MatchRecord
 from referee.run.dq import DqJudge
-from referee.run.runner import BotPool, BotStatus, play_fixture, play_gc
+from referee.run.lineup import BotPool, BotStatus
+from referee.run.local import play_fixture, play_gc
 from referee.run.security import NO_HTTP_PAGES, PROTOCOL, address_security, run_security
+from referee.run.sink import Sink
 from referee.schedule.formats import Fixture, schedule
 from referee.store import transcripts
 
-BATCH = 8  # fixtures per batch (a constant, so a batch's place never depends on what was played before);
-# 8, not 16: the run's last batches leave one worker idle for less (2 workers went from
-# 0.85 to ~1.0 of two separate processes in bench_workers; the head's cost per match is unchanged)
+# Fixtures per batch: a constant, so a batch's place (and its disqualifications) never
+# depends on what was played before; small, so the run's last batches leave few workers idle.
+BATCH = 8
 THREADS_PER_WORKER = 2  # batches a local worker plays at once (its matches still share `concurrency`)
 SEND_EVERY_S = 0.01  # a finished record leaves its worker within this long (records ending together go as one event)
 WAKE_S = 1.0  # the head looks at the cluster's size at least this often, records or not
-# A LocalCluster's servers without the statistical profiler (it samples every 10 ms),
-# with a slower event-loop tick (20 ms) and slower memory and system monitors (100 and
-# 500 ms): they serve a dashboard nobody looks at, and cost an idle worker 3 % of a core
-# (0.4 % without). Measured by bench_workers' idle figure.
+# A LocalCluster's servers without the statistical profiler, with a slower tick and
+# slower monitors: they serve a dashboard nobody looks at, and cost an idle worker CPU.
 LOCAL_DASK_CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "500ms",
@@ -101,7 +60,6 @@ LOCAL_DASK_CONFIG = {
     "distributed.admin.system-monitor.interval": "2s",
 }
 IDLE_STOP_S = 300.0  # a worker whose head vanished stops the run's bots after this long without a batch
-_LOG = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------ the worker side
@@ -268,9 +226,6 @@ class _Plugin(WorkerPlugin):  # type: ignore[misc]
         if state is not None:
             await state.stop()
 
-    def transition(self, *args: Any, **kwargs: Any) -> None:
-        """Unused (the WorkerPlugin interface)."""
-
 
 async def _play_batch(token: str, indices: list[int], disqualified: list[list[int]]) -> list[int]:
     """Play the fixtures ``indices`` (each with its disqualified seats) on this worker;
@@ -332,7 +287,7 @@ def _lease_name(token: str, bot: str) -> str:
 
 
 class DaskExecutor:
-    """Plays fixtures on Dask workers and yields each record as its match ends."""
+    """Plays fixtures on Dask workers, handing each record to the sink as its match ends (an ``Executor``)."""
 
     def __init__(self, config: TournamentConfig, judge: DqJudge | None = None) -> None:
         self.config = config
@@ -350,6 +305,7 @@ class DaskExecutor:
         self.topic = ""  # where workers ship records: the head client's id, so the scheduler drops the
         # events it keeps of it (the last 1000) when the head leaves, after events-cleanup-delay
         self.record_cpu_s = 0.0  # head CPU spent on records: unpickle, judge, journal line
+        self.cut_short = False  # a play ended by an exception: no worker is asked for figures
 
     async def __aenter__(self) -> DaskExecutor:
         try:
@@ -432,100 +388,106 @@ class DaskExecutor:
             s for n, s in by_bot.items() if n not in {b.name for b in cfg.bots}
         ]
 
-    async def play(self, fixtures: Iterable[Fixture]) -> AsyncIterator[tuple[Fixture, MatchRecord]]:
-        """Play ``fixtures`` on the workers; yield each (fixture, record) as its match ends,
+    async def play(self, fixtures: Iterator[Fixture], sink: Sink) -> None:
+        """Play ``fixtures`` on the workers; ``sink.accept`` each record as its match ends,
         each fixture exactly once."""
         assert self.client is not None
-        loop = asyncio.get_running_loop()
-        wake = asyncio.Event()
-        inbox: list[bytes] = []  # record events pushed by the scheduler, not yet read
+        fl = _Flight(_batches(fixtures), bytearray(self.total), asyncio.get_running_loop())
 
         def arrived(event: tuple[float, Any]) -> None:
             if isinstance(event[1], bytes):  # the scheduler's own events on the client's topic are dicts
-                inbox.append(event[1])
-                wake.set()
+                fl.inbox.append(event[1])
+                fl.wake.set()
 
-        def ended(_fut: Any) -> None:  # called in Dask's callback thread
-            loop.call_soon_threadsafe(wake.set)
-
-        topic = self.topic
-        self.client.subscribe_topic(topic, arrived)  # before any batch goes out, on the same ordered stream
-        seen = bytearray(self.total)
-        batches = _batches(fixtures)
-        waiting: list[list[Fixture]] = []  # batches held back until the prefix they need is in
-        outstanding: dict[Any, list[Fixture]] = {}
-        inflight: dict[int, Fixture] = {}  # the fixtures of the outstanding batches
-        more = True
-
-        def submit(batch: list[Fixture]) -> None:
-            assert self.client is not None
-            fut = self.client.submit(
-                _play_batch,
-                self.token,
-                [f.index for f in batch],
-                [self.judge.seats(f.index, f.seats) for f in batch],
-                key=f"referee-batch-{self.token}-{batch[0].index}-{uuid.uuid4().hex[:6]}",
-                pure=False,
-            )
-            fut.add_done_callback(ended)
-            outstanding[fut] = batch
-            inflight.update((f.index, f) for f in batch)
-
-        window, looked = 4, 0.0
+        self.cut_short = True
+        self.client.subscribe_topic(self.topic, arrived)  # before any batch goes out, on the same ordered stream
         try:
+            window, looked = 4, 0.0
             while True:
                 if time.monotonic() - looked > WAKE_S:  # workers come and go: two batches per worker thread
                     window, looked = max(4, 2 * sum((await self.client.nthreads()).values())), time.monotonic()
-                while len(outstanding) < window:
-                    if not waiting and more:
-                        nxt = next(batches, None)
-                        if nxt is None:
-                            more = False
-                        else:
-                            waiting.append(nxt)
-                    if not waiting or not self.judge.ready(waiting[0][-1].index):
-                        break
-                    submit(waiting.pop(0))
-                if not outstanding and not waiting and not more:
-                    return
-                wake.clear()  # before looking: whatever arrives from now on wakes the wait below
-                finished = [fut for fut in outstanding if fut.done()]  # their records are in the inbox already
-                msgs, inbox[:] = inbox[:], []
+                self._fill(fl, window)
+                if not fl.outstanding and not fl.waiting and not fl.more:
+                    break
+                fl.wake.clear()  # before looking: whatever arrives from now on wakes the wait below
+                finished = [fut for fut in fl.outstanding if fut.done()]  # their records are in the inbox already
+                msgs, fl.inbox[:] = fl.inbox[:], []
                 if not msgs and not finished:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(wake.wait(), WAKE_S)
+                        await asyncio.wait_for(fl.wake.wait(), WAKE_S)
                     continue
-                cpu = time.process_time()  # the head's cost per record: unpickling, judging, the sink
-                for rec in _records(msgs):
-                    if seen[rec.index]:
-                        self.duplicates += 1
-                        continue
-                    seen[rec.index] = 1
-                    self.judge.add(rec)
-                    f = inflight.get(rec.index)
-                    if f is None:
-                        raise ClusterError(f"a worker sent fixture {rec.index}, which was never sent out")
-                    yield f, rec
-                self.record_cpu_s += time.process_time() - cpu
-                for fut in finished:
-                    batch = outstanding.pop(fut)
-                    for f in batch:
-                        inflight.pop(f.index, None)
-                    if fut.status == "error":
-                        exc = await fut.exception()
-                        raise ClusterError(
-                            f"a batch of matches ({batch[0].id}...) failed on the cluster: {type(exc).__name__}: {exc}"
-                        )
-                    missing = [f for f in batch if not seen[f.index]]
-                    if missing:  # cannot happen while every record precedes its batch's end; stay safe
-                        self.resubmitted += 1
-                        submit(missing)
+                self._receive(fl, msgs, sink)
+                await self._settle(fl, finished)
         finally:
             with contextlib.suppress(Exception):
-                self.client.unsubscribe_topic(topic)
+                self.client.unsubscribe_topic(self.topic)
+        self.cut_short = False
 
-    async def report(self) -> dict[str, Any]:
-        """The workers' lag figures (the worst), CPU seconds of head and workers, decisions."""
+    def _fill(self, fl: _Flight, window: int) -> None:
+        """Send batches out until ``window`` are outstanding, each once the prefix its
+        last fixture's disqualifications are judged on is in the journal."""
+        while len(fl.outstanding) < window:
+            if not fl.waiting and fl.more:
+                nxt = next(fl.batches, None)
+                if nxt is None:
+                    fl.more = False
+                else:
+                    fl.waiting.append(nxt)
+            if not fl.waiting or not self.judge.ready(fl.waiting[0][-1].index):
+                return
+            self._submit(fl, fl.waiting.pop(0))
+
+    def _submit(self, fl: _Flight, batch: list[Fixture]) -> None:
+        """Send one batch to the cluster, with each fixture's disqualified seats."""
+        assert self.client is not None
+        fut = self.client.submit(
+            _play_batch,
+            self.token,
+            [f.index for f in batch],
+            [self.judge.seats(f.index, f.seats) for f in batch],
+            key=f"referee-batch-{self.token}-{batch[0].index}-{uuid.uuid4().hex[:6]}",
+            pure=False,
+        )
+        fut.add_done_callback(lambda _: fl.loop.call_soon_threadsafe(fl.wake.set))  # in Dask's callback thread
+        fl.outstanding[fut] = batch
+        fl.inflight.update((f.index, f) for f in batch)
+
+    def _receive(self, fl: _Flight, msgs: list[bytes], sink: Sink) -> None:
+        """Judge and journal the records of the events ``msgs``: the first of each fixture."""
+        cpu = time.process_time()  # the head's cost per record: unpickling, judging, the sink
+        for rec in _records(msgs):
+            if fl.seen[rec.index]:
+                self.duplicates += 1
+                continue
+            fl.seen[rec.index] = 1
+            self.judge.add(rec)
+            f = fl.inflight.get(rec.index)
+            if f is None:
+                raise ClusterError(f"a worker sent fixture {rec.index}, which was never sent out")
+            sink.accept(f, rec)
+        self.record_cpu_s += time.process_time() - cpu
+
+    async def _settle(self, fl: _Flight, finished: list[Any]) -> None:
+        """Close the batches that ended (their records are in): a failed one ends the run."""
+        for fut in finished:
+            batch = fl.outstanding.pop(fut)
+            for f in batch:
+                fl.inflight.pop(f.index, None)
+            if fut.status == "error":
+                exc = await fut.exception()
+                raise ClusterError(
+                    f"a batch of matches ({batch[0].id}...) failed on the cluster: {type(exc).__name__}: {exc}"
+                )
+            missing = [f for f in batch if not fl.seen[f.index]]
+            if missing:  # cannot happen while every record precedes its batch's end; stay safe
+                self.resubmitted += 1
+                self._submit(fl, missing)
+
+    async def lag(self) -> dict[str, Any] | None:
+        """The workers' lag figures (the worst), CPU seconds of head and workers, decisions;
+        None after a ``play`` cut short (its workers may be gone)."""
+        if self.cut_short:
+            return None
         assert self.client is not None
         reports: dict[str, dict[str, Any]] = await self.client.run(_worker_report, self.token)
         lags = [r["lag"] for r in reports.values() if r["lag"].get("samples")]
@@ -543,6 +505,21 @@ class DaskExecutor:
         out["head_record_cpu_s"] = self.record_cpu_s
         out["duplicates"] = self.duplicates
         return out
+
+
+@dataclass
+class _Flight:
+    """One ``play``: batches held back, out on the cluster, and the fixtures received."""
+
+    batches: Iterator[list[Fixture]]
+    seen: bytearray  # a byte per fixture of the schedule: its record is in
+    loop: asyncio.AbstractEventLoop
+    waiting: list[list[Fixture]] = field(default_factory=list)  # held back until the prefix they need is in
+    outstanding: dict[Any, list[Fixture]] = field(default_factory=dict)  # futures of the batches out
+    inflight: dict[int, Fixture] = field(default_factory=dict)  # the fixtures of the outstanding batches
+    more: bool = True
+    inbox: list[bytes] = field(default_factory=list)  # record events pushed by the scheduler, not yet read
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def _records(msgs: list[bytes]) -> Iterator[MatchRecord]:

@@ -1,36 +1,25 @@
-"""Secret seeds: unpredictable deals that anyone can check once the run is complete.
+"""Secret seeds: a tournament file without ``seed`` gets a 128-bit seed drawn by the
+referee (``secrets``) when a run starts.
 
-A tournament file without ``seed`` gets a 128-bit seed drawn by the referee
-(``secrets``) when a run starts. Only its commitment, the SHA-256 of its 16 bytes
-(big-endian), goes into ``tournament.json`` at the start; the seed itself is kept in
-``OUTPUT/.secret-seed`` (mode 0600, written and synced before any match is played, so
-``--resume`` after a ``kill -9`` deals the same cards) and written into
-``tournament.json`` as ``seed`` when every match is played. Match seeds are then
-HMAC-SHA256 of the fixture (``schedule.derive_seed``), so a bot that sees its own hand
-cannot work back to the seed nor forward to another match's cards. The output folder
-is never shown to bots (the sandbox hides it; keep it out of any bot's working folder).
+The seed is kept in ``OUTPUT/.secret-seed`` (mode 0600, synced before any match is
+played, so ``--resume`` after a ``kill -9`` deals the same cards); what is published of
+it, and when, is ``report.policy``'s. Match seeds are HMAC-SHA256 of the fixture
+(``schedule.derive_seed``), so a bot that sees its own hand cannot work back to the seed.
+The output folder is never shown to bots (the sandbox hides it).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
 import re
 import secrets
 from dataclasses import replace
-from typing import Any
 
 from referee.config.model import TournamentConfig
 from referee.errors import JournalError
+from referee.store.files import atomic_write
 
 SEED_FILE = ".secret-seed"
 _HEX32 = re.compile(r"^[0-9a-f]{32}\n?\Z")
-
-
-def commitment(seed: int) -> str:
-    """The published commitment to a secret ``seed``: SHA-256 of its 16 bytes, hex."""
-    return hashlib.sha256(seed.to_bytes(16, "big")).hexdigest()
 
 
 def resolve_seed(config: TournamentConfig, resume: bool) -> TournamentConfig:
@@ -49,25 +38,5 @@ def resolve_seed(config: TournamentConfig, resume: bool) -> TournamentConfig:
         return replace(config, seed=int(text.strip(), 16))
     seed = secrets.randbits(128)
     config.output.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(SEED_FILE + ".tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, f"{seed:032x}\n".encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    atomic_write(path, f"{seed:032x}\n", mode=0o600, sync=True)
     return replace(config, seed=seed)
-
-
-def published_settings(config: TournamentConfig, complete: bool) -> dict[str, Any]:
-    """The settings for ``tournament.json``: with a secret seed, its commitment, and the
-    seed itself only when the run is ``complete``."""
-    settings = config.settings()
-    if config.seed_secret:
-        settings["seed_commitment"] = commitment(config.seed)
-        if complete:
-            settings["seed"] = config.seed
-    return settings

@@ -12,8 +12,7 @@ Determinism: a look happens only at a batch boundary, with every match of the ba
 the journal and none beyond it, so what counts never depends on which match finished
 first or on the concurrency; a resumed run replays the looks at the same boundaries.
 
-Memory: two float arrays of deals x bots (sums and counts), appended to as matches end;
-never the records.
+Memory: two float arrays of deals x bots (sums and counts), never the records.
 """
 
 from __future__ import annotations

@@ -1,0 +1,92 @@
+"""The commands on an output folder: ``leaderboard``, ``verify`` and ``replay``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from referee.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from referee.errors import LeaderboardError, RefereeError, TranscriptError
+from referee.report.policy import rebuild
+from referee.report.publish import FORMATS
+
+
+def _formats(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """--format values, repeated and/or comma-separated; every format when none is given."""
+    chosen = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in FORMATS]
+    if unknown:
+        raise click.BadParameter(f"{', '.join(unknown)} (choose from {', '.join(FORMATS)})")
+    return tuple(dict.fromkeys(chosen)) or tuple(FORMATS)
+
+
+@click.command()
+@click.argument("output_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "-f",
+    "formats",
+    multiple=True,
+    callback=_formats,
+    metavar="md|html|json|csv",
+    help="Files to write: md, html, json or csv; repeat or comma-separate (default: all).",
+)
+def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
+    """Rebuild the leaderboard files of OUTPUT_DIR from its matches.jsonl and tournament.json."""
+    try:
+        published = rebuild(output_dir, formats)
+    except LeaderboardError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    for path in published.paths:
+        click.echo(str(path))
+    for warning in published.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@click.command()
+@click.argument("output_dir", type=click.Path(path_type=Path))
+def verify(output_dir: Path) -> None:
+    """Rebuild every match of OUTPUT_DIR from its seed and transcript through the rules, and
+    check the journal and the standings files against them."""
+    from referee.audit.verify import verify as run_verify
+
+    try:
+        report = run_verify(output_dir)
+    except (LeaderboardError, TranscriptError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(report.verdict())
+    for p in report.problems[1:]:
+        click.echo(f"  also: {p}", err=True)
+    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+
+
+@click.command()
+@click.argument("output_dir", type=click.Path(path_type=Path))
+@click.argument("match")
+@click.option("--seat", type=int, default=None, help="Only this seat's decisions, with the view it was sent.")
+@click.option("--html", "html_out", is_flag=True, help="Write the match's replay page into OUTPUT_DIR/replays.")
+def replay(output_dir: Path, match: str, seat: int | None, html_out: bool) -> None:
+    """Play MATCH of OUTPUT_DIR again from its transcript: every decision, who chose it,
+    faults, bot logs, the result."""
+    from referee.audit.replay import render_text
+    from referee.errors import ReplayError
+    from referee.store.matches import load_match
+
+    try:
+        m = load_match(output_dir, match)
+        if seat is not None and not 0 <= seat < len(m.record["bots"]):
+            raise ReplayError(f"--seat {seat}: the match has seats 0-{len(m.record['bots']) - 1}")
+        if html_out:
+            from referee.report.viewer import write_replay_page
+
+            click.echo(str(write_replay_page(output_dir, m)))
+            return
+        for line in render_text(m, seat):
+            click.echo(line)
+    except RefereeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)

@@ -1,0 +1,263 @@
+"""The commands that play: ``run``, ``check`` (hello only) and ``plan`` (a pilot)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from referee import __version__
+from referee.cli.common import EXIT_FAILED, EXIT_OK, load, usage
+from referee.config.model import TournamentConfig
+from referee.errors import BotStartError, RefereeError
+from referee.report.policy import announce, publish_final
+from referee.report.publish import render_console
+from referee.run.lineup import BotStatus, greet_all, readiness
+from referee.run.pilot import pilot
+from referee.run.runner import RunReport, read_journal, run_tournament
+from referee.run.seeds import resolve_seed
+from referee.run.sink import Progress
+from referee.schedule.formats import match_count, schedule, seat_balance
+from referee.store.journal import JOURNAL
+
+
+@click.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--resume", is_flag=True, help="Play only the matches missing from the output's matches.jsonl.")
+@click.option("--seed", type=int, default=None, help="Override [tournament] seed.")
+@click.option("--concurrency", type=int, default=None, help="Override [tournament] concurrency (matches in flight).")
+@click.option(
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Override [tournament] output folder.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No live progress display.")
+@click.option("--workers", type=int, default=None, help="Override [tournament] workers (processes on this machine).")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Play on the Dask scheduler at this address.")
+def run(
+    config: Path,
+    resume: bool,
+    seed: int | None,
+    concurrency: int | None,
+    output: Path | None,
+    quiet: bool,
+    workers: int | None,
+    cluster: str | None,
+) -> None:
+    """Play the tournament in CONFIG and publish its leaderboard."""
+    cfg = _start(config, load(config, seed, concurrency, output, workers, cluster), resume)
+    display = _ProgressDisplay(quiet)
+    code, report = EXIT_OK, None
+    try:
+        report = asyncio.run(_run_with_sigterm(cfg, resume, display))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        display.finish()
+        click.echo(f"interrupted: finished matches are kept; go on with: referee run {config} --resume", err=True)
+        code = EXIT_FAILED
+    except RefereeError as exc:
+        display.finish()
+        click.echo(f"error: {exc}", err=True)
+        if isinstance(exc, BotStartError):  # nothing was played: nothing to publish
+            sys.exit(EXIT_FAILED)
+        code = EXIT_FAILED
+    display.finish()
+    stopped = report.stopped if report is not None else None
+    if stopped is not None:
+        click.echo(f"stopped: {stopped.reason}", err=True)
+    try:
+        published = publish_final(cfg, stopped.document() if stopped is not None else None)
+    except RefereeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    for warning in published.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if code == EXIT_OK:
+        click.echo(render_console(published.board))
+        _print_lag(report)
+        click.echo(f"\nleaderboard: {cfg.output / 'README.md'}  standings: {cfg.output / 'standings.json'}", err=True)
+    sys.exit(code)
+
+
+def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
+    """The secret seed drawn (or read back), the banner, a resumed journal checked before
+    the folder is touched, and ``tournament.json`` written; exit 1 on failure."""
+    try:
+        cfg = resolve_seed(cfg, resume)
+    except (RefereeError, OSError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    fixtures = schedule(cfg)
+    where = (
+        f", on the cluster at {cfg.cluster}" if cfg.cluster else (f", {cfg.workers} workers" if cfg.workers > 1 else "")
+    )
+    click.echo(
+        f"referee {__version__}: {cfg.name} ({cfg.game}), {len(fixtures)} matches of {cfg.players} players, "
+        f"{len(cfg.bots)} bots, concurrency {cfg.concurrency}{where}, output {cfg.output}"
+        + (", secret seed" if cfg.seed_secret else ""),
+        err=True,
+    )
+    if resume:
+        try:
+            state = read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
+        except RefereeError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_FAILED)
+        for bot, n in sorted(state.left_out.items()):
+            click.echo(
+                f"note: bot {bot!r} is no longer in {path}: its {n} match(es) stay in the journal "
+                "and are left out of the standings",
+                err=True,
+            )
+        if cfg.grow and state.count:
+            click.echo(f"grow: {state.count} finished matches kept, {len(fixtures) - state.count} to play", err=True)
+    try:
+        announce(cfg, len(fixtures))
+    except OSError as exc:
+        click.echo(f"error: {cfg.output}: cannot write tournament.json: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    return cfg
+
+
+def _print_lag(report: RunReport | None) -> None:
+    """The referee's own event-loop lag, when the run measured any."""
+    lag = report.lag if report is not None else {}
+    if lag.get("samples"):
+        click.echo(
+            f"referee event-loop lag: p50 {lag['p50_ms']} ms, p99 {lag['p99_ms']} ms, max {lag['max_ms']} ms; "
+            f"requests in flight limited to at least {lag['lowest_limit']} (at the end {lag['final_limit']})",
+            err=True,
+        )
+
+
+async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _ProgressDisplay) -> RunReport:
+    """``run_tournament`` with SIGTERM cancelling it as Ctrl-C does."""
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    if task is not None:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await run_tournament(
+            cfg, resume=resume, on_progress=display.update, on_ready=display.ready, on_warning=display.warn
+        )
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+@click.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+def check(config: Path) -> None:
+    """Validate CONFIG, start or reach every bot, send hello; play nothing."""
+    cfg = load(config, None, None, None)
+    fixtures = schedule(cfg)
+    click.echo(
+        f"{config}: valid. {cfg.name}: {cfg.game} {dict(cfg.options)}, {len(fixtures)} matches of {cfg.players} players"
+        + (" (secret seed, drawn when the run starts)" if cfg.seed_secret else "")
+    )
+    # the seat count of every fixture: only on schedules small enough to walk quickly
+    if (
+        cfg.format == "round_robin"
+        and len(fixtures) <= 200_000
+        and not seat_balance(fixtures, len(cfg.bots), cfg.players)
+    ):
+        click.echo(
+            f"note: with rounds = {cfg.rounds} not every bot sits in every seat equally often; "
+            f"use a multiple of {cfg.players}",
+            err=True,
+        )
+    statuses = asyncio.run(greet_all(cfg))
+    for s in statuses:
+        mark = "ok  " if s.ok else "FAIL"
+        kind = "started" if s.managed else "remote"
+        click.echo(f"  {mark} {s.name:<20} {kind:<8} {s.ms:8.1f} ms  {s.detail if not s.ok else s.url}")
+    line, all_ready = readiness(statuses)
+    if not all_ready:
+        click.echo(line, err=True)
+        sys.exit(EXIT_FAILED)
+    click.echo(line)
+
+
+@click.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--deals", type=int, default=30, show_default=True, help="Deals the pilot plays.")
+@click.option("--seed", type=int, default=None, help="Override [tournament] seed for the pilot.")
+def plan(config: Path, deals: int, seed: int | None) -> None:
+    """Play a small pilot of CONFIG (in a temporary folder) and estimate how many matches
+    a settled top K needs at the configured confidence."""
+    if deals < 2:
+        usage("--deals: the pilot needs at least 2 deals")
+    cfg = load(config, seed, None, None)
+    click.echo(f"referee plan: a pilot of {deals} deals of {cfg.name} ({cfg.game}), {len(cfg.bots)} bots", err=True)
+    try:
+        est = asyncio.run(pilot(cfg, deals))
+    except RefereeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    what = f"top {cfg.top}" if cfg.top else "whole ranking"
+    click.echo(f"pilot: {est.deals} deals, {est.deals * est.deal_size} matches")
+    if est.needed is None:
+        click.echo(
+            f"a settled {what} at confidence {cfg.confidence}: not in sight (a pair of the pilot looks equal); "
+            f"budget {match_count(cfg)} matches"
+        )
+        return
+    matches = est.needed * est.deal_size
+    fits = "within" if matches <= match_count(cfg) else "MORE than"
+    click.echo(
+        f"a settled {what} at confidence {cfg.confidence}: about {est.needed} deals, {matches} matches "
+        f"({fits} the budget of {match_count(cfg)} matches)"
+    )
+
+
+class _ProgressDisplay:
+    """One updating line on a terminal; a line every few seconds otherwise."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+        self.shown = False
+        self.progress: Progress | None = None
+
+    def ready(self, statuses: list[BotStatus]) -> None:
+        """The bots' hello, in one line."""
+        line, all_ready = readiness(statuses)
+        if not (all_ready and self.quiet):  # bots that failed are named even with --quiet
+            click.echo(line, err=True)
+
+    def warn(self, message: str) -> None:
+        """A warning from the run (a live publish that failed), on a line of its own."""
+        click.echo(f"\nwarning: {message}", err=True)
+
+    def update(self, p: Progress) -> None:
+        """Show ``p``, at most every 0.2 s on a terminal (every 5 s otherwise) and at the end."""
+        self.progress = p
+        now = time.monotonic()
+        if self.quiet or (p.done < p.total and now - self.last < (0.2 if self.tty else 5.0)):
+            return
+        self.last = now
+        self._show(p)
+
+    def _show(self, p: Progress) -> None:
+        eta = (p.total - p.done) / p.rate if p.rate > 0 else 0.0
+        line = (
+            f"matches {p.done}/{p.total}  faults {p.faults}  {p.rate:.1f} matches/s"
+            f"  elapsed {p.elapsed_s:.1f}s  eta {eta:.0f}s"
+        )
+        if self.tty:
+            sys.stderr.write("\r" + line + "\x1b[K")
+            sys.stderr.flush()
+            self.shown = True
+        else:
+            click.echo(line, err=True)
+
+    def finish(self) -> None:
+        """End the updating line."""
+        if self.tty and self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.shown = False

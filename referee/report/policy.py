@@ -1,0 +1,130 @@
+"""What a run publishes, and when.
+
+- As a run starts, ``tournament.json`` holds the settings; a secret seed only as its
+  commitment (the SHA-256 of its 16 bytes, big-endian).
+- While it runs (``publish_every_s``), the files are rendered from the journal as it
+  stands, marked ``live`` (the matches they cover, and when).
+- At its end, from the whole journal; a complete run (every match played, or stopped
+  settled) reveals the secret seed in ``tournament.json``, so anyone can check the deals.
+- Response times come from the run's summary (the journal keeps none); a journal of an
+  older referee, with response times in its lines, keeps the figures computed from them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.config.model import TournamentConfig
+from referee.errors import LeaderboardError, RefereeError
+from referee.report.publish import Leaderboard, build_leaderboard, write_leaderboard
+from referee.report.viewer import write_replays
+from referee.schedule.formats import schedule
+from referee.store import journal as jn
+from referee.store.journal import JOURNAL
+from referee.store.timings import Timings
+from referee.store.tournament_file import load_output_dir, tournament_document, write_tournament_file
+
+
+@dataclass(frozen=True)
+class Published:
+    """What a publish wrote: the leaderboard it rendered, its files, and what went wrong
+    without stopping it (the replay pages), as warnings."""
+
+    board: Leaderboard
+    paths: tuple[Path, ...]
+    warnings: tuple[str, ...] = ()
+
+
+def commitment(seed: int) -> str:
+    """The published commitment to a secret ``seed``: SHA-256 of its 16 bytes, hex."""
+    return hashlib.sha256(seed.to_bytes(16, "big")).hexdigest()
+
+
+def published_settings(config: TournamentConfig, complete: bool) -> dict[str, Any]:
+    """The settings for ``tournament.json``: with a secret seed, its commitment, and the
+    seed itself only when the run is ``complete``."""
+    settings = config.settings()
+    if config.seed_secret:
+        settings["seed_commitment"] = commitment(config.seed)
+        if complete:
+            settings["seed"] = config.seed
+    return settings
+
+
+def announce(config: TournamentConfig, scheduled: int) -> Path:
+    """Write ``tournament.json`` as a run starts (never a secret seed); return its path."""
+    return write_tournament_file(config.output, published_settings(config, complete=False), scheduled)
+
+
+def publish_final(config: TournamentConfig, stopped: Mapping[str, Any] | None = None) -> Published:
+    """Write the leaderboard files from the journal at the end of a run (also an
+    interrupted one). A complete run with a secret seed reveals it in ``tournament.json``
+    first; a run that stopped settled (``stopped``) is complete and says why there.
+    A ``RefereeError`` names what could not be read or written."""
+    fixtures = schedule(config)
+    names = [b.name for b in config.bots]
+    journal = config.output / JOURNAL
+    try:
+        state = jn.scan(journal, fixtures, names)
+        complete = state.count == fixtures.total or stopped is not None
+        settings = published_settings(config, complete=complete)
+        if (config.seed_secret and complete) or stopped is not None:
+            write_tournament_file(config.output, settings, fixtures.total, stopped)
+        board = build_leaderboard(tournament_document(settings, fixtures.total, stopped), jn.read_journal(journal))
+        use_run_timings(board, config.output, names)
+        paths = write_leaderboard(config.output, board)
+    except OSError as exc:
+        where = exc.filename or config.output
+        raise LeaderboardError(f"cannot write the leaderboard: {where}: {exc.strerror}") from exc
+    return Published(board, tuple(paths), _write_replays(config.output))
+
+
+def publish_live(config: TournamentConfig, scheduled: int, now: datetime.datetime | None = None) -> Leaderboard:
+    """Render the outputs from the journal as it stands, marked as in progress (``live``:
+    the matches it covers and when); every file replaced whole."""
+    board = build_leaderboard(
+        tournament_document(published_settings(config, complete=False), scheduled),
+        jn.read_journal(config.output / JOURNAL),
+    )
+    at = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%d %H:%M:%S UTC")
+    board.document["live"] = {"matches": board.document["matches"], "scheduled": scheduled, "at": at}
+    use_run_timings(board, config.output, [b.name for b in config.bots])
+    write_leaderboard(config.output, board)
+    return board
+
+
+def rebuild(out: Path, formats: Iterable[str]) -> Published:
+    """Render the files of ``formats`` in the output folder ``out`` again from its journal
+    and ``tournament.json`` (``referee leaderboard``), with the replay pages when html is
+    among them. ``LeaderboardError``: a folder that cannot be rendered."""
+    formats = tuple(formats)
+    tournament, records = load_output_dir(out)
+    board = build_leaderboard(tournament, records)
+    use_run_timings(board, out, tournament["settings"]["bots"])
+    paths = write_leaderboard(out, board, formats)
+    return Published(board, tuple(paths), _write_replays(out) if "html" in formats else ())
+
+
+def use_run_timings(board: Leaderboard, out: Path, names: list[str]) -> None:
+    """Put the response times of the run's summary saved in ``out`` into ``board``, when
+    there is one (see the module doc)."""
+    saved = Timings.load(out)
+    if saved is not None:
+        board.timings = {"tournament": board.timings["tournament"], **saved.document(names)}
+
+
+def _write_replays(out: Path) -> tuple[str, ...]:
+    """Write the match list and replay pages; a bad transcript or a full disk costs the
+    pages (a warning), never the journal or the standings."""
+    try:
+        write_replays(out)
+    except RefereeError as exc:
+        return (f"replay pages not written: {exc}",)
+    except OSError as exc:
+        return (f"replay pages not written: {exc.filename or out}: {exc.strerror}",)
+    return ()
