@@ -12,15 +12,16 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-import httpx
 import pytest
 
-from referee.bots import protocol, sandbox
+from referee.bots import protocol, sandbox, wire
 from referee.bots.process import ManagedBot, printable, start_managed, wait_ready
 from referee.bots.sandbox import BotSpec, CageLimits, bwrap_works, resolve_command
 from referee.config.model import load_config
+from referee.config.redacted import Secret
 from referee.errors import BotStartError, ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,13 +46,17 @@ def write_config(folder: Path, bot: str, limits: str = "") -> Path:
 def test_every_request_carries_the_token_and_a_forged_one_is_refused(tmp_path: Path) -> None:
     spec = BotSpec("tok", ("python", str(TOKEN_BOT), "--port", "{port}"), env={"GREETING": "hi"})
 
-    async def scenario() -> tuple[int, int]:
+    async def scenario() -> tuple[int | None, int | None]:
         bot = await start_managed(spec, tmp_path / "logs", HELLO)  # hello passed: the token matched
         try:
-            async with httpx.AsyncClient() as client:
-                forged = await client.post(bot.url, content=HELLO)
-                stolen = await client.post(bot.url, content=HELLO, headers={"Authorization": "Bearer guess"})
-            return forged.status_code, stolen.status_code
+            statuses = []
+            for token in (None, Secret("guess")):  # sent on the referee's own path into the cage
+                forged = wire.Endpoint.make("tok", bot.url, token)
+                assert forged.target is not None
+                forged = replace(forged, target=replace(forged.target, connect=bot.connect))
+                async with wire.new_client(1) as client:
+                    statuses.append((await wire.post(client, forged, HELLO, 2000, 65536)).status)
+            return statuses[0], statuses[1]
         finally:
             bot.stop()
 

@@ -47,7 +47,8 @@ import collections
 import re
 import socket
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
@@ -128,6 +129,8 @@ class Target:
     head: bytes
     path: bytes
     netloc: str
+    # a managed bot in a network of its own: how to get a connected socket (``bots/netns.py``)
+    connect: Callable[[], Awaitable[socket.socket]] | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
         # the head holds the bearer token, if any
@@ -575,7 +578,11 @@ class LeanPool:
         self.connects += 1
         try:
             async with asyncio.timeout_at(deadline):
-                _, conn = await loop.create_connection(lambda: _Conn(self, key), target.host, target.port)
+                if target.connect is not None:
+                    sock = await target.connect()
+                    _, conn = await loop.create_connection(lambda: _Conn(self, key), sock=sock)
+                else:
+                    _, conn = await loop.create_connection(lambda: _Conn(self, key), target.host, target.port)
         except TimeoutError:
             raise DeadlineExceeded(max(0.0, (loop.time() - deadline) * 1000.0)) from None
         except OSError as exc:

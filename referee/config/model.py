@@ -31,6 +31,18 @@ from referee.games.base import OptionError
 FORMATS = ("round_robin", "random", "team", "gauntlet")
 ON_FAULT = ("fallback", "forfeit")
 SANDBOX_MODES = ("auto", "bwrap", "none")
+NETWORKS = ("own", "host")  # --- cage: a started bot's network (bots/sandbox.py)
+CAGE_KEYS = (
+    "sandbox",
+    "memory_mb",
+    "max_processes",
+    "max_file_mb",
+    "max_open_files",
+    "log_mb",
+    "bot_user",
+    "disk_mb",
+    "cpus",
+)
 STOP_RULES = ("all", "settled")
 TRANSCRIPTS = ("all", "none")
 # The most matches one tournament may schedule: its fixtures are lazy, but resume keeps
@@ -167,6 +179,12 @@ class BotConfig:
     env: Mapping[str, str] = setting(
         {}, doc="a started bot's environment besides PATH, LANG, HOME; values may hold ${VAR}"
     )
+    # --- cage, second round (issue 25)
+    network: str = choice(
+        NETWORKS, "network", explain="own: it reaches nothing, only the referee reaches it; host: the host's network"
+    )
+    limits: Mapping[str, Any] = setting({}, doc="a started bot's own [limits] of its cage, e.g. { memory_mb = 2048 }")
+    # --- end cage
 
     @property
     def managed(self) -> bool:
@@ -192,12 +210,16 @@ class Limits:
     sandbox: str = choice(
         SANDBOX_MODES, "sandbox", explain="auto: bubblewrap when installed; bwrap: required; none: no cage"
     )
-    memory_mb: int = setting(1024, minimum=16, doc="per process of a started bot (RLIMIT_DATA)")
+    memory_mb: int = setting(1024, minimum=16, doc="a started bot's memory: all its processes, shared memory and disk")
     max_processes: int = setting(128, minimum=1, doc="processes and threads of a started bot together")
     max_file_mb: int = setting(64, minimum=1, doc="the largest file a started bot may write")
     max_open_files: int = setting(1024, minimum=16, doc="per process of a started bot (every connection is one)")
     log_mb: int = setting(10, minimum=1, doc="logs/BOT.log, then one marker line and the rest dropped")
     bot_user: str = setting("nobody", doc="who started bots run as when the referee runs as root (a user name)")
+    # --- cage, second round (issue 25): per-bot totals; a [[bot]] may override any CAGE_KEYS
+    disk_mb: int = setting(256, minimum=1, doc="all a started bot writes (home, /tmp), files bounded too (64 per MB)")
+    cpus: float = setting(1.0, above=0, maximum=256, doc="CPU time of a started bot, all its processes (cores)")
+    # --- end cage
 
 
 # The [cluster] table: no field of its own (TournamentConfig.cluster holds its address).
@@ -323,9 +345,28 @@ class TournamentConfig:
             "time_bank_ms": self.limits.time_bank_ms,
             "max_fault_rate": self.limits.max_fault_rate,
             "sandbox": self.limits.sandbox,
+            **self._cage_settings(),
             "bots": [b.name for b in self.bots],
             "transcripts": self.transcripts,
         }
+
+    def _cage_settings(self) -> dict[str, Any]:
+        """--- cage: the limits of started bots, and each bot's own where it has any."""
+        if not any(b.managed for b in self.bots):
+            return {}
+        lim = self.limits
+        own = {
+            b.name: {**b.limits, **({"network": b.network} if b.network != "own" else {})}
+            for b in self.bots
+            if b.managed and (b.limits or b.network != "own")
+        }
+        cage = {
+            "memory_mb": lim.memory_mb,
+            "disk_mb": lim.disk_mb,
+            "cpus": lim.cpus,
+            "max_processes": lim.max_processes,
+        }
+        return {"cage": cage, **({"cage_bots": own} if own else {})}
 
     def _gauntlet_rounds(self) -> bool:
         return self.format == "gauntlet" and not self.gauntlet_random
@@ -733,8 +774,13 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         token = Secret(_ENV_RE.sub(sub, v["token"]))
         if not _printable_ascii(token.reveal()):  # it goes into a header line; never show it
             err.fail(f"{label}.token", "must be printable ASCII without spaces (the value is not shown)")
-    if command is None and ("workdir" in table or "env" in table):
-        err.fail(f"{label}.{'workdir' if 'workdir' in table else 'env'}", "only for a bot with a command")
+    for key in ("workdir", "env", "network", "limits"):
+        if command is None and key in table:
+            err.fail(f"{label}.{key}", "only for a bot with a command")
+    # --- cage: a bot's own limits, checked as in [limits]
+    own = v["limits"] or {}
+    _unknown(err, f"{label}.limits.", own, {k: LIMIT_KEYS[k] for k in CAGE_KEYS})
+    own = _values(err, f"{label}.limits", own, {k: LIMIT_KEYS[k] for k in CAGE_KEYS if k in own})
     workdir = None
     if v["workdir"] is not None:
         if "\x00" in v["workdir"] or not v["workdir"]:
@@ -757,6 +803,8 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         max_concurrent=v["max_concurrent"],
         workdir=workdir,
         env=env_table,
+        network=v["network"],
+        limits=own,
     )
 
 
