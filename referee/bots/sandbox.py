@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import importlib.util
 import logging
 import os
 import pwd
@@ -368,14 +367,19 @@ def _unmount(where: Path) -> None:
 
 
 def _package_dirs(package: str) -> set[str]:
-    """The folders of an importable top-level package (none when it is not found)."""
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return set()
-    if spec is None:
-        return set()
-    return {str(Path(p).resolve()) for p in (spec.submodule_search_locations or [])}
+    """The folders of an importable top-level package, as every import finder sees it
+    (the referee's working folder may hide an editable install's, which the bot, started
+    in its home, finds instead); none when it is not found."""
+    found: set[str] = set()
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        try:
+            spec = find(package, None) if find is not None else None
+        except (ImportError, ValueError, TypeError):
+            continue
+        if spec is not None:
+            found.update(str(Path(p).resolve()) for p in (spec.submodule_search_locations or []))
+    return found
 
 
 def _under_system(path: str) -> bool:
