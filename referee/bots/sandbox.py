@@ -310,6 +310,7 @@ class Cage:
         out += ["--proc", "/proc", "--dev", "/dev"]
         visible = sorted(self.visible(argv))
         parents = sorted({str(a) for p in visible for a in Path(p).parents if str(a) not in ("/", "/tmp")})
+        out += ["--perms", "0755", "--dir", str(Path(HOME_IN_CAGE).parent)]  # else 0700: $HOME unreachable
         out += ["--bind", str(self.private / "home"), HOME_IN_CAGE, "--bind", str(self.private / "tmp"), "/tmp"]
         for d in parents:  # bwrap running as root would make them 0700: the bot could not pass
             out += ["--perms", "0755", "--dir", d]

@@ -51,6 +51,7 @@ from twin import fallback_action, load_seeds
 from sample_bots._server import serve
 
 SLEEP = "import time, sys; time.sleep(120)"
+WAITED = {"reach", "collude", "disk", "files", "shared", "tmpfs", "userns", "spin"}  # answered once done
 
 
 def say(line: str) -> None:
@@ -242,7 +243,9 @@ def reach_attack(targets: list[int], own: int) -> None:
         if port == own:
             continue
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
+                if conn.getsockname() == conn.getpeername():
+                    continue  # TCP's self-connect: its own ephemeral port, nobody else's
                 found += 1
                 say(f"REACHED port {port}" + (" (a target)" if port in targets else ""))
         except OSError:
@@ -263,14 +266,18 @@ def collude_attack(mark: str, port: int) -> None:
             continue
         except OSError:
             server.close()
-        try:
-            with socket.socket(family, socket.SOCK_STREAM) as peer:
-                peer.settimeout(2)
-                peer.connect(address)
-                got.append(kind)
-                say(f"COLLUDED over {kind}: {peer.recv(4)!r}")
-        except OSError as exc:
-            say(f"collude {kind}: cannot connect: {exc}")
+        for attempt in range(20):  # the partner may have bound and not yet listen
+            try:
+                with socket.socket(family, socket.SOCK_STREAM) as peer:
+                    peer.settimeout(2)
+                    peer.connect(address)
+                    got.append(kind)
+                    say(f"COLLUDED over {kind}: {peer.recv(4)!r}")
+                    break
+            except OSError as exc:
+                if attempt == 19:
+                    say(f"collude {kind}: cannot connect: {exc}")
+                time.sleep(0.05)
     say(f"collude done ({len(got)} channel(s))")
 
 
@@ -348,7 +355,10 @@ def main() -> None:
     def act(message: dict[str, Any]) -> dict[str, Any]:
         if not started.is_set():
             started.set()
-            threading.Thread(target=attack, daemon=True).start()
+            worker = threading.Thread(target=attack, daemon=True)
+            worker.start()
+            if args.attack in WAITED:  # the match waits for it: the run outlasts the attack
+                worker.join(30)
         return {"action": fallback_action(seeds, message)}
 
     serve(act, args.port)
