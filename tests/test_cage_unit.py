@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -169,3 +170,24 @@ def test_the_bots_layer_does_not_load_the_config_or_the_games() -> None:
     code = "import sys, referee.bots.process; print(sorted(m for m in sys.modules if m in ('referee.config.model', 'referee.games')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_sigterm_reaches_the_bot_and_the_log_ends_with_a_stop_line(tmp_path: Path, mode: str) -> None:
+    if mode == "bwrap" and not bwrap_works():
+        pytest.skip("bubblewrap is not installed or cannot run here")
+    limits = CageLimits(sandbox=mode, bot_user="root" if mode == "none" else "nobody")
+    env = {"PYTHONPATH": str(ROOT)}
+    spec = BotSpec(
+        "trap", ("python", str(ROOT / "tests" / "bots" / "trapping.py"), "--port", "{port}"), env=env, limits=limits
+    )
+
+    async def scenario() -> None:
+        bot = await start_managed(spec, tmp_path / "logs", HELLO)
+        bot.stop()
+
+    asyncio.run(scenario())
+    log = (tmp_path / "logs" / "trap.log").read_text()
+    assert "trapped SIGTERM: saving and exiting\n" in log, log
+    stop = re.search(r"--- stop \(SIGTERM\), exited 0 after (\d+) ms\n\Z", log)
+    assert stop and int(stop.group(1)) >= 100, log  # the trap's 100 ms ran: not killed at once
