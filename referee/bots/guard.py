@@ -5,15 +5,17 @@ in a session and process group of its own, with a pipe as stdin whose write end 
 referee holds; the referee writes ``stop`` to it only to stop the bot. The guard forks
 the bot in the same process group (so ``killpg`` of the guard's pid reaches everything).
 Before ``exec`` the child applies the setup of ``sandbox.Cage.prepare``: it joins the
-bot's ``pids`` cgroup, sets its resource limits, its folder and, without bubblewrap, its
-user; stdin is ``/dev/null`` and stdout and stderr a pipe the guard copies into the bot's
+bot's cgroups, opens the seccomp filter for bubblewrap, sets its resource limits, its
+folder and, without bubblewrap, its user; stdin is ``/dev/null`` and stdout and stderr a pipe the guard copies into the bot's
 log (its own stdout) up to ``log_max`` bytes, then one marker line, the rest dropped. The
 guard then waits for the first of:
 
 - ``stop`` or EOF on stdin: the referee stopped the bot, or died however it died (even
   by SIGKILL, the kernel closes the pipe; EOF without ``stop`` is logged) -> SIGTERM
-  to the group, SIGKILL after the grace (and, the referee being gone, the guard removes
-  the bot's private folder and cgroup itself);
+  to the group (in a cage to every process but bubblewrap's outer one, whose death
+  would kill the cage before the bot's trap runs), SIGKILL after the grace, and a stop
+  line in the log (and, the referee being gone, the guard removes the bot's private
+  disk and folder and its cgroup itself);
 - SIGHUP, the guard's parent-death signal (``PR_SET_PDEATHSIG``, Linux, a second
   line), when the parent is really gone -> the same;
 - SIGTERM: somebody signalled the whole group -> wait the grace, then SIGKILL;

@@ -1,28 +1,15 @@
 """The cage of a managed bot: what it runs as, sees, may write and may use.
 
-A ``BotSpec`` (built by the caller from the tournament file; this layer does not read
-it) says what to run and under which ``CageLimits``. ``Cage.prepare`` turns it into the
-guard's setup (``guard.py`` applies it in the bot's process before ``exec``):
-
-- always: an allow-listed environment (``PATH``, ``LANG``, ``HOME`` and ``TMPDIR`` in
-  the bot's private directory, ``REFEREE_BOT_TOKEN``, the bot's own ``env`` table;
-  nothing else of the referee's); resource limits (``RLIMIT_DATA`` for ``memory_mb``,
-  ``RLIMIT_FSIZE`` for ``max_file_mb``, ``RLIMIT_NOFILE``, no core files); a private
-  working directory, removed when the bot stops; ``max_processes`` through a ``pids``
-  cgroup of its own where one is writable (the referee runs as root), else through
-  ``RLIMIT_NPROC`` inside the bot's user namespace; when the referee runs as root, the
-  bot runs as ``bot_user`` (``nobody`` unless the file says otherwise).
-- with bubblewrap (``sandbox = "auto"`` when ``bwrap`` is installed and works, or
-  ``"bwrap"``): its own PID, IPC, UTS and mount namespaces (``--die-with-parent``, and
-  the namespace's init is killed with the guard's group, so the whole tree dies, setsid
-  daemons included); the system (``/usr``, ``/etc``) read-only; ``/proc`` of its own
-  namespace; its private directory as ``/home/bot`` (the working directory) and
-  ``/tmp``; read-only, at their own paths: the bot's own files (``workdir``, else the
-  folder of its program and every existing path in its command), and for ``python``
-  commands the referee's interpreter, venv and the packages installed from this
-  repository (``referee``, ``sample_bots``). Nothing else of the host's files: not the
-  output folder, not the tournament file, not other bots' folders. The network is
-  shared (the bot listens on its port on 127.0.0.1).
+A ``BotSpec`` (built by the caller; this layer never reads the tournament file) says what
+to run under which ``CageLimits``; ``Cage.prepare`` turns it into the guard's setup
+(``guard.py`` applies it before ``exec``). Always: an allow-listed environment, resource
+limits, a private folder (as root: a tmpfs of ``disk_mb`` with a bounded number of
+files), a cgroup for ``max_processes``, ``memory_mb`` and ``cpus`` (``cgroups.py``), and
+``bot_user`` when the referee is root. With bubblewrap: its own PID, IPC, UTS, mount and
+(as root) network namespaces (``netns.py``: only the referee reaches it), no user
+namespaces (``seccomp.py``), the system read-only, its home and ``/tmp`` from its private
+folder, its own files and (for ``python``) the referee's venv read-only. ``docs/cage.md``
+says all of it for bot authors; a limit that cannot hold here is named once (``not_enforced``).
 """
 
 from __future__ import annotations
