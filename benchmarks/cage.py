@@ -49,15 +49,15 @@ async def startup_ms(sandbox: str, starts: int, logs: Path) -> float:
     return statistics.median(times)
 
 
-def tournament(sandbox: str, rounds: int, folder: Path) -> tuple[float, float, int]:
+def tournament(sandbox: str, rounds: int, folder: Path, concurrency: int = 8) -> tuple[float, float, int]:
     """Decisions/s, referee CPU µs per decision and decisions of a sample tournament."""
     bots = [
         {"name": f"{s}-{i}", "command": [*NIMMT, s, "--port", "{port}"]}
         for i, s in enumerate(["greedy", "cautious", "random", "random"])
     ]
-    table = {"name": "bench-cage", "game": "nimmt_plus", "players": 4, "rounds": rounds, "concurrency": 8}
+    table = {"name": "bench-cage", "game": "nimmt_plus", "players": 4, "rounds": rounds, "concurrency": concurrency}
     doc = {
-        "tournament": {**table, "output": str(folder / sandbox)},
+        "tournament": {**table, "output": str(folder / f"{sandbox}-{concurrency}")},
         "limits": {"sandbox": sandbox, **({"bot_user": "root"} if sandbox == "none" else {})},
         "bot": bots,
     }
@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=5, help="bot starts per mode")
     parser.add_argument("--rounds", type=int, default=20, help="round-robin rounds of the tournament")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 128], help="matches in flight")
     args = parser.parse_args(argv)
     modes = ["bwrap", "none"] if bwrap_works() else ["none"]
     print("the cage of managed bots (sandbox = bwrap vs none), 6 nimmt! Plus sample bots")
@@ -86,11 +87,13 @@ def main(argv: list[str] | None = None) -> None:
         folder = Path(tmp)
         for mode in modes:
             ms = asyncio.run(startup_ms(mode, args.starts, folder / "logs"))
-            rate, cpu_us, decisions = tournament(mode, args.rounds, folder)
-            print(
-                f"  {mode:<5}  bot start-up {ms:6.0f} ms (median of {args.starts})   "
-                f"{rate:7.0f} decisions/s   referee CPU {cpu_us:5.0f} µs per decision ({decisions} decisions)"
-            )
+            print(f"  {mode:<5}  bot start-up {ms:6.0f} ms (median of {args.starts})")
+            for concurrency in args.concurrency:
+                rate, cpu_us, decisions = tournament(mode, args.rounds, folder, concurrency)
+                print(
+                    f"  {mode:<5}  concurrency {concurrency:<4} {rate:7.0f} decisions/s   "
+                    f"referee CPU {cpu_us:5.0f} µs per decision ({decisions} decisions)"
+                )
 
 
 if __name__ == "__main__":

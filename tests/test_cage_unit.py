@@ -9,18 +9,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-import httpx
 import pytest
 
-from referee.bots import protocol, sandbox
+from referee.bots import protocol, sandbox, wire
 from referee.bots.process import ManagedBot, printable, start_managed, wait_ready
 from referee.bots.sandbox import BotSpec, CageLimits, bwrap_works, resolve_command
 from referee.config.parse import load_config
+from referee.config.redacted import Secret
 from referee.errors import BotStartError, ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,13 +47,17 @@ def write_config(folder: Path, bot: str, limits: str = "") -> Path:
 def test_every_request_carries_the_token_and_a_forged_one_is_refused(tmp_path: Path) -> None:
     spec = BotSpec("tok", ("python", str(TOKEN_BOT), "--port", "{port}"), env={"GREETING": "hi"})
 
-    async def scenario() -> tuple[int, int]:
+    async def scenario() -> tuple[int | None, int | None]:
         bot = await start_managed(spec, tmp_path / "logs", HELLO)  # hello passed: the token matched
         try:
-            async with httpx.AsyncClient() as client:
-                forged = await client.post(bot.url, content=HELLO)
-                stolen = await client.post(bot.url, content=HELLO, headers={"Authorization": "Bearer guess"})
-            return forged.status_code, stolen.status_code
+            statuses = []
+            for token in (None, Secret("guess")):  # sent on the referee's own path into the cage
+                forged = wire.Endpoint.make("tok", bot.url, token)
+                assert forged.target is not None
+                forged = replace(forged, target=replace(forged.target, connect=bot.connect))
+                async with wire.new_client(1) as client:
+                    statuses.append((await wire.post(client, forged, HELLO, 2000, 65536)).status)
+            return statuses[0], statuses[1]
         finally:
             bot.stop()
 
@@ -164,3 +170,24 @@ def test_the_bots_layer_does_not_load_the_config_or_the_games() -> None:
     code = "import sys, referee.bots.process; print(sorted(m for m in sys.modules if m in ('referee.config.model', 'referee.games')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_sigterm_reaches_the_bot_and_the_log_ends_with_a_stop_line(tmp_path: Path, mode: str) -> None:
+    if mode == "bwrap" and not bwrap_works():
+        pytest.skip("bubblewrap is not installed or cannot run here")
+    limits = CageLimits(sandbox=mode, bot_user="root" if mode == "none" else "nobody")
+    env = {"PYTHONPATH": str(ROOT)}
+    spec = BotSpec(
+        "trap", ("python", str(ROOT / "tests" / "bots" / "trapping.py"), "--port", "{port}"), env=env, limits=limits
+    )
+
+    async def scenario() -> None:
+        bot = await start_managed(spec, tmp_path / "logs", HELLO)
+        bot.stop()
+
+    asyncio.run(scenario())
+    log = (tmp_path / "logs" / "trap.log").read_text()
+    assert "trapped SIGTERM: saving and exiting\n" in log, log
+    stop = re.search(r"--- stop \(SIGTERM\), exited 0 after (\d+) ms\n\Z", log)
+    assert stop and int(stop.group(1)) >= 100, log  # the trap's 100 ms ran: not killed at once

@@ -5,15 +5,17 @@ in a session and process group of its own, with a pipe as stdin whose write end 
 referee holds; the referee writes ``stop`` to it only to stop the bot. The guard forks
 the bot in the same process group (so ``killpg`` of the guard's pid reaches everything).
 Before ``exec`` the child applies the setup of ``sandbox.Cage.prepare``: it joins the
-bot's ``pids`` cgroup, sets its resource limits, its folder and, without bubblewrap, its
-user; stdin is ``/dev/null`` and stdout and stderr a pipe the guard copies into the bot's
+bot's cgroups, opens the seccomp filter for bubblewrap, sets its resource limits, its
+folder and, without bubblewrap, its user; stdin is ``/dev/null`` and stdout and stderr a pipe the guard copies into the bot's
 log (its own stdout) up to ``log_max`` bytes, then one marker line, the rest dropped. The
 guard then waits for the first of:
 
 - ``stop`` or EOF on stdin: the referee stopped the bot, or died however it died (even
   by SIGKILL, the kernel closes the pipe; EOF without ``stop`` is logged) -> SIGTERM
-  to the group, SIGKILL after the grace (and, the referee being gone, the guard removes
-  the bot's private folder and cgroup itself);
+  to the group (in a cage to every process but bubblewrap's outer one, whose death
+  would kill the cage before the bot's trap runs), SIGKILL after the grace, and a stop
+  line in the log (and, the referee being gone, the guard removes the bot's private
+  disk and folder and its cgroup itself);
 - SIGHUP, the guard's parent-death signal (``PR_SET_PDEATHSIG``, Linux, a second
   line), when the parent is really gone -> the same;
 - SIGTERM: somebody signalled the whole group -> wait the grace, then SIGKILL;
@@ -43,9 +45,11 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 STOP = b"stop"  # what the referee writes to the guard's stdin to stop the bot
+SECCOMP_FD = 9  # where bubblewrap finds the seccomp filter (``--seccomp 9``)
 _POLL_S = 0.05  # how often the bot is polled where no pidfd can be had
 _WATCH_S = 0.5  # how often the guard looks whether its bot is stopped
 _PR_SET_PDEATHSIG = 1
+_MNT_DETACH = 2
 
 
 def main(argv: list[str]) -> NoReturn:
@@ -88,7 +92,7 @@ def main(argv: list[str]) -> NoReturn:
         stopped_since = (stopped_since or now) if _is_stopped(bot) else 0.0
         if stopped_since and now - stopped_since >= _WATCH_S:  # not a passing ptrace stop
             _say("the bot is stopped (SIGSTOP or a tracer): killed, so that the referee restarts it")
-            _kill_members(setup.get("cgroup"))
+            _kill_members(_procs(setup))
             stopped_since = 0.0
 
 
@@ -117,9 +121,15 @@ def _spawn(command: list[str], setup: dict, out: int) -> int:  # type: ignore[ty
         os.dup2(null, 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
-        if setup.get("cgroup"):
-            with open(os.path.join(setup["cgroup"], "cgroup.procs"), "w") as fh:
+        for folder in setup.get("cgroups") or ():
+            with open(os.path.join(folder, "cgroup.procs"), "w") as fh:
                 fh.write(str(os.getpid()))
+        if setup.get("seccomp"):  # bubblewrap reads the filter from this descriptor
+            fd = os.open(setup["seccomp"], os.O_RDONLY)
+            if fd != SECCOMP_FD:
+                os.dup2(fd, SECCOMP_FD)
+                os.close(fd)
+            os.set_inheritable(SECCOMP_FD, True)
         import resource
 
         for name, value in (setup.get("rlimits") or {}).items():
@@ -242,16 +252,50 @@ def _reap(bot: int) -> int | None:
 
 
 def _shutdown(bot: int, pidfd: int | None, grace: float, terminate: bool, relay: _Relay, setup: dict) -> NoReturn:  # type: ignore[type-arg]
-    """Stop the group: SIGTERM (unless the group already got it), SIGKILL after ``grace``."""
-    deadline = time.monotonic() + grace
-    if terminate:
+    """Stop the group: SIGTERM (unless the group already got it), SIGKILL after ``grace``;
+    the stop line in the log."""
+    started = time.monotonic()
+    deadline = started + grace
+    if terminate and setup.get("caged"):
+        # bubblewrap's outer process is spared: its death would kill the cage at once
+        _signal_members(signal.SIGTERM, spare=bot, cgroup=_procs(setup))
+    elif terminate:
         os.killpg(0, signal.SIGTERM)  # the guard too: its handler only wakes the loop
     code = _wait_exit(bot, pidfd, deadline, relay)
+    ms = (time.monotonic() - started) * 1000
     if code is None:
-        _say(f"the bot did not stop within {grace:g} s of SIGTERM: SIGKILL")
         os.kill(bot, signal.SIGKILL)
         code = os.waitstatus_to_exitcode(os.waitpid(bot, 0)[1])
+        ended = f"killed (SIGKILL): still running {grace:g} s after SIGTERM"
+    else:
+        ended = f"{_ended(code)} after {ms:.0f} ms"
+    relay.drain(time.monotonic() + 0.2)  # the bot's last words before the stop line
+    print(f"--- stop (SIGTERM), {ended}", flush=True)
     _finish(code, deadline, relay, setup)
+
+
+def _ended(code: int) -> str:
+    """``exited 0``, ``killed by SIGTERM``; bubblewrap reports a signal as 128 + its number."""
+    if code > 128 and code - 128 in signal.valid_signals():
+        code = 128 - code
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exited {code}"
+
+
+def _signal_members(sig: int, spare: int, cgroup: str | None) -> None:
+    """Send ``sig`` to every process of the guard's group and of the bot's cgroup but ``spare``."""
+    for pid in set(_group_members()) | set(_cgroup_members(cgroup)):
+        if pid != spare:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+
+
+def _procs(setup: dict) -> str | None:  # type: ignore[type-arg]
+    """The cgroup folder that lists the bot's processes, if it has one."""
+    folders = setup.get("cgroups") or [None]
+    return folders[0]  # type: ignore[no-any-return]
 
 
 def _wait_exit(bot: int, pidfd: int | None, deadline: float, relay: _Relay) -> int | None:
@@ -272,7 +316,7 @@ def _finish(code: int, deadline: float, relay: _Relay, setup: dict) -> NoReturn:
     while _group_members() and time.monotonic() < deadline:
         relay.pump()
         time.sleep(_POLL_S)
-    killed = _kill_members(setup.get("cgroup"))
+    killed = _kill_members(_procs(setup))
     if killed:
         _say(f"killed {killed} leftover process(es) of the bot")
     relay.drain(time.monotonic() + 1.0)
@@ -282,18 +326,29 @@ def _finish(code: int, deadline: float, relay: _Relay, setup: dict) -> NoReturn:
 
 
 def _clean_up(setup: dict) -> None:  # type: ignore[type-arg]
-    """The referee is gone and cannot: remove the bot's private folder and cgroup."""
+    """The referee is gone and cannot: remove the bot's private folder (its disk first)
+    and cgroup."""
     import shutil
 
     if setup.get("private"):
+        if setup.get("disk"):
+            _unmount(setup["private"])
         shutil.rmtree(setup["private"], ignore_errors=True)
     for _ in range(50):
-        if not setup.get("cgroup") or not _cgroup_members(setup["cgroup"]):
+        if not _cgroup_members(_procs(setup)):
             break
         time.sleep(0.01)
-    if setup.get("cgroup"):
+    for folder in setup.get("cgroups") or ():
         with contextlib.suppress(OSError):
-            os.rmdir(setup["cgroup"])
+            os.rmdir(folder)
+
+
+def _unmount(path: str) -> None:
+    """Detach the mount at ``path`` (best effort)."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).umount2(path.encode(), _MNT_DETACH)
 
 
 def _kill_members(cgroup: str | None = None) -> int:

@@ -479,7 +479,11 @@ class LeanPool(Transport):
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout_at(deadline):
-                _, conn = await loop.create_connection(lambda: _Conn(self, key), target.host, target.port)
+                if target.connect is not None:
+                    sock = await target.connect()
+                    _, conn = await loop.create_connection(lambda: _Conn(self, key), sock=sock)
+                else:
+                    _, conn = await loop.create_connection(lambda: _Conn(self, key), target.host, target.port)
         except TimeoutError:
             raise DeadlineExceeded.noticed_now(deadline) from None
         except OSError as exc:

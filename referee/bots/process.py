@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import errno
 import json
 import os
 import shutil
@@ -48,8 +50,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from referee.bots import guard, wire
-from referee.bots.sandbox import BotSpec, Cage, kill_cgroup, new_token, resolve_command
+from referee.bots import cgroups, guard, netns, wire
+from referee.bots.sandbox import BotSpec, Cage, new_token, resolve_command
 from referee.config.redacted import Secret
 from referee.errors import BotStartError
 
@@ -142,6 +144,7 @@ class ManagedBot:
         self._stop_event = asyncio.Event()
         self._restart_lock = asyncio.Lock()
         self._cage: Cage | None = None
+        self._netns: int | None = None  # the network namespace of the bot's current start
         self.token = spec.token if spec.token is not None else new_token()  # per run: in its env and requests
 
     @property
@@ -157,8 +160,35 @@ class ManagedBot:
         return self._cage
 
     def endpoint(self) -> wire.Endpoint:
-        """The endpoint of this bot: its URL, with its token as a bearer token."""
-        return wire.Endpoint.make(self.config.name, self.url, self.token)
+        """The endpoint of this bot: its URL, with its token as a bearer token; its
+        connections are made by ``connect`` (the bot may live in a network of its own)."""
+        endpoint = wire.Endpoint.make(self.config.name, self.url, self.token)
+        assert endpoint.target is not None
+        return dataclasses.replace(endpoint, target=dataclasses.replace(endpoint.target, connect=self.connect))
+
+    async def connect(self) -> socket.socket:
+        """A new connection to the bot: in its own network when its cage has one, else
+        on the host's loopback."""
+        if self._cage is None or not self._cage.own_network:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setblocking(False)
+            try:
+                await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", self.port))
+            except BaseException:
+                sock.close()
+                raise
+            return sock
+        if self._netns is None and self.proc is not None and self.proc.returncode is None:
+            self._netns = netns.find(self.proc.pid)
+        if self._netns is None:
+            raise ConnectionRefusedError(errno.ECONNREFUSED, "its network is not up yet")
+        return await netns.connect(self._netns, self.port)
+
+    def _forget_network(self) -> None:
+        """Close the descriptor of the namespace of a start that is over."""
+        if self._netns is not None:
+            os.close(self._netns)
+            self._netns = None
 
     def start(self) -> None:
         """Launch the bot under its guard (does not wait for readiness): on a free port
@@ -177,6 +207,7 @@ class ManagedBot:
             prepared = self.cage.prepare(argv)
         except OSError as exc:
             raise BotStartError(f"bot {name!r}: cannot prepare its private folder: {exc.strerror or exc}") from exc
+        self._forget_network()
         self._log_line(f"{time.strftime('%Y-%m-%d %H:%M:%S')} start: port {self.port}")
         setup = json.dumps(prepared.setup, separators=(",", ":"))
         guarded = [sys.executable, "-I", "-S", GUARD, "--grace", f"{GRACE_S:g}", "--setup", setup, "--"]
@@ -234,8 +265,9 @@ class ManagedBot:
             _reap(self.proc)
         if self._cage is not None:
             if self._cage.cgroup is not None:
-                kill_cgroup(self._cage.cgroup)
+                cgroups.kill_members(self._cage.cgroup)
             if self._stopped:
+                self._forget_network()
                 self._cage.cleanup()
 
     async def revive(self, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> Revival:

@@ -1,35 +1,21 @@
 """The cage of a managed bot: what it runs as, sees, may write and may use.
 
-A ``BotSpec`` (built by the caller from the tournament file; this layer does not read
-it) says what to run and under which ``CageLimits``. ``Cage.prepare`` turns it into the
-guard's setup (``guard.py`` applies it in the bot's process before ``exec``):
-
-- always: an allow-listed environment (``PATH``, ``LANG``, ``HOME`` and ``TMPDIR`` in
-  the bot's private directory, ``REFEREE_BOT_TOKEN``, the bot's own ``env`` table;
-  nothing else of the referee's); resource limits (``RLIMIT_DATA`` for ``memory_mb``,
-  ``RLIMIT_FSIZE`` for ``max_file_mb``, ``RLIMIT_NOFILE``, no core files); a private
-  working directory, removed when the bot stops; ``max_processes`` through a ``pids``
-  cgroup of its own where one is writable (the referee runs as root), else through
-  ``RLIMIT_NPROC`` inside the bot's user namespace; when the referee runs as root, the
-  bot runs as ``bot_user`` (``nobody`` unless the file says otherwise).
-- with bubblewrap (``sandbox = "auto"`` when ``bwrap`` is installed and works, or
-  ``"bwrap"``): its own PID, IPC, UTS and mount namespaces (``--die-with-parent``, and
-  the namespace's init is killed with the guard's group, so the whole tree dies, setsid
-  daemons included); the system (``/usr``, ``/etc``) read-only; ``/proc`` of its own
-  namespace; its private directory as ``/home/bot`` (the working directory) and
-  ``/tmp``; read-only, at their own paths: the bot's own files (``workdir``, else the
-  folder of its program and every existing path in its command), and for ``python``
-  commands the referee's interpreter, venv and the packages installed from this
-  repository (``referee``, ``sample_bots``). Nothing else of the host's files: not the
-  output folder, not the tournament file, not other bots' folders. The network is
-  shared (the bot listens on its port on 127.0.0.1).
+A ``BotSpec`` (built by the caller; this layer never reads the tournament file) says what
+to run under which ``CageLimits``; ``Cage.prepare`` turns it into the guard's setup
+(``guard.py`` applies it before ``exec``). Always: an allow-listed environment, resource
+limits, a private folder (as root: a tmpfs of ``disk_mb`` with a bounded number of
+files), a cgroup for ``max_processes``, ``memory_mb`` and ``cpus`` (``cgroups.py``), and
+``bot_user`` when the referee is root. With bubblewrap: its own PID, IPC, UTS, mount and
+(as root) network namespaces (``netns.py``: only the referee reaches it), no user
+namespaces (``seccomp.py``), the system read-only, its home and ``/tmp`` from its private
+folder, its own files and (for ``python``) the referee's venv read-only. ``docs/cage.md``
+says all of it for bot authors; a limit that cannot hold here is named once (``not_enforced``).
 """
 
 from __future__ import annotations
 
-import contextlib
+import ctypes
 import functools
-import importlib.util
 import logging
 import os
 import pwd
@@ -39,17 +25,22 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from referee.bots import cgroups, netns, seccomp
 from referee.config.redacted import Secret
 from referee.errors import BotStartError
 
 TOKEN_ENV = "REFEREE_BOT_TOKEN"
 HOME_IN_CAGE = "/home/bot"
+NETWORKS = ("own", "host")
+SECCOMP_FD = 9  # guard.SECCOMP_FD (the guard imports nothing of the referee)
+INODES_PER_MB = 64  # the bound on the files of a bot's disk, per MB of disk_mb
+_MS_NOSUID, _MS_NODEV = 2, 4
+_MNT_DETACH = 2
 _BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
-_CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 _SYSTEM_RO = ("/usr", "/etc", "/opt")
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _OWN_PACKAGES = ("referee", "sample_bots")  # what ``python`` commands may import from this repository
@@ -65,12 +56,23 @@ class CageLimits:
     """How a managed bot is caged and limited (``[limits]`` of the tournament file)."""
 
     sandbox: str = "auto"  # auto | bwrap | none
-    memory_mb: int = 1024  # RLIMIT_DATA of each process of the bot
+    memory_mb: int = 1024  # all its processes together (memory cgroup), and each one's RLIMIT_DATA
     max_processes: int = 128  # processes and threads of the bot together
     max_file_mb: int = 64  # the largest file the bot may write
     max_open_files: int = 1024  # per process: connections of many matches in flight
     log_mb: int = 10  # the bot's log, then one marker line and the rest dropped
     bot_user: str = "nobody"  # who the bot runs as when the referee runs as root
+    disk_mb: int = 256  # everything it writes together (one tmpfs: home and /tmp), inodes too
+    cpus: float = 1.0  # CPU time of all its processes together, in cores
+    network: str = "own"  # own: a network namespace of its own; host: the host's network
+
+    @classmethod
+    def of(cls, limits: object, overrides: Mapping[str, Any], network: str = "own") -> CageLimits:
+        """The cage of one bot: the tournament's ``[limits]`` (any object with these
+        attributes), with its ``[[bot]]``'s ``limits`` table and ``network`` over them."""
+        names = [f.name for f in fields(cls) if f.name != "network"]
+        values = {name: overrides.get(name, getattr(limits, name)) for name in names}
+        return cls(**values, network=network)
 
 
 @dataclass(frozen=True)
@@ -156,28 +158,36 @@ def resolve_command(command: Sequence[str], base_dir: Path) -> list[str]:
     return out
 
 
-def _cgroup_root() -> Path | None:
-    """A writable cgroup folder with the pids controller, or None."""
-    for root in _CGROUP_ROOTS:
-        if (root / "pids.max").exists() or (root / "cgroup.procs").exists():
-            controllers = root / "cgroup.controllers"
-            if root.name != "pids" and (not controllers.exists() or "pids" not in controllers.read_text().split()):
-                continue
-            if os.access(root, os.W_OK):
-                return root
-    return None
+_reported: set[str] = set()
+
+
+def not_enforced(limits: Sequence[str], why: str) -> None:
+    """Say once per process which limits of started bots do not hold here, and why."""
+    new = [name for name in limits if name not in _reported]
+    if new:
+        _reported.update(new)
+        log.warning(f"warning: not enforced for started bots here: {', '.join(new)} ({why})")
 
 
 class Cage:
-    """The private directory, cgroup and token of one managed bot, kept across restarts."""
+    """The private disk, cgroup and token of one managed bot, kept across restarts."""
 
     def __init__(self, spec: BotSpec, token: Secret | None = None) -> None:
         self.spec = spec
         self.token = token or spec.token or new_token()
         self.bwrap = use_bwrap(spec.limits.sandbox)
         self.user = self._bot_user()
+        self.root = os.geteuid() == 0
+        self.own_network = self.bwrap and spec.limits.network == "own" and netns.usable()
         self.private: Path | None = None
-        self.cgroup: Path | None = None
+        self.disk = False  # a tmpfs of its own is mounted at ``private``
+        self.group: cgroups.BotCgroup | None = None
+        self.filter: bytes | None = seccomp.program() if self.bwrap else None
+
+    @property
+    def cgroup(self) -> Path | None:
+        """The cgroup folder that lists the bot's processes (None without one)."""
+        return self.group.procs if self.group is not None else None
 
     def _bot_user(self) -> pwd.struct_passwd | None:
         """The account the bot runs as: ``bot_user`` when the referee is root, else None."""
@@ -191,33 +201,23 @@ class Cage:
             ) from exc
 
     def prepare(self, argv: list[str]) -> Prepared:
-        """Create the private directory (and cgroup) if needed; the guard's argv and setup."""
+        """Create the private disk and the cgroup if needed; the guard's argv and setup."""
         lim = self.spec.limits
         if self.private is None:
-            self.private = Path(tempfile.mkdtemp(prefix=f"referee-bot-{self.spec.name}-"))
-            for sub in ("home", "tmp"):
-                (self.private / sub).mkdir()
-            if self.user is not None:
-                for p in (self.private, self.private / "home", self.private / "tmp"):
-                    os.chown(p, self.user.pw_uid, self.user.pw_gid)
-        if self.cgroup is None and os.geteuid() == 0:
-            root = _cgroup_root()
-            if root is not None:
-                group = root / f"referee-{os.getpid()}-{self.spec.name}-{secrets.token_hex(4)}"
-                try:
-                    group.mkdir()
-                    (group / "pids.max").write_text(str(lim.max_processes))
-                    self.cgroup = group
-                except OSError:
-                    self.cgroup = None
+            self._make_private()
+        if self.group is None:
+            self.group = cgroups.create(self.spec.name, lim.memory_mb, lim.cpus, lim.max_processes)
+            self._report()
+        assert self.private is not None
         home = HOME_IN_CAGE if self.bwrap else str(self.private / "home")
         tmp = "/tmp" if self.bwrap else str(self.private / "tmp")
         env = {"PATH": _BASE_PATH, "LANG": os.environ.get("LANG", "C.UTF-8"), "HOME": home, "TMPDIR": tmp}
         env.update(self.spec.env)
         env[TOKEN_ENV] = self.token.reveal()
-        # without a cgroup: RLIMIT_NPROC, counted per user (inside bwrap's user namespace:
+        # without a pids cgroup: RLIMIT_NPROC, counted per user (inside bwrap's user namespace:
         # per bot); never for the organiser's own account, where it would count all its processes
-        nproc = lim.max_processes if self.cgroup is None and (self.bwrap or self.user is not None) else None
+        counted = "max_processes" not in self.group.missing
+        nproc = lim.max_processes if not counted and (self.bwrap or self.user is not None) else None
         inner: list[str] = []
         if self.user is not None and self.bwrap:
             # bwrap runs as root (no user namespace needed): the bot drops to its user inside
@@ -233,13 +233,47 @@ class Cage:
         setup: dict[str, Any] = {
             "cwd": None if self.bwrap else str(self.private / "home"),
             "rlimits": rlimits,
-            "cgroup": str(self.cgroup) if self.cgroup else None,
+            "cgroups": [str(f) for f in self.group.folders],
             "user": [self.user.pw_uid, self.user.pw_gid] if self.user is not None and not self.bwrap else None,
             "log_max": lim.log_mb << 20,
             "private": str(self.private),  # the guard removes it if the referee dies
+            "disk": self.disk,
+            "caged": self.bwrap,
+            "seccomp": str(self.private / "seccomp.bpf") if self.filter is not None else None,
         }
         run = self._bwrap_argv(argv) + inner + argv if self.bwrap else argv
         return Prepared(run, env, setup)
+
+    def _make_private(self) -> None:
+        """The bot's private folder: its own tmpfs (``disk_mb``, inodes bounded) when the
+        referee is root, holding ``home`` and ``tmp`` (and the seccomp filter, unseen)."""
+        lim = self.spec.limits
+        private = Path(tempfile.mkdtemp(prefix=f"referee-bot-{self.spec.name}-"))
+        self.private = private
+        owner = (self.user.pw_uid, self.user.pw_gid) if self.user is not None else (os.getuid(), os.getgid())
+        if self.root:
+            options = f"size={lim.disk_mb}m,nr_inodes={max(64, lim.disk_mb * INODES_PER_MB)},mode=0700"
+            options += f",uid={owner[0]},gid={owner[1]}"
+            self.disk = _mount_tmpfs(private, options)
+        for sub in ("home", "tmp"):
+            (private / sub).mkdir()
+        if self.filter is not None:
+            (private / "seccomp.bpf").write_bytes(self.filter)
+        if self.user is not None:
+            for p in (private, private / "home", private / "tmp"):
+                os.chown(p, *owner)
+
+    def _report(self) -> None:
+        """The one line naming the limits this bot's cage cannot hold."""
+        assert self.group is not None
+        if self.group.missing:
+            not_enforced(self.group.missing, "no writable cgroup for them: run the referee as root")
+        if not self.disk:
+            not_enforced(["disk_mb"], "a bot's own disk needs a referee running as root")
+        if self.bwrap and self.spec.limits.network == "own" and not self.own_network:
+            not_enforced(["network"], "a network of its own for each bot needs a referee running as root")
+        if self.bwrap and self.filter is None:
+            not_enforced(["no user namespaces"], "no seccomp filter for this machine")
 
     def _bwrap_argv(self, argv: list[str]) -> list[str]:
         """bwrap and its options for this bot (see the module doc)."""
@@ -248,6 +282,10 @@ class Cage:
         out += ["--unshare-uts", "--unshare-cgroup-try"]
         if os.geteuid() != 0:
             out.append("--unshare-user")
+        if self.own_network:
+            out.append("--unshare-net")
+        if self.filter is not None:
+            out += ["--seccomp", str(SECCOMP_FD)]
         for d in _SYSTEM_RO:
             out += ["--ro-bind-try", d, d]
         for link in _SYSTEM_LINKS:
@@ -258,6 +296,7 @@ class Cage:
         out += ["--proc", "/proc", "--dev", "/dev"]
         visible = sorted(self.visible(argv))
         parents = sorted({str(a) for p in visible for a in Path(p).parents if str(a) not in ("/", "/tmp")})
+        out += ["--perms", "0755", "--dir", str(Path(HOME_IN_CAGE).parent)]  # else 0700: $HOME unreachable
         out += ["--bind", str(self.private / "home"), HOME_IN_CAGE, "--bind", str(self.private / "tmp"), "/tmp"]
         for d in parents:  # bwrap running as root would make them 0700: the bot could not pass
             out += ["--perms", "0755", "--dir", d]
@@ -290,40 +329,44 @@ class Cage:
         return {p for p in paths if not _under_system(p)}
 
     def cleanup(self) -> None:
-        """Remove the private directory and the cgroup (the bot is gone)."""
+        """Remove the private disk and folder and the cgroup (the bot is gone)."""
         if self.private is not None:
+            if self.disk:
+                _unmount(self.private)
+                self.disk = False
             shutil.rmtree(self.private, ignore_errors=True)
             self.private = None
-        if self.cgroup is not None:
-            kill_cgroup(self.cgroup)
-            with contextlib.suppress(OSError):
-                self.cgroup.rmdir()
-            self.cgroup = None
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
 
 
-def kill_cgroup(group: Path) -> None:
-    """SIGKILL every process left in ``group`` (a daemon that left the process group)."""
-    for _ in range(5):
-        try:
-            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
-        except OSError:
-            return
-        if not pids:
-            return
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, 9)
+def _mount_tmpfs(where: Path, options: str) -> bool:
+    """Mount a tmpfs with ``options`` at ``where``; False when it cannot be done."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    flags = _MS_NOSUID | _MS_NODEV
+    return bool(libc.mount(b"tmpfs", str(where).encode(), b"tmpfs", flags, options.encode()) == 0)
+
+
+def _unmount(where: Path) -> None:
+    """Detach the mount at ``where`` (its files go once nothing uses them)."""
+    ctypes.CDLL(None, use_errno=True).umount2(str(where).encode(), _MNT_DETACH)
 
 
 def _package_dirs(package: str) -> set[str]:
-    """The folders of an importable top-level package (none when it is not found)."""
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return set()
-    if spec is None:
-        return set()
-    return {str(Path(p).resolve()) for p in (spec.submodule_search_locations or [])}
+    """The folders of an importable top-level package, as every import finder sees it
+    (the referee's working folder may hide an editable install's, which the bot, started
+    in its home, finds instead); none when it is not found."""
+    found: set[str] = set()
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        try:
+            spec = find(package, None) if find is not None else None
+        except (ImportError, ValueError, TypeError):
+            continue
+        if spec is not None:
+            found.update(str(Path(p).resolve()) for p in (spec.submodule_search_locations or []))
+    return found
 
 
 def _under_system(path: str) -> bool:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import socket
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Self
 from urllib.parse import urlsplit
@@ -71,6 +73,8 @@ class Target:
     path: bytes = b""
     netloc: str = ""
     head: bytes = field(default=b"", repr=False)
+    # a managed bot in a network of its own: how to get a socket connected to it (bots/netns.py)
+    connect: Callable[[], Awaitable[socket.socket]] | None = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
         return f"Target({self.url!r})"

@@ -19,6 +19,18 @@ from referee.errors import ConfigError
 FORMATS = ("round_robin", "random", "team", "gauntlet")
 ON_FAULT = ("fallback", "forfeit")
 SANDBOX_MODES = ("auto", "bwrap", "none")
+NETWORKS = ("own", "host")  # a started bot's network (bots/sandbox.py)
+CAGE_KEYS = (  # the [limits] keys a [[bot]] may override in its own `limits` table
+    "sandbox",
+    "memory_mb",
+    "max_processes",
+    "max_file_mb",
+    "max_open_files",
+    "log_mb",
+    "bot_user",
+    "disk_mb",
+    "cpus",
+)
 STOP_RULES = ("all", "settled")
 TRANSCRIPTS = ("all", "none")
 # a bot's (or tournament's) name; \Z: "$" also matches before a final newline
@@ -47,6 +59,10 @@ class BotConfig:
     env: Mapping[str, str] = setting(
         {}, doc="a started bot's environment besides PATH, LANG, HOME; values may hold ${VAR}"
     )
+    network: str = choice(
+        NETWORKS, "network", explain="own: it reaches nothing, only the referee reaches it; host: the host's network"
+    )
+    limits: Mapping[str, Any] = setting({}, doc="a started bot's own [limits] of its cage, e.g. { memory_mb = 2048 }")
 
     @property
     def managed(self) -> bool:
@@ -72,12 +88,14 @@ class Limits:
     sandbox: str = choice(
         SANDBOX_MODES, "sandbox", explain="auto: bubblewrap when installed; bwrap: required; none: no cage"
     )
-    memory_mb: int = setting(1024, minimum=16, doc="per process of a started bot (RLIMIT_DATA)")
+    memory_mb: int = setting(1024, minimum=16, doc="a started bot's memory: all its processes, shared memory and disk")
     max_processes: int = setting(128, minimum=1, doc="processes and threads of a started bot together")
     max_file_mb: int = setting(64, minimum=1, doc="the largest file a started bot may write")
     max_open_files: int = setting(1024, minimum=16, doc="per process of a started bot (every connection is one)")
     log_mb: int = setting(10, minimum=1, doc="logs/BOT.log, then one marker line and the rest dropped")
     bot_user: str = setting("nobody", doc="who started bots run as when the referee runs as root (a user name)")
+    disk_mb: int = setting(256, minimum=1, doc="all a started bot writes (home, /tmp), files bounded too (64 per MB)")
+    cpus: float = setting(1.0, above=0, maximum=256, doc="CPU time of a started bot, all its processes (cores)")
 
 
 # The [cluster] table: no field of its own (TournamentConfig.cluster holds its address).
@@ -183,9 +201,28 @@ class TournamentConfig:
             "time_bank_ms": self.limits.time_bank_ms,
             "max_fault_rate": self.limits.max_fault_rate,
             "sandbox": self.limits.sandbox,
+            **self._cage_settings(),
             "bots": [b.name for b in self.bots],
             "transcripts": self.transcripts,
         }
+
+    def _cage_settings(self) -> dict[str, Any]:
+        """The limits of started bots, and each bot's own where it has any."""
+        if not any(b.managed for b in self.bots):
+            return {}
+        lim = self.limits
+        own = {
+            b.name: {**b.limits, **({"network": b.network} if b.network != "own" else {})}
+            for b in self.bots
+            if b.managed and (b.limits or b.network != "own")
+        }
+        cage = {
+            "memory_mb": lim.memory_mb,
+            "disk_mb": lim.disk_mb,
+            "cpus": lim.cpus,
+            "max_processes": lim.max_processes,
+        }
+        return {"cage": cage, **({"cage_bots": own} if own else {})}
 
     def _gauntlet_rounds(self) -> bool:
         return self.format == "gauntlet" and not self.gauntlet_random

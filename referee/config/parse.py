@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from referee.config.keys import REQUIRED, Key, hint, type_name
 from referee.config.model import (
     BOT_KEYS,
+    CAGE_KEYS,
     CLUSTER_KEYS,
     CLUSTER_RE,
     LIMIT_KEYS,
@@ -348,8 +349,12 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         token = Secret(_ENV_RE.sub(sub, v["token"]))
         if not _printable_ascii(token.reveal()):  # it goes into a header line; never show it
             err.fail(f"{label}.token", "must be printable ASCII without spaces (the value is not shown)")
-    if command is None and ("workdir" in table or "env" in table):
-        err.fail(f"{label}.{'workdir' if 'workdir' in table else 'env'}", "only for a bot with a command")
+    for key in ("workdir", "env", "network", "limits"):
+        if command is None and key in table:
+            err.fail(f"{label}.{key}", "only for a bot with a command")
+    own = v["limits"] or {}  # a bot's own limits, checked as in [limits]
+    _unknown(err, f"{label}.limits.", own, {k: LIMIT_KEYS[k] for k in CAGE_KEYS})
+    own = _values(err, f"{label}.limits", own, {k: LIMIT_KEYS[k] for k in CAGE_KEYS if k in own})
     workdir = None
     if v["workdir"] is not None:
         if "\x00" in v["workdir"] or not v["workdir"]:
@@ -372,6 +377,8 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         max_concurrent=v["max_concurrent"],
         workdir=workdir,
         env=env_table,
+        network=v["network"],
+        limits=own,
     )
 
 

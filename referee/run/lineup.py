@@ -127,15 +127,7 @@ def bot_spec(config: TournamentConfig, bot: BotConfig) -> BotSpec:
         workdir=bot.workdir,
         env=dict(bot.env),
         token=bot.token,
-        limits=CageLimits(
-            sandbox=lim.sandbox,
-            memory_mb=lim.memory_mb,
-            max_processes=lim.max_processes,
-            max_file_mb=lim.max_file_mb,
-            max_open_files=lim.max_open_files,
-            log_mb=lim.log_mb,
-            bot_user=lim.bot_user,
-        ),
+        limits=CageLimits.of(lim, bot.limits, bot.network),
     )
 
 

@@ -18,12 +18,24 @@ cage, its victims are only processes whose environment holds ``REFEREE_TEST_MARK
   (their command line holds MARK);
 - ``flood``: writes 3 MB to stdout;
 - ``fork``: forks up to 1,000 sleeping children;
-- ``memory``: allocates 4 GB.
+- ``memory``: allocates 4 GB;
+- ``reach``: connects to every port of 127.0.0.1 but its own and to ``--targets`` (the
+  test's stand-ins for the referee's and a Dask scheduler's ports), lists what
+  ``/proc/net/tcp`` shows listening;
+- ``collude``: meets a partner (another bot with the same attack) over an abstract unix
+  socket and over ``--collude-port`` on loopback: the first to bind waits, the second
+  connects;
+- ``disk``: writes 8 MiB files into ``$TMPDIR`` (up to 400 MiB); ``files``: 20,000 empty
+  files into ``$HOME``; ``shared``: touches 600 MiB of ``MAP_SHARED`` anonymous memory;
+  ``tmpfs``: writes 600 MiB into ``/tmp`` (a tmpfs in the cage): each says how far it got;
+- ``userns``: ``unshare -Ur true``; ``spin``: three processes spin for 1.5 s, and it
+  says how many cores they used together.
 """
 
 from __future__ import annotations
 
 import argparse
+import mmap
 import os
 import signal
 import socket
@@ -39,6 +51,7 @@ from twin import fallback_action, load_seeds
 from sample_bots._server import serve
 
 SLEEP = "import time, sys; time.sleep(120)"
+WAITED = {"reach", "collude", "disk", "files", "shared", "tmpfs", "userns", "spin"}  # answered once done
 
 
 def say(line: str) -> None:
@@ -216,6 +229,89 @@ def memory_attack() -> None:
         say("allocation refused: MemoryError")
 
 
+def reach_attack(targets: list[int], own: int) -> None:
+    listening = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        listening |= {int(line.split()[1].split(":")[1], 16) for line in lines if line.split()[3] == "0A"}
+    say(f"reach sees {len(listening - {own})} listening port(s) besides its own")
+    found = 0
+    for port in [*targets, *range(1024, 65536)]:
+        if port == own:
+            continue
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
+                if conn.getsockname() == conn.getpeername():
+                    continue  # TCP's self-connect: its own ephemeral port, nobody else's
+                found += 1
+                say(f"REACHED port {port}" + (" (a target)" if port in targets else ""))
+        except OSError:
+            pass
+    say(f"reach done: {found} port(s) reached")
+
+
+def collude_attack(mark: str, port: int) -> None:
+    got = []
+    for family, address in ((socket.AF_UNIX, f"\0referee-collude-{mark}"), (socket.AF_INET, ("127.0.0.1", port))):
+        kind = "abstract" if family == socket.AF_UNIX else "tcp"
+        server = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            server.bind(address)
+            server.listen()
+            threading.Thread(target=lambda s=server: s.accept()[0].sendall(b"hand"), daemon=True).start()
+            say(f"collude {kind}: bound, waiting")
+            continue
+        except OSError:
+            server.close()
+        for attempt in range(20):  # the partner may have bound and not yet listen
+            try:
+                with socket.socket(family, socket.SOCK_STREAM) as peer:
+                    peer.settimeout(2)
+                    peer.connect(address)
+                    got.append(kind)
+                    say(f"COLLUDED over {kind}: {peer.recv(4)!r}")
+                    break
+            except OSError as exc:
+                if attempt == 19:
+                    say(f"collude {kind}: cannot connect: {exc}")
+                time.sleep(0.05)
+    say(f"collude done ({len(got)} channel(s))")
+
+
+def fill(what: str, write: Any, steps: int, unit: str, every: int = 16) -> None:
+    """Call ``write(i)`` ``steps`` times; say how far it got (every ``every`` steps, and at the end)."""
+    for i in range(steps):
+        try:
+            write(i)
+        except OSError as exc:
+            say(f"{what} stopped after {i} {unit}: {exc.strerror or exc}")
+            return
+        if i % every == 0:
+            say(f"{what} at {i} {unit}")
+    say(f"WROTE {steps} {unit} ({what})")
+
+
+def spin_attack() -> None:
+    start, before = time.monotonic(), os.times()
+    children = []
+    for _ in range(3):
+        pid = os.fork()
+        if pid == 0:
+            end = time.monotonic() + 1.5
+            while time.monotonic() < end:
+                pass
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
+    after = os.times()
+    used = (after.children_user + after.children_system) - (before.children_user + before.children_system)
+    say(f"spin used {used / (time.monotonic() - start):.2f} cores")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--attack", required=True)
@@ -223,7 +319,17 @@ def main() -> None:
     parser.add_argument("--mark", required=True)
     parser.add_argument("--search", required=True)
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--targets", default="", help="ports of the host that it must not reach")
+    parser.add_argument("--collude-port", type=int, default=0)
     args = parser.parse_args()
+    tmp, home = Path(os.environ.get("TMPDIR", "/tmp")), Path(os.environ.get("HOME", "."))
+    chunk = b"x" * (8 << 20)
+    shared = mmap.mmap(-1, 600 << 20, flags=mmap.MAP_SHARED) if args.attack == "shared" else None
+
+    def touch(i: int) -> None:  # one MiB of the shared mapping
+        assert shared is not None
+        shared[i << 20 : (i + 1) << 20] = chunk[: 1 << 20]
+
     seeds = load_seeds(args.seeds)
     attacks: dict[str, Any] = {
         "secrets": lambda: secrets_attack(args.mark),
@@ -234,6 +340,14 @@ def main() -> None:
         "flood": flood_attack,
         "fork": fork_attack,
         "memory": memory_attack,
+        "reach": lambda: reach_attack([int(p) for p in args.targets.split(",") if p], args.port),
+        "collude": lambda: collude_attack(args.mark, args.collude_port),
+        "disk": lambda: fill("disk", lambda i: (tmp / f"fill-{i}").write_bytes(chunk), 50, "files of 8 MiB", 1),
+        "files": lambda: fill("files", lambda i: (home / f"f{i}").touch(), 20_000, "files", 100_000),
+        "shared": lambda: fill("shared", touch, 600, "MiB"),
+        "tmpfs": lambda: fill("tmpfs", lambda i: Path(f"/tmp/m{i}").write_bytes(chunk[: 1 << 20]), 600, "MiB"),
+        "userns": lambda: say(f"userns: unshare -Ur exited {subprocess.run(['unshare', '-Ur', 'true']).returncode}"),
+        "spin": spin_attack,
     }
     attack = attacks[args.attack]
     started = threading.Event()
@@ -241,7 +355,10 @@ def main() -> None:
     def act(message: dict[str, Any]) -> dict[str, Any]:
         if not started.is_set():
             started.set()
-            threading.Thread(target=attack, daemon=True).start()
+            worker = threading.Thread(target=attack, daemon=True)
+            worker.start()
+            if args.attack in WAITED:  # the match waits for it: the run outlasts the attack
+                worker.join(30)
         return {"action": fallback_action(seeds, message)}
 
     serve(act, args.port)

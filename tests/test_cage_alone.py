@@ -1,0 +1,227 @@
+"""The cage, second round (issue 25): every managed bot alone on its own network, with
+limits that add up. Real tournaments, real bubblewrap, real cgroups (as root).
+
+One 6 nimmt! Plus table holds three sample bots and the attackers of
+``tests/hostile/attacker.py``; each attacker's first decision waits for its attack, so
+the match outlasts it. The test's own listeners on 127.0.0.1 stand for the referee's
+ports and a Dask scheduler's: they count every connection made to them. Each attack is
+judged from the attacker's side (its report in its log) and from the victims' (no
+connection, no fault, no restart), and no process, mount or cgroup outlives the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+
+from referee.bots.netns import usable
+from referee.bots.sandbox import bwrap_works
+from referee.config.model import load_config
+from referee.run.runner import JOURNAL, run_tournament
+from referee.schedule.formats import schedule
+from tests.test_cage import survivors
+
+ROOT = Path(__file__).resolve().parent.parent
+ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")
+NIMMT = ["python", "-m", "sample_bots.nimmt"]
+VICTIMS = ("greedy", "cautious", "random")
+
+needs_cage = pytest.mark.skipif(
+    not (bwrap_works() and usable()), reason="needs bubblewrap and root (a network and a cgroup per bot)"
+)
+
+
+class Listener:
+    """A TCP port of the host that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+
+def attackers(mark: str, targets: list[int], collude_port: int) -> dict[str, dict[str, Any]]:
+    """The attacking bots of each run: name -> (attack, its own limits)."""
+    return {
+        "network": {
+            "reach": {},
+            "collude-a": {},
+            "collude-b": {},
+        },
+        "limits": {
+            "disk": {"disk_mb": 32},
+            "files": {"disk_mb": 16},
+            "shared": {"memory_mb": 96},
+            "tmpfs": {"memory_mb": 96, "disk_mb": 512},
+            "userns": {},
+            "spin": {"cpus": 0.25},
+        },
+    }[mark]
+
+
+def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], list[Listener]]:
+    """One run of ``kind`` (network or limits); its output folder, every bot's log, the listeners."""
+    mark = uuid.uuid4().hex
+    listeners = [Listener(), Listener()]  # the referee's port, a Dask scheduler's
+    collude_port = listeners[0].port + 1 if listeners[0].port < 65000 else 20000
+    seeds = folder / "seeds.json"
+    env = {"REFEREE_TEST_MARK": mark, "PYTHONPATH": str(ROOT)}
+    victims = VICTIMS if kind == "network" else VICTIMS[:1]  # 7 seats at most
+    bots: list[dict[str, Any]] = [{"name": v, "command": [*NIMMT, v, "--port", "{port}"], "env": env} for v in victims]
+    for name, own in attackers(kind, [], collude_port).items():
+        attack = name.split("-")[0]
+        command = ["python", ATTACKER, "--attack", attack, "--seeds", str(seeds), "--mark", mark]
+        command += ["--search", str(folder / "unused"), "--targets", ",".join(str(li.port) for li in listeners)]
+        command += ["--collude-port", str(collude_port), "--port", "{port}"]
+        bots.append({"name": name, "command": command, "env": env, **({"limits": own} if own else {})})
+    doc = {
+        "tournament": {
+            "name": f"alone-{kind}",
+            "game": "nimmt_plus",
+            "seed": 7,
+            "players": len(bots),
+            "rounds": 1,
+            "concurrency": 1,
+            "output": str(folder / "out"),
+        },
+        "limits": {
+            "deadline_ms": 30000,
+            "max_faults": 2,
+            "max_restarts": 1,
+            "restart_backoff_ms": 50,
+            "sandbox": sandbox,
+            **({"bot_user": "root"} if sandbox == "none" else {}),
+        },
+        "bot": bots,
+    }
+    path = folder / "alone.toml"
+    path.write_text(tomli_w.dumps(doc))
+    cfg = load_config(path)
+    seeds.write_text(json.dumps({f.id: f.seed for f in schedule(cfg)}))
+    asyncio.run(run_tournament(cfg))
+    assert not survivors(mark), "a process of the run outlived it"
+    logs = {b["name"]: (cfg.output / "logs" / f"{b['name']}.log").read_text(errors="replace") for b in bots}
+    return cfg.output, logs, listeners
+
+
+def leftovers() -> list[str]:
+    """Mounts and cgroups of this process's runs still there."""
+    mounts = [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if "referee-bot-" in line]
+    groups = [str(p) for p in Path("/sys/fs/cgroup").glob(f"**/referee-{os.getpid()}-*")]
+    return mounts + groups
+
+
+def journal(out: Path) -> list[dict[str, Any]]:
+    """The match lines of the run's journal."""
+    return [rec for rec in map(json.loads, (out / JOURNAL).read_text().splitlines()) if "id" in rec]
+
+
+def victims_untouched(out: Path, logs: dict[str, str]) -> None:
+    """Every match played; no fault, restart or guard's intervention for a sample bot."""
+    records = journal(out)
+    assert records
+    for rec in records:
+        assert all(f["bot"] not in VICTIMS for f in rec["faults"]), rec["faults"]
+    for name in set(VICTIMS) & set(logs):
+        assert "restart" not in logs[name] and "[guard]" not in logs[name] and "down" not in logs[name], logs[name]
+        assert re.search(r"--- stop \(SIGTERM\), exited 0 after \d+ ms\n\Z", logs[name]), logs[name][-300:]
+
+
+@pytest.fixture(scope="module")
+def network(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str], list[Listener]]]:
+    yield play(tmp_path_factory.mktemp("network"), "network", "bwrap")
+
+
+@pytest.fixture(scope="module")
+def limits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str], list[Listener]]]:
+    yield play(tmp_path_factory.mktemp("limits"), "limits", "bwrap")
+
+
+@needs_cage
+def test_a_bot_reaches_nothing_and_nothing_reaches_it(network: tuple[Path, dict[str, str], list[Listener]]) -> None:
+    out, logs, listeners = network
+    log = logs["reach"]
+    assert "ATTACK reach sees 0 listening port(s) besides its own" in log, log[-2000:]
+    assert "ATTACK reach done: 0 port(s) reached" in log and "REACHED" not in log
+    assert [li.accepted for li in listeners] == [0, 0]  # the referee's and the scheduler's side
+    victims_untouched(out, logs)
+    assert not leftovers()
+
+
+@needs_cage
+def test_two_bots_cannot_collude(network: tuple[Path, dict[str, str], list[Listener]]) -> None:
+    _out, logs, _listeners = network
+    for name in ("collude-a", "collude-b"):
+        assert "ATTACK collude abstract: bound, waiting" in logs[name], logs[name][-2000:]
+        assert "ATTACK collude tcp: bound, waiting" in logs[name]
+        assert "COLLUDED" not in logs[name]
+
+
+def test_without_the_cage_the_same_bots_reach_the_host_and_each_other(tmp_path: Path) -> None:
+    """The attacks above are real: without bubblewrap they succeed."""
+    _out, logs, listeners = play(tmp_path, "network", "none")
+    assert "REACHED" in logs["reach"] and all(li.accepted > 0 for li in listeners)
+    assert "COLLUDED over abstract" in logs["collude-a"] + logs["collude-b"]
+    assert "COLLUDED over tcp" in logs["collude-a"] + logs["collude-b"]
+
+
+def reported(log: str, what: str) -> list[int]:
+    """The amounts an attacker reported reaching (``ATTACK what at N``, ``stopped after N``)."""
+    return [int(n) for n in re.findall(rf"ATTACK {what} (?:at|stopped after) (\d+)", log)]
+
+
+@needs_cage
+def test_disk_mb_and_its_file_bound_stop_a_bot_alone(limits: tuple[Path, dict[str, str], list[Listener]]) -> None:
+    out, logs, _listeners = limits
+    assert re.search(r"ATTACK disk stopped after [0-4] files of 8 MiB: No space left on device", logs["disk"])
+    stopped = re.search(r"ATTACK files stopped after (\d+) files: No space left on device", logs["files"])
+    assert stopped and int(stopped.group(1)) <= 16 * 64, logs["files"][-500:]
+    assert "WROTE" not in logs["disk"] + logs["files"]
+    victims_untouched(out, logs)
+    settings = load_config(out.parent / "alone.toml").settings()  # what tournament.json shows
+    assert settings["cage_bots"]["files"] == {"disk_mb": 16} and settings["cage"]["disk_mb"] == 256
+
+
+@needs_cage
+def test_shared_memory_and_tmpfs_count_in_memory_mb(limits: tuple[Path, dict[str, str], list[Listener]]) -> None:
+    _out, logs, _listeners = limits
+    for name in ("shared", "tmpfs"):
+        assert reported(logs[name], name), logs[name][-1000:]
+        assert max(reported(logs[name], name)) < 96, logs[name][-1000:]
+        assert "WROTE" not in logs[name]
+
+
+@needs_cage
+def test_no_user_namespace_in_the_cage(limits: tuple[Path, dict[str, str], list[Listener]]) -> None:
+    log = limits[1]["userns"]
+    found = re.search(r"ATTACK userns: unshare -Ur exited (\d+)", log)
+    assert found and found.group(1) != "0", log[-1000:]
+
+
+@needs_cage
+def test_a_spinning_bot_gets_its_cpu_quota(limits: tuple[Path, dict[str, str], list[Listener]]) -> None:
+    log = limits[1]["spin"]
+    used = re.search(r"ATTACK spin used ([\d.]+) cores", log)
+    assert used and float(used.group(1)) <= 0.25 * 1.5, log[-1000:]  # three spinners, a quarter of a core
+    assert not leftovers()
