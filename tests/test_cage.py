@@ -52,8 +52,7 @@ needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not in
 
 def config(folder: Path, subject: list[str], sandbox: str, mark: str) -> TournamentConfig:
     """The tournament with ``subject`` as bot 1; every bot's environment holds ``mark``."""
-    # PYTHONPATH: this copy of the repository, even where the venv's editable install points elsewhere
-    env = {"REFEREE_TEST_MARK": mark, "PYTHONPATH": str(ROOT)}
+    env = {"REFEREE_TEST_MARK": mark}
     doc = {
         "tournament": {
             "name": "cage",
@@ -150,7 +149,7 @@ def same_standings(records: dict[str, dict[str, Any]], reference: dict[str, dict
 # What each attack's own report says when it fails (in the cage).
 FAILED = {
     "secrets": [
-        r"ATTACK ENV HOME,LANG,PATH,(PWD,)?PYTHONPATH,REFEREE_BOT_TOKEN,REFEREE_TEST_MARK,TMPDIR\n",
+        r"ATTACK ENV HOME,LANG,PATH,(PWD,)?REFEREE_BOT_TOKEN,REFEREE_TEST_MARK,TMPDIR\n",
         r"ATTACK secrets done",
     ],
     "journal": [r"ATTACK journal candidates 0", r"ATTACK journal done"],

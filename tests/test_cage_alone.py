@@ -27,7 +27,7 @@ import tomli_w
 
 from referee.bots.netns import usable
 from referee.bots.sandbox import bwrap_works
-from referee.config.model import load_config
+from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
 from tests.test_cage import survivors
