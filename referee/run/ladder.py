@@ -83,37 +83,40 @@ class Summary:
         return np.array([self.pos[k] for k in keys], np.int64)
 
     def assign(self, lineup: Sequence[str], tables: IntArray) -> None:
-        """Count the seats of ``tables`` (positions in ``lineup``, T x players) as assigned."""
-        who = self.ids(lineup)[tables]
-        n = len(self.keys)
-        self.assigned += np.bincount(who.ravel(), minlength=n)
-        for s in range(self.players):
-            self.seats[:, s] += np.bincount(who[:, s], minlength=n)
+        """Count the seats of ``tables`` (positions in ``lineup``, tables x players) as assigned."""
+        self._seats(self.ids(lineup)[tables])
 
     def record(self, lineup: Sequence[str], tables: IntArray, ranks: IntArray) -> None:
         """Count the results: ``ranks[t, s]`` of the bot in seat ``s`` of table ``t``."""
         self._results(self.ids(lineup)[tables], np.asarray(ranks, np.int64))
 
-    def record_lines(self, lines: Iterable[Mapping[str, Any]], assigned: bool = True) -> None:
-        """Count journal lines (``bots`` are entry keys); with ``assigned``, their seats too."""
+    def assign_lines(self, lines: Iterable[Mapping[str, Any]]) -> None:
+        """Count the seats of journal lines (their ``bots`` are entry keys) as assigned."""
+        who, _ = self._lines(lines)
+        self._seats(who)
+
+    def record_lines(self, lines: Iterable[Mapping[str, Any]]) -> None:
+        """Count the results of journal lines (their ``bots`` are entry keys)."""
+        self._results(*self._lines(lines))
+
+    def _lines(self, lines: Iterable[Mapping[str, Any]]) -> tuple[IntArray, IntArray]:
         keys: list[str] = []
         ranks: list[int] = []
         for d in lines:
             keys.extend(d["bots"])
             ranks.extend(d["ranks"])
-        if not keys:
-            return
-        who = self.ids(keys).reshape(-1, self.players)
-        if assigned:
-            n = len(self.keys)
-            self.assigned += np.bincount(who.ravel(), minlength=n)
-            for s in range(self.players):
-                self.seats[:, s] += np.bincount(who[:, s], minlength=n)
-        self._results(who, np.array(ranks, np.int64).reshape(-1, self.players))
+        shape = (-1, self.players)
+        return self.ids(keys).reshape(shape), np.array(ranks, np.int64).reshape(shape)
+
+    def _seats(self, who: IntArray) -> None:
+        n = len(self.keys)
+        self.assigned += np.bincount(who.ravel(), minlength=n)
+        for s in range(self.players):
+            self.seats[:, s] += np.bincount(who[:, s], minlength=n)
 
     def _results(self, who: IntArray, ranks: IntArray) -> None:
         n = len(self.keys)
-        flat, r = who.ravel(), ranks.ravel()
+        flat, r = who.ravel(), ranks.ravel().astype(np.float64)
         self.played += np.bincount(flat, minlength=n)
         self.rank_sum += np.bincount(flat, weights=r, minlength=n).astype(np.int64)
         self.rank_sq += np.bincount(flat, weights=r * r, minlength=n).astype(np.int64)
