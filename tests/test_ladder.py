@@ -57,7 +57,7 @@ def test_same_inputs_same_tables_and_another_seed_others() -> None:
 def test_every_table_has_distinct_bots_and_the_right_size() -> None:
     for n in (4, 5, 9, 30):
         lineup = names(n)
-        summary, lines = season([lineup] * 5)
+        _, lines = season([lineup] * 5)
         assert len(lines) == 5 * RULES.epoch_tables
         assert all(len(d["bots"]) == 4 and len(set(d["bots"])) == 4 for d in lines)
 
@@ -112,7 +112,7 @@ def test_versions_are_separate_entries() -> None:
 
 def test_an_epoch_depends_only_on_the_epochs_before_it() -> None:
     lineup = names(25)
-    summary, lines = season([lineup] * 12)
+    _, lines = season([lineup] * 12)
     k = 11
     original = [d["bots"] for d in lines if d["epoch"] == k]
     # a resume after 5 tables of epoch k: rebuilt from the journal lines alone
