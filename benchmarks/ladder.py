@@ -10,7 +10,8 @@ leaderboard would publish. Printed: the mean size of the top 10 bots' rank sets 
 policy and their ratio, the share of seasons in which every bot's true rank lies in its
 set, match and seat balance, and the CPU cost of choosing a table.
 
-    python -m benchmarks.ladder                 # 200 bots, 4 seats, 100 seasons per setting
+    python -m benchmarks.ladder                 # 200 bots, 4 seats, 10,000 matches, 100 seasons
+    python -m benchmarks.ladder --matches 10000 20000 --rule tail=0   # more settings
     python -m benchmarks.ladder --small         # a quick look (20 seasons, 100 bots)
 """
 
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seasons", type=int, default=100)
     parser.add_argument("--bots", type=int, default=200)
     parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--matches", type=int, nargs="+", default=[10_000, 20_000])
+    parser.add_argument("--matches", type=int, nargs="+", default=[10_000], help="one setting per budget")
     parser.add_argument("--spread", type=float, default=1.0)
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES)
     parser.add_argument("--workers", type=int, default=2)
