@@ -127,7 +127,8 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
 
 def leftovers() -> list[str]:
     """Mounts and cgroups of this process's runs still there."""
-    mounts = [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if "referee-bot-" in line]
+    mine = f"referee-bot-{os.getpid()}-"  # other runs on the machine have their own
+    mounts = [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if mine in line]
     groups = [str(p) for p in Path("/sys/fs/cgroup").glob(f"**/referee-{os.getpid()}-*")]
     return mounts + groups
 

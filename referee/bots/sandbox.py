@@ -248,7 +248,7 @@ class Cage:
         """The bot's private folder: its own tmpfs (``disk_mb``, inodes bounded) when the
         referee is root, holding ``home`` and ``tmp`` (and the seccomp filter, unseen)."""
         lim = self.spec.limits
-        private = Path(tempfile.mkdtemp(prefix=f"referee-bot-{self.spec.name}-"))
+        private = Path(tempfile.mkdtemp(prefix=f"referee-bot-{os.getpid()}-{self.spec.name}-"))
         self.private = private
         owner = (self.user.pw_uid, self.user.pw_gid) if self.user is not None else (os.getuid(), os.getgid())
         if self.root:
