@@ -624,35 +624,7 @@ def _replay(state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) 
                     return False
                 i += 1
                 hand = hands[s]
-                try:
-                    if len(a) == 1:
-                        c = a[0]
-                        if type(c) is not int:
-                            return False
-                        hand.remove(c)
-                        if c:
-                            rest.append(c)
-                            owner[c] = s
-                        else:
-                            zs[s] += 1
-                    elif len(a) == 2 and not simple:
-                        c, d = a
-                        if type(c) is not int or type(d) is not int or c > d:
-                            return False
-                        hand.remove(c)
-                        hand.remove(d)  # a pair of equal cards needs two in hand: only zeros are
-                        if c:
-                            rest += a
-                            owner[c] = owner[d] = s
-                        elif d:
-                            zs[s] += 1
-                            first.append(d)
-                            owner[d] = s
-                        else:
-                            zs[s] += 2
-                    else:
-                        return False
-                except ValueError:  # a card not in the hand
+                if not _take_fast(a, s, hand, simple, owner, first, rest, zs):
                     return False
                 if not hand:
                     emptied = True
@@ -664,29 +636,90 @@ def _replay(state: NimmtState, seats: Sequence[int], actions: Sequence[Action]) 
                 rest = first + rest
             else:
                 rest.sort()
-            for c in rest:
-                k = bisect_left(ends, c)
-                if k:  # after the highest end below the card: the order of ends is kept
-                    k -= 1
-                    ends[k] = c
-                else:  # below every end: onto the row with the highest end, which becomes the lowest
-                    ends.insert(0, c)
-                    del ends[4]
-                    lens.insert(0, lens.pop())
-                    rheads.insert(0, rheads.pop())
-                if lens[k] == ROW_LIMIT:
-                    s = owner[c]
-                    ph[s] += rheads[k]
-                    rt[s] += 1
-                    ct[s] += ROW_LIMIT
-                    lens[k] = 1
-                    rheads[k] = heads_of[c]
-                else:
-                    lens[k] += 1
-                    rheads[k] += heads_of[c]
+            _place_fast(rest, owner, ends, lens, rheads, ph, rt, ct)
         if _log_hand(state, ph, rt, ct, zs):
             return i == total
         _deal(state)
+
+
+def _take_fast(
+    a: list[Any],
+    s: int,
+    hand: list[int],
+    simple: bool,
+    owner: list[int],
+    first: list[int],
+    rest: list[int],
+    zs: list[int],
+) -> bool:
+    """Take action ``a`` of seat ``s`` out of its hand for ``_replay``: numbered cards go to
+    ``rest`` (a card paired with a 0 to ``first``), zeros are counted; False when illegal."""
+    try:
+        if len(a) == 1:
+            c = a[0]
+            if type(c) is not int:
+                return False
+            hand.remove(c)
+            if c:
+                rest.append(c)
+                owner[c] = s
+            else:
+                zs[s] += 1
+            return True
+        if len(a) != 2 or simple:
+            return False
+        c, d = a
+        if type(c) is not int or type(d) is not int or c > d:
+            return False
+        hand.remove(c)
+        hand.remove(d)  # a pair of equal cards needs two in hand: only zeros are
+    except ValueError:  # a card not in the hand
+        return False
+    if c:
+        rest += a
+        owner[c] = owner[d] = s
+    elif d:
+        zs[s] += 1
+        first.append(d)
+        owner[d] = s
+    else:
+        zs[s] += 2
+    return True
+
+
+def _place_fast(
+    cards: list[int],
+    owner: list[int],
+    ends: list[int],
+    lens: list[int],
+    rheads: list[int],
+    ph: list[int],
+    rt: list[int],
+    ct: list[int],
+) -> None:
+    """Place ``cards`` in order for ``_replay`` on rows kept by end card (``ends``, with
+    their lengths and heads); a sixth card's owner takes the row's heads."""
+    heads_of = HEADS
+    for c in cards:
+        k = bisect_left(ends, c)
+        if k:  # after the highest end below the card: the order of ends is kept
+            k -= 1
+            ends[k] = c
+        else:  # below every end: onto the row with the highest end, which becomes the lowest
+            ends.insert(0, c)
+            del ends[4]
+            lens.insert(0, lens.pop())
+            rheads.insert(0, rheads.pop())
+        if lens[k] == ROW_LIMIT:
+            s = owner[c]
+            ph[s] += rheads[k]
+            rt[s] += 1
+            ct[s] += ROW_LIMIT
+            lens[k] = 1
+            rheads[k] = heads_of[c]
+        else:
+            lens[k] += 1
+            rheads[k] += heads_of[c]
 
 
 def _known_zeros(state: NimmtState, seat: int) -> int:
