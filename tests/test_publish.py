@@ -11,8 +11,6 @@ import itertools
 import json
 import random
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +25,8 @@ from referee.report.page import render_page
 from referee.report.publish import TOURNAMENT_FILE, build_leaderboard, render_markdown, write_tournament_file
 from referee.report.text import md
 from referee.schedule.formats import schedule
+from tests.support.cli import referee
 
-ROOT = Path(__file__).resolve().parent.parent
 DETERMINISTIC = ("README.md", "standings.json", "standings.csv", "index.html")
 ALL_FILES = DETERMINISTIC + ("timings.json",)
 ODD_LATENCY, ODD_DURATION = 987.654, 4321.125  # numbers that must reach timings.json only
@@ -245,9 +243,7 @@ def test_run_and_leaderboard_publish_the_same_bytes(tmp_path: Path) -> None:
             'name = "random"', f'name = "random"\ntoken = "{secret}"'
         )
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(cfg), "-q"], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    proc = referee("run", str(cfg), "-q")
     assert proc.returncode == 0, proc.stderr
     assert "p50 ms" in proc.stdout and "p99 ms" in proc.stdout and "cautious" in proc.stdout
     written = files(out)
