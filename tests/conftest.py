@@ -2,7 +2,7 @@
 
 Helpers live in ``tests/support/`` (imported as ``tests.support.*``; no test module imports
 another). ``make test`` runs the suite in two passes: the tests of the modules in
-``PARALLEL`` on two processes (``-m "not serial"``), then every other test alone
+``PARALLEL`` on every core (``-m "not serial" -n auto``), then every other test alone
 (``-m serial``). The parallel ones play no match against a bot's deadline, or only under
 a deadline no load reaches, so the load of a second process cannot change what they
 see; a new test module is serial until it is listed here. A test of a serial module that
@@ -50,14 +50,11 @@ PARALLEL = {
 }
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "serial: run alone (the second pass of make test): it races a deadline")
-    config.addinivalue_line("markers", "parallel: may run beside other tests although its module is serial")
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``serial`` every test outside ``PARALLEL`` not marked ``parallel``."""
     for item in items:
-        if item.module.__name__ not in PARALLEL and item.get_closest_marker("parallel") is None:  # type: ignore[attr-defined]
+        module = getattr(item, "module", None)
+        if getattr(module, "__name__", "") not in PARALLEL and item.get_closest_marker("parallel") is None:
             item.add_marker(pytest.mark.serial)
 
 
