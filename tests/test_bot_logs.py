@@ -4,11 +4,10 @@ log (not a tail cut off by what came after), and the log stays in the output fol
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from referee.bots.process import first_error
+from tests.support.cli import referee
 
 ROOT = Path(__file__).resolve().parent.parent
 NOISY = (
@@ -45,9 +44,7 @@ def write_config(tmp_path: Path) -> Path:
 def test_check_and_run_show_the_first_error_of_a_bot_that_does_not_start(tmp_path: Path) -> None:
     cfg = write_config(tmp_path)
     for command in ("check", "run"):
-        proc = subprocess.run(
-            [sys.executable, "-m", "referee", command, str(cfg)], cwd=ROOT, capture_output=True, text=True, timeout=120
-        )
+        proc = referee(command, str(cfg))
         assert proc.returncode == 1, proc.stdout + proc.stderr
         shown = proc.stdout + proc.stderr
         assert "Error: cannot read weights.bin" in shown, shown

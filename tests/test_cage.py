@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import time
 import uuid
@@ -37,6 +36,7 @@ from referee.config.model import TournamentConfig
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
+from tests.support.processes import survivors
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")
@@ -49,8 +49,14 @@ ATTACKS = ["secrets", "journal", "kill", "stop", "daemon", "flood", "fork", "mem
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed or cannot run here")
 
+# Out of any load's reach, for the runs compared with the twin run: one honest timeout (a
+# fallback) would change a match. The attacks that hold a rival (kill, stop) keep 2 s.
+COMPARED_DEADLINE_MS = 30_000
 
-def config(folder: Path, subject: list[str], sandbox: str, mark: str) -> TournamentConfig:
+
+def config(
+    folder: Path, subject: list[str], sandbox: str, mark: str, deadline_ms: int = COMPARED_DEADLINE_MS
+) -> TournamentConfig:
     """The tournament with ``subject`` as bot 1; every bot's environment holds ``mark``."""
     env = {"REFEREE_TEST_MARK": mark}
     doc = {
@@ -65,7 +71,7 @@ def config(folder: Path, subject: list[str], sandbox: str, mark: str) -> Tournam
         },
         "game": {"variant": "plus"},
         "limits": {
-            "deadline_ms": 2000,
+            "deadline_ms": deadline_ms,
             "max_faults": 2,
             "max_restarts": 1,
             "restart_backoff_ms": 50,
@@ -86,23 +92,6 @@ def config(folder: Path, subject: list[str], sandbox: str, mark: str) -> Tournam
     path = folder / "cage.toml"
     path.write_text(tomli_w.dumps(doc))
     return load_config(path)
-
-
-def survivors(mark: str) -> set[int]:
-    """Live processes (this one excepted) with ``mark`` in their environment or command line."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            stat = (entry / "stat").read_bytes()
-            if stat[stat.rindex(b")") + 2 :].split()[0] == b"Z":
-                continue
-            if mark.encode() in (entry / "environ").read_bytes() + (entry / "cmdline").read_bytes():
-                found.add(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def play(cfg: TournamentConfig, mark: str) -> dict[str, dict[str, Any]]:
@@ -129,11 +118,13 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict
     return seeds, records
 
 
-def attack(tmp_path: Path, seeds: Path, name: str, sandbox: str) -> tuple[dict[str, dict[str, Any]], str, Path]:
+def attack(
+    tmp_path: Path, seeds: Path, name: str, sandbox: str, deadline_ms: int = COMPARED_DEADLINE_MS
+) -> tuple[dict[str, dict[str, Any]], str, Path]:
     """One run with the attacker; its journal, the attacker's log, the run's output folder."""
     mark = uuid.uuid4().hex
     command = ["python", ATTACKER, "--attack", name, "--seeds", str(seeds), "--mark", mark, "--search", str(tmp_path)]
-    cfg = config(tmp_path / "run", command, sandbox, mark)
+    cfg = config(tmp_path / "run", command, sandbox, mark, deadline_ms)
     records = play(cfg, mark)
     return records, (cfg.output / "logs" / f"{SUBJECT}.log").read_text(errors="replace"), cfg.output
 
@@ -200,9 +191,9 @@ def test_without_the_cage_the_attacker_reaches_the_journal_and_its_rivals(
 ) -> None:
     """What is missing without bubblewrap, shown (the referee's user is root here)."""
     seeds, _reference = twin
-    _records, log, out = attack(tmp_path / "journal", seeds, "journal", "none")
+    _records, log, out = attack(tmp_path / "journal", seeds, "journal", "none", 2000)
     assert "ATTACK WROTE" in log and '{"forged": true}' in (out / JOURNAL).read_text()
-    _records, log, out = attack(tmp_path / "kill", seeds, "kill", "none")
+    _records, log, out = attack(tmp_path / "kill", seeds, "kill", "none", 2000)
     assert "ATTACK KILLED" in log
 
 
@@ -210,7 +201,7 @@ def test_without_the_cage_a_stopped_rival_is_killed_and_restarted(
     tmp_path: Path, twin: tuple[Path, dict[str, Any]]
 ) -> None:
     seeds, _reference = twin
-    records, log, out = attack(tmp_path, seeds, "stop", "none")
+    records, log, out = attack(tmp_path, seeds, "stop", "none", 2000)
     assert "ATTACK STOPPED" in log
     logs = "".join((out / "logs" / f"{bot}.log").read_text() for bot in ("greedy", "cautious", "random"))
     assert "[guard] the bot is stopped (SIGSTOP or a tracer): killed" in logs

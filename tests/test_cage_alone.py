@@ -30,7 +30,7 @@ from referee.bots.sandbox import bwrap_works
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
-from tests.test_cage import survivors
+from tests.support.processes import survivors
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")

@@ -24,6 +24,7 @@ from referee.bots.sandbox import BotSpec, CageLimits, bwrap_works, resolve_comma
 from referee.config.parse import load_config
 from referee.config.redacted import Secret
 from referee.errors import BotStartError, ConfigError
+from tests.support.cli import referee
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_BOT = ROOT / "tests" / "bots" / "token_bot.py"
@@ -84,17 +85,14 @@ def test_relative_paths_in_command_resolve_against_the_tournament_file(tmp_path:
         "--port",
         "{port}",
     ]
-    env = {**os.environ, "MY_GREETING": "from-env"}
-    done = subprocess.run(
-        [sys.executable, "-m", "referee", "check", str(config)], cwd="/", env=env, capture_output=True, text=True
-    )
+    done = referee("check", str(config), cwd="/", env={"MY_GREETING": "from-env"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "greeting=from-env" in (folder / "out" / "logs" / "mine.log").read_text()
 
 
 def test_referee_check_reports_a_missing_program_in_one_line(tmp_path: Path) -> None:
     config = write_config(tmp_path, 'name = "ghost"\ncommand = ["no-such-program-here", "--port", "{port}"]')
-    done = subprocess.run([sys.executable, "-m", "referee", "check", str(config)], capture_output=True, text=True)
+    done = referee("check", str(config))
     assert done.returncode != 0
     assert "FAIL ghost" in done.stdout and "'no-such-program-here': no such executable" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from referee.cli.main import main
 from referee.games import GAMES
+from tests.support.cli import referee
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,12 +52,6 @@ def bots_config(tmp_path: Path, bots: dict[str, list[str]]) -> Path:
     cfg = tmp_path / "t.toml"
     cfg.write_text("\n".join(lines) + "\n")
     return cfg
-
-
-def referee(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee", *args], cwd=ROOT, capture_output=True, text=True, timeout=180
-    )
 
 
 GOOD = ["python", "-m", "sample_bots.nimmt", "cautious", "--port", "{port}"]

@@ -32,8 +32,6 @@ from cryptography.x509.oid import NameOID
 from distributed import Client
 from distributed.comm import connect
 from distributed.security import Security
-from test_distributed import DASK, _stop, _wait_port, assert_same_outputs, config_text, indices, run, url_bot
-from test_e2e import ROOT
 
 from referee.bots.process import free_port
 from referee.config.parse import parse_config
@@ -41,6 +39,9 @@ from referee.errors import ClusterError
 from referee.run import security
 from referee.run.cluster import DaskExecutor
 from referee.schedule.formats import schedule
+from tests.support.cli import ROOT
+from tests.support.cluster import DASK, assert_same_outputs, config_text, indices, run, serve_url_bot, stop_process
+from tests.support.tournament import wait_port
 
 Certs = dict[str, Path]  # role -> PEM file: "ca", "<role>.pem", "<role>.key"
 
@@ -137,7 +138,7 @@ async def assert_only_the_run_gets_in(addresses: list[str], run_ctx: ssl.SSLCont
 
 def test_the_local_cluster_of_a_run_answers_only_the_run(tmp_path: Path) -> None:
     rogue = make_certs(tmp_path / "rogue", ["attacker"])
-    with url_bot() as url:
+    with serve_url_bot() as url:
         text = config_text(tmp_path / "out", url, rounds=1, extra="workers = 2")
         cfg = parse_config(tomllib.loads(text), tmp_path / "t.toml", {})
 
@@ -180,11 +181,11 @@ class TlsCluster:
     def start(self) -> None:
         argv = [DASK, "scheduler", "--protocol", "tls", "--host", "127.0.0.1", "--port", str(self.port)]
         sched = self._spawn(argv + ["--no-dashboard", *self.tls("scheduler")], "scheduler")
-        _wait_port(self.port, sched)
+        wait_port(self.port, sched)
         argv = [DASK, "worker", self.address, "--nthreads", "2", "--no-nanny", "--no-dashboard", "--name", "w0"]
         argv += ["--host", "127.0.0.1", "--worker-port", str(self.worker_port)]
         worker = self._spawn(argv + ["--local-directory", str(self.tmp / "w0"), *self.tls("worker")], "worker")
-        _wait_port(self.worker_port, worker)
+        wait_port(self.worker_port, worker)
 
     def _spawn(self, argv: list[str], name: str) -> subprocess.Popen[bytes]:
         with open(self.tmp / f"{name}.log", "wb") as log:
@@ -199,7 +200,7 @@ class TlsCluster:
 
     def stop(self) -> None:
         for p in reversed(self.procs):
-            _stop(p)
+            stop_process(p)
 
 
 @pytest.fixture
@@ -215,7 +216,7 @@ def tls_cluster(tmp_path: Path) -> Iterator[TlsCluster]:
 def test_a_tls_cluster_plays_with_the_organisers_certificates_and_no_one_else(
     tmp_path: Path, tls_cluster: TlsCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with url_bot() as url:
+    with serve_url_bot() as url:
         config = tmp_path / "t.toml"
         config.write_text(config_text(tmp_path / "x", url, rounds=1))
         one = tmp_path / "one"

@@ -3,7 +3,6 @@ combination of option choices (bool options both ways, choice options each value
 
 from __future__ import annotations
 
-import itertools
 import json
 import random
 from typing import Any
@@ -11,34 +10,10 @@ from typing import Any
 import pytest
 
 from referee.games import GAMES
-from referee.games.base import Game, IllegalAction, OptionError
+from referee.games.base import Game, IllegalAction
+from tests.support.games import cases
 
 MAX_DECISIONS = 200_000
-
-
-def option_grid(game: Game) -> list[dict[str, Any]]:
-    """Every combination of the game's enumerable options (others at their default)."""
-    axes = []
-    for o in game.info.options:
-        if o.choices is not None:
-            axes.append([(o.name, c) for c in o.choices])
-        elif isinstance(o.default, bool):
-            axes.append([(o.name, False), (o.name, True)])
-    return [dict(combo) for combo in itertools.product(*axes)]
-
-
-def cases() -> list[Any]:
-    out = []
-    for gid, game in sorted(GAMES.items()):
-        for seats in range(game.info.min_seats, game.info.max_seats + 1):
-            for opts in option_grid(game):
-                try:
-                    full = game.check_options(seats, opts)
-                except OptionError:
-                    continue  # a combination the game refuses for this seat count
-                label = f"{gid}-{seats}p-" + "-".join(f"{k}={v}" for k, v in sorted(opts.items()))
-                out.append(pytest.param(game, seats, full, id=label))
-    return out
 
 
 def roundtrip(x: Any) -> Any:

@@ -6,108 +6,65 @@ killed with SIGKILL is resumed with another number of workers."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_e2e import NIMMT, ROOT, assert_nothing_listens
-from test_limits import Steady
-from test_resume import journal, kill9_after, lines, published
 
 from referee.bots.process import free_port
 from referee.config.parse import parse_config
 from referee.run.cluster import BATCH, _batches
 from referee.run.dq import DQ_LAG, DqJudge
 from referee.schedule.formats import schedule
-from referee.store import transcripts
+from tests.support.cli import ROOT, referee, start
+from tests.support.cluster import (
+    DASK,
+    assert_same_outputs,
+    config_text,
+    indices,
+    run,
+    serve_url_bot,
+    stop_process,
+)
+from tests.support.tournament import (
+    assert_nothing_listens,
+    bot_ports,
+    journal,
+    kill9_after,
+    lines,
+    wait_port,
+)
 
-DASK = str(Path(sys.executable).with_name("dask"))
+# A SIGKILLed worker's leases (max_concurrent) come back after 3 s instead of 30. Every
+# process of the run needs it: the head makes the leases (with its timeout), the workers
+# refresh them (every fifth of theirs) and the scheduler expires them.
 LEASES = {
     "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_TIMEOUT": "3s",
     "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_VALIDATION_INTERVAL": "500ms",
 }
-MANAGED = [("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("slow1", "random")]
+ROUNDS = 2  # 10 tables x 2 = 20 matches
 
 
-@contextlib.contextmanager
+@pytest.fixture(scope="module")
+def one_process(url_bot: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The tournament file of these tests and its output played by one process: what
+    every run on workers must give."""
+    tmp = tmp_path_factory.mktemp("dist")
+    config = tmp / "dist.toml"
+    config.write_text(config_text(tmp / "one", url_bot, rounds=ROUNDS))
+    run(config, tmp / "one")
+    return config, tmp / "one"
+
+
+@pytest.fixture(scope="module")
 def url_bot() -> Iterator[str]:
-    """A sample bot the referee does not start: reached by URL from every worker."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sample_bots.nimmt", "greedy", "--port", str(port)], cwd=ROOT)
-    try:
-        _wait_port(port, proc)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        _stop(proc)
-
-
-def config_text(out: Path, url: str, *, rounds: int, extra: str = "") -> str:
-    lines_ = [
-        "[tournament]",
-        'name = "dist"',
-        'game = "nimmt_plus"',
-        "seed = 11",
-        "players = 3",
-        f"rounds = {rounds}",
-        "concurrency = 3",
-        f'output = "{out}"',
-        extra,
-        "[limits]",
-        "deadline_ms = 5000",
-    ]
-    for name, strategy in MANAGED:
-        cmd = json.dumps(NIMMT + [strategy, "--port", "{port}"])
-        lines_ += ["[[bot]]", f'name = "{name}"', f"command = {cmd}"]
-        if name == "slow1":
-            lines_.append("max_concurrent = 1")  # one request at a time across the whole cluster
-    lines_ += ["[[bot]]", 'name = "remote"', f'url = "{url}"']
-    return "\n".join(lines_) + "\n"
-
-
-def run(config: Path, out: Path, *extra: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", *extra],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done
-
-
-def all_bot_ports(logs: Path) -> list[int]:
-    return [int(p) for log in logs.rglob("*.log") for p in re.findall(r"start: port (\d+)", log.read_text())]
-
-
-def indices(out: Path) -> list[int]:
-    return [json.loads(line)["index"] for line in (out / "matches.jsonl").read_text().splitlines()]
-
-
-def assert_same_outputs(a_out: Path, b_out: Path) -> None:
-    a, b = published(a_out), published(b_out)
-    assert sorted(a) == sorted(b) and "standings.json" in a and "index.html" in a
-    for name in a:
-        assert a[name] == b[name], f"{name} differs"
-    assert journal(a_out) == journal(b_out)
-    # the transcripts too (encoded on the workers, written by the head), response times aside
-    ta, tb = (
-        sorted(
-            ({k: v for k, v in line.items() if k != "ms"} for _, line in transcripts.read_lines(o)),
-            key=lambda t: t["id"],
-        )
-        for o in (a_out, b_out)
-    )
-    assert len(ta) == len(journal(a_out)) and ta == tb
+    with serve_url_bot() as url:
+        yield url
 
 
 class Cluster:
@@ -124,7 +81,7 @@ class Cluster:
         sched = self._spawn(
             [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"], "scheduler"
         )
-        _wait_port(self.port, sched)
+        wait_port(self.port, sched)
         for i in range(workers):
             # no nanny: the worker is this very process, so SIGKILL ends it for good
             w = self._spawn(
@@ -136,7 +93,6 @@ class Cluster:
 
     def _spawn(self, argv: list[str], name: str) -> subprocess.Popen[bytes]:
         log = open(self.tmp / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-        # a SIGKILLed worker's leases (max_concurrent) come back after 3 s instead of 30
         env = dict(os.environ, **LEASES)
         proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         log.close()
@@ -145,7 +101,7 @@ class Cluster:
 
     def stop(self) -> None:
         for p in reversed(self.procs):
-            _stop(p)
+            stop_process(p)
 
 
 @pytest.fixture
@@ -159,142 +115,105 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
 
 
 def test_a_real_cluster_gives_the_outputs_of_one_process_even_when_a_worker_is_killed(
-    tmp_path: Path, cluster: Cluster
+    tmp_path: Path, cluster: Cluster, one_process: tuple[Path, Path]
 ) -> None:
-    with url_bot() as url:
-        config = tmp_path / "dist.toml"
-        config.write_text(config_text(tmp_path / "one", url, rounds=3))  # 10 tables x 3 = 30 matches
-        run(config, tmp_path / "one")
-        total = lines(tmp_path / "one")
-        assert total == 30
-
-        # the whole tournament on the cluster
-        on_cluster = tmp_path / "cluster"
-        run(config, on_cluster, "--cluster", cluster.address)
-        assert sorted(indices(on_cluster)) == list(range(total))
-        assert_same_outputs(tmp_path / "one", on_cluster)
-        worker_logs = sorted(p.parent.name for p in (on_cluster / "logs").rglob("greedy.log"))
-        assert worker_logs == ["worker-w0", "worker-w1"]  # each worker started its own copy
-        time.sleep(0.5)
-        assert_nothing_listens(all_bot_ports(on_cluster / "logs"))  # the run's end stopped them on the workers
-
-        # again, and one worker is SIGKILLed once a few matches are in the journal
-        killed = tmp_path / "killed"
-        head = subprocess.Popen(
-            [sys.executable, "-m", "referee", "run", str(config), "--output", str(killed), "-q"]
-            + ["--cluster", cluster.address],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            deadline = time.monotonic() + 180
-            while lines(killed) < 4:
-                assert head.poll() is None, head.communicate()
-                assert time.monotonic() < deadline, "the journal did not grow"
-                time.sleep(0.01)
-            os.kill(cluster.workers[0].pid, signal.SIGKILL)
-            _, err = head.communicate(timeout=240)
-        finally:
-            _stop(head)
-        assert head.returncode == 0, err[-3000:]
-        assert lines(killed) < total + 1 and sorted(indices(killed)) == list(range(total))  # each match once
-        assert_same_outputs(tmp_path / "one", killed)  # nothing charged to a bot, nothing lost
-        time.sleep(0.5)
-        dead_worker_ports = all_bot_ports(killed / "logs" / "worker-w0")
-        assert dead_worker_ports, "the killed worker had started its bots"
-        assert_nothing_listens(dead_worker_ports)  # its bots died with it (the guard)
+    """The whole tournament on the cluster, one worker SIGKILLed once a few matches are in
+    the journal: every worker started its own bots, each match is played once, the outputs
+    are those of one process (nothing charged to a bot, nothing lost), and no bot is left."""
+    config, one = one_process
+    total = lines(one)
+    killed = tmp_path / "killed"
+    head = start("run", str(config), "--output", str(killed), "-q", "--cluster", cluster.address, env=LEASES)
+    try:
+        deadline = time.monotonic() + 180
+        while lines(killed) < 4:
+            assert head.poll() is None, head.communicate()
+            assert time.monotonic() < deadline, "the journal did not grow"
+            time.sleep(0.01)
+        os.kill(cluster.workers[0].pid, signal.SIGKILL)
+        _, err = head.communicate(timeout=240)
+    finally:
+        stop_process(head)
+    assert head.returncode == 0, err[-3000:]
+    assert lines(killed) == total and sorted(indices(killed)) == list(range(total))  # each match once
+    assert_same_outputs(one, killed)
+    worker_logs = sorted(p.parent.name for p in (killed / "logs").rglob("greedy.log"))
+    assert worker_logs == ["worker-w0", "worker-w1"]  # each worker started its own copy
+    time.sleep(0.5)
+    dead_worker_ports = bot_ports(killed / "logs" / "worker-w0")
+    assert dead_worker_ports, "the killed worker had started its bots"
+    assert_nothing_listens(dead_worker_ports)  # its bots died with it (the guard)
+    assert_nothing_listens(bot_ports(killed / "logs"))  # the run's end stopped the others on the live worker
 
 
-def test_local_workers_equal_one_process_and_a_killed_head_resumes_with_other_workers(tmp_path: Path) -> None:
-    with url_bot() as url:
-        config = tmp_path / "dist.toml"
-        config.write_text(config_text(tmp_path / "one", url, rounds=2))  # 20 matches
-        run(config, tmp_path / "one")
-        total = lines(tmp_path / "one")
-        two = tmp_path / "two"
-        done = run(config, two, "--workers", "2")
-        assert_same_outputs(tmp_path / "one", two)
-        # a clean run says nothing from Dask's insides: no traceback, no CRITICAL log at shutdown
-        assert "Traceback" not in done.stderr and "CRITICAL" not in done.stderr, done.stderr[-3000:]
+def test_local_workers_equal_one_process_and_a_killed_head_resumes_with_other_workers(
+    tmp_path: Path, one_process: tuple[Path, Path]
+) -> None:
+    config, one = one_process
+    total = lines(one)
+    two = tmp_path / "two"
+    done = run(config, two, "--workers", "2")
+    assert_same_outputs(one, two)
+    # a clean run says nothing from Dask's insides: no traceback, no CRITICAL log at shutdown
+    assert "Traceback" not in done.stderr and "CRITICAL" not in done.stderr, done.stderr[-3000:]
 
-        cut = tmp_path / "cut"
-        head = subprocess.Popen(
-            [sys.executable, "-m", "referee", "run", str(config), "--output", str(cut), "-q", "--workers", "2"],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            first = kill9_after(head, cut, 3, timeout_s=180)  # type: ignore[arg-type]
-        finally:
-            _stop(head)
-        assert first < total
-        time.sleep(1.0)
-        assert_nothing_listens(all_bot_ports(cut / "logs"))  # workers and their bots died with the head
-        run(config, cut, "--resume", "--workers", "1")
-        assert sorted(indices(cut)) == list(range(total))
-        assert_same_outputs(tmp_path / "one", cut)
+    cut = tmp_path / "cut"
+    head = start("run", str(config), "--output", str(cut), "-q", "--workers", "2")
+    try:
+        first = kill9_after(head, cut, 3, timeout_s=180)
+    finally:
+        stop_process(head)
+    assert first < total
+    time.sleep(1.0)
+    assert_nothing_listens(bot_ports(cut / "logs"))  # workers and their bots died with the head
+    run(config, cut, "--resume", "--workers", "1")
+    assert sorted(indices(cut)) == list(range(total))
+    assert_same_outputs(one, cut)
 
 
-def test_max_concurrent_holds_across_workers(tmp_path: Path) -> None:
+def test_max_concurrent_holds_across_workers(tmp_path: Path, steady: Any) -> None:
     """A bot that takes one request at a time (``max_concurrent = 1``), reached by URL from
     two workers each playing several matches at once: it never has two requests in
     flight (each request holds the bot's one lease, kept by the scheduler), so it never
     refuses one and nobody is charged a fault."""
-    solo, others = Steady("--delay-ms", "20", "--exclusive"), Steady("--delay-ms", "2")
-    try:
-        doc = [
-            "[tournament]",
-            'name = "lease"',
-            'game = "nimmt_plus"',
-            "players = 2",
-            'format = "random"',
-            "matches = 8",
-            "concurrency = 4",
-            f'output = "{tmp_path / "out"}"',
-            "[limits]",
-            "deadline_ms = 5000",
-            "[[bot]]",
-            'name = "solo"',
-            f'url = "{solo.url}"',
-            "max_concurrent = 1",
-        ] + [line for n in ("x", "y") for line in ("[[bot]]", f'name = "{n}"', f'url = "{others.url}"')]
-        config = tmp_path / "lease.toml"
-        config.write_text("\n".join(doc) + "\n")
-        run(config, tmp_path / "out", "--workers", "2")
-        recs = journal(tmp_path / "out")
-        assert len(recs) == 8 and [f for r in recs for f in r["faults"]] == []
-        stats = solo.stats()
-        assert stats["acts"] > 0 and stats["max_in_flight"] == 1 and stats["refused"] == 0, stats
-    finally:
-        solo.stop()
-        others.stop()
+    solo, others = steady("--delay-ms", "20", "--exclusive"), steady("--delay-ms", "2")
+    doc = [
+        "[tournament]",
+        'name = "lease"',
+        'game = "nimmt_plus"',
+        "players = 2",
+        'format = "random"',
+        "matches = 8",
+        "concurrency = 4",
+        f'output = "{tmp_path / "out"}"',
+        "[limits]",
+        "deadline_ms = 30000",
+        "[[bot]]",
+        'name = "solo"',
+        f'url = "{solo.url}"',
+        "max_concurrent = 1",
+    ] + [line for n in ("x", "y") for line in ("[[bot]]", f'name = "{n}"', f'url = "{others.url}"')]
+    config = tmp_path / "lease.toml"
+    config.write_text("\n".join(doc) + "\n")
+    run(config, tmp_path / "out", "--workers", "2")
+    recs = journal(tmp_path / "out")
+    assert len(recs) == 8 and [f for r in recs for f in r["faults"]] == []
+    stats = solo.stats()
+    assert stats["acts"] > 0 and stats["max_in_flight"] == 1 and stats["refused"] == 0, stats
 
 
+@pytest.mark.parallel  # plays nothing: the waits are the referee's own (Dask's connect timeout)
 def test_workers_and_cluster_are_checked_before_anything_starts(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1, extra="workers = 0"))
-    bad = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config)], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+    bad = referee("run", str(config), timeout=60)
     assert bad.returncode == 2 and "tournament.workers: must be at least 1" in bad.stderr
     config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1) + '[cluster]\naddress = "nope"\n')
-    bad = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config)], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+    bad = referee("run", str(config), timeout=60)
     assert bad.returncode == 2 and "cluster.address" in bad.stderr and "Traceback" not in bad.stderr
     # a scheduler nobody listens at: one line, exit 1
     config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1))
-    gone = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config), "-q", "--cluster", f"tcp://127.0.0.1:{free_port()}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    gone = referee("run", str(config), "-q", "--cluster", f"tcp://127.0.0.1:{free_port()}", timeout=120)
     assert gone.returncode == 1 and "cannot reach the Dask scheduler" in gone.stderr
     assert "Traceback" not in gone.stderr
 
@@ -346,30 +265,6 @@ def test_batches_are_cut_at_fixed_multiples_whatever_is_left_to_play() -> None:
     for batch in _batches(left):
         assert len({f.index // BATCH for f in batch}) == 1
     assert [f.index for b in _batches(left) for f in b] == [f.index for f in left]
-
-
-def _wait_port(port: int, proc: subprocess.Popen[Any], timeout_s: float = 60) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"process exited with {proc.returncode}"
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing listens on port {port}")
-
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
 
 
 class _Stream:

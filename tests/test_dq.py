@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_limits import Steady
-from test_resume import journal, published
 
 from referee.cli import main
 from referee.config.parse import load_config
 from referee.run import dq
+from tests.support.steady import Steady
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS, journal, published
 
 LAG = 16  # a small lag (a Dask batch of 16 needs one of at least 15), so a short run shows it take effect
 
@@ -30,7 +30,7 @@ def config(tmp: Path, urls: dict[str, str]) -> Path:
         'format = "random"',
         "matches = 40",
         "[limits]",
-        "deadline_ms = 2000",
+        f"deadline_ms = {UNREACHABLE_DEADLINE_MS}",  # the three runs compared see no timeout
         "max_faults = 1000",
         "max_fault_rate = 0.5",
         "fault_rate_min_decisions = 15",

@@ -3,72 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-NIMMT = ["python", "-m", "sample_bots.nimmt"]
-
-
-def write_config(
-    tmp_path: Path,
-    bots: list[tuple[str, list[str]]],
-    *,
-    players: int = 3,
-    rounds: int = 3,
-    concurrency: int = 2,
-    extra: str = "",
-    variant: str = "plus",
-) -> Path:
-    lines = [
-        "[tournament]",
-        'name = "e2e"',
-        'game = "nimmt_plus"',
-        "seed = 7",
-        f"players = {players}",
-        f"rounds = {rounds}",
-        f"concurrency = {concurrency}",
-        f'output = "{tmp_path / "out"}"',
-        "[game]",
-        f'variant = "{variant}"',
-        "[limits]",
-        "deadline_ms = 3000",
-        extra,
-    ]
-    for name, command in bots:
-        lines += ["[[bot]]", f'name = "{name}"', f"command = {json.dumps(command + ['--port', '{port}'])}"]
-    path = tmp_path / "e2e.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def referee(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def bot_ports(out: Path) -> list[int]:
-    ports = []
-    for log in (out / "logs").glob("*.log"):
-        ports += [int(p) for p in re.findall(r"start: port (\d+)", log.read_text())]
-    return ports
-
-
-def assert_nothing_listens(ports: list[int]) -> None:
-    for port in ports:
-        with socket.socket() as s:
-            s.settimeout(1)
-            assert s.connect_ex(("127.0.0.1", port)) != 0, f"a bot still listens on port {port}"
+from tests.support.cli import ROOT, referee, start
+from tests.support.tournament import NIMMT, assert_nothing_listens, bot_ports, write_config
 
 
 def without_timings(doc: dict[str, Any]) -> dict[str, Any]:
@@ -106,7 +50,7 @@ def test_run_a_small_tournament(tmp_path: Path) -> None:
     for name, row in rows.items():
         assert re.search(rf"^\| {row['rank']}\s+\| {name}\s+\| 3\s+\| {row['wins']} \(", readme, re.M), name
     assert "Rank" in proc.stdout and "greedy" in proc.stdout  # the table printed at the end
-    assert_nothing_listens(bot_ports(out))
+    assert_nothing_listens(bot_ports(out / "logs"))
 
 
 def test_a_bot_that_dies_mid_run_costs_only_itself(tmp_path: Path) -> None:
@@ -140,13 +84,7 @@ def test_interrupted_then_resumed_equals_uninterrupted(tmp_path: Path) -> None:
     assert referee("run", str(whole)).returncode == 0
 
     journal = cut_dir / "out" / "matches.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "referee", "run", str(cut)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start("run", str(cut))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if journal.exists() and len(journal.read_text().splitlines()) >= 2:
@@ -160,7 +98,7 @@ def test_interrupted_then_resumed_equals_uninterrupted(tmp_path: Path) -> None:
     assert 2 <= finished < 6
     with open(journal, "a") as fh:  # a torn last line, as a kill -9 mid-write leaves
         fh.write('{"id": "m0000')
-    assert_nothing_listens(bot_ports(cut_dir / "out"))
+    assert_nothing_listens(bot_ports(cut_dir / "out" / "logs"))
 
     resumed = referee("run", str(cut), "--resume")
     assert resumed.returncode == 0, resumed.stderr
@@ -195,7 +133,7 @@ def test_a_bot_that_never_becomes_ready_stops_the_run_before_play(tmp_path: Path
     assert "cannot start" in proc.stderr  # the tail of its log
     journal = tmp_path / "out" / "matches.jsonl"
     assert not journal.exists() or not journal.read_text().strip()
-    assert_nothing_listens(bot_ports(tmp_path / "out"))
+    assert_nothing_listens(bot_ports(tmp_path / "out" / "logs"))
 
 
 def test_bad_config_exits_2_and_starts_nothing(tmp_path: Path) -> None:
@@ -213,14 +151,7 @@ def test_tokens_never_reach_outputs_or_logs(tmp_path: Path, token_env: str) -> N
     text = cfg.read_text().replace('name = "random"', f'name = "random"\ntoken = "${{{token_env}}}"')
     cfg.write_text(text)
     secret = "tok-SHOULD-NOT-LEAK-4711"
-    proc = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(cfg)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, token_env: secret},
-    )
+    proc = referee("run", str(cfg), env={token_env: secret})
     assert proc.returncode == 0, proc.stderr
     assert secret not in proc.stdout + proc.stderr
     for f in (tmp_path / "out").rglob("*"):

@@ -35,6 +35,7 @@ def _write(tmp_path: Path, file: str, out: str, bots: tuple[tuple[str, str], ...
             "output": str(tmp_path / out),
             **tournament,
         },
+        "limits": {"deadline_ms": 30_000},  # out of any load's reach: the runs compared see no timeout
         "bot": [{"name": n, "command": NIMMT + [s, "--port", "{port}"]} for n, s in bots],
     }
     path = tmp_path / file

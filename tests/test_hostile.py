@@ -15,8 +15,8 @@ For every mode: the run finishes; every fault is on the subject, of the right ki
 phase, and at most ``MAX_FAULTS + 1`` act faults per match (then the seat is played by
 fallback without being asked); every decision to the subject is settled within
 ``DEADLINE_MS + MARGIN_MS`` (timeouts no sooner than the deadline), and no match waits
-on the subject for longer than that per fault; the scores and ranks equal the twin
-run's. The 20 MB reply also runs under ``tracemalloc``: the referee never holds it.
+on the subject for longer than that per fault (its time bank aside, which keeps a loaded
+machine's pause from failing an honest bot); the scores and ranks equal the twin run's. The 20 MB reply also runs under ``tracemalloc``: the referee never holds it.
 About 25 s on a quiet 2-core machine (15 tournaments of 1-4 s each).
 """
 
@@ -54,12 +54,18 @@ DEADLINE_MS = 300
 MARGIN_MS = 3000
 SLOW_MS = 60_000
 MAX_FAULTS = 2
+# Honest bots (and the twin) answer in milliseconds, but a 300 ms deadline is within reach
+# of a loaded machine's pause, and one honest fallback would change a match compared with
+# the twin run. With a bank per seat per match, only a pause longer than the deadline and
+# the whole bank faults; the subject's first timeout in a match spends its bank.
+TIME_BANK_MS = 2000
 AFTER = 4  # decisions the hostile bot plays well (over all matches) before misbehaving
 MAX_RESPONSE_BYTES = 65536
 MEMORY_HEADROOM = 4 * 1024 * 1024  # the 20 MB reply must stay far below this
 SLACK_S = 5.0  # per match, on top of what its faults may cost: a loaded machine's jitter
 
 ACT = frozenset({"act"})
+TIMED_OUT = "no complete reply within"  # the deadline, or the deadline and the bank left
 ANY_PHASE = frozenset({"start", "act", "end"})  # a dead or deaf bot also misses start and end
 
 
@@ -78,9 +84,9 @@ class Mode:
 
 
 MODES: dict[str, Mode] = {
-    "slow": Mode(TIMEOUT, f"no complete reply within {DEADLINE_MS} ms", ACT, ("--delay-ms", str(SLOW_MS))),
-    "trickle": Mode(TIMEOUT, f"no complete reply within {DEADLINE_MS} ms", ACT),
-    "silent": Mode(TIMEOUT, f"no complete reply within {DEADLINE_MS} ms", ACT),
+    "slow": Mode(TIMEOUT, TIMED_OUT, ACT, ("--delay-ms", str(SLOW_MS))),
+    "trickle": Mode(TIMEOUT, TIMED_OUT, ACT),
+    "silent": Mode(TIMEOUT, TIMED_OUT, ACT),
     "close": Mode(ERROR, "", ACT),
     "chunks": Mode(ERROR, "more than 1024 chunks", ACT, also=(TIMEOUT,)),
     "informational": Mode(ERROR, "more than 8 informational (1xx) responses", ACT, also=(TIMEOUT,)),
@@ -122,6 +128,7 @@ def tournament(folder: Path, subject: list[str]) -> TournamentConfig:
             "deadline_ms": DEADLINE_MS,
             "on_fault": "fallback",
             "max_faults": MAX_FAULTS,
+            "time_bank_ms": TIME_BANK_MS,
             "max_response_bytes": MAX_RESPONSE_BYTES,
         },
         "bot": [
@@ -190,24 +197,25 @@ def check_run(
             assert 1 <= len(act_faults) <= MAX_FAULTS + 1, (match_id, rec["faults"])
         else:
             assert rec["faults"] == [], match_id
-        # 3. every decision to the subject settled within the deadline and a bounded margin
+        # 3. every decision to the subject settled within the deadline (and its bank) and a bounded margin
         for fault in rec["faults"]:
-            assert fault["latency_ms"] <= DEADLINE_MS + MARGIN_MS, (match_id, fault)
+            assert fault["latency_ms"] <= DEADLINE_MS + TIME_BANK_MS + MARGIN_MS, (match_id, fault)
             if expected.kind == TIMEOUT:
                 assert fault["latency_ms"] >= DEADLINE_MS, (match_id, fault)
         if SUBJECT in rec["bots"]:
             seat = rec["bots"].index(SUBJECT)
-            assert max(rec["latency_ms"][seat], default=0.0) <= DEADLINE_MS + MARGIN_MS, (
+            assert max(rec["latency_ms"][seat], default=0.0) <= DEADLINE_MS + TIME_BANK_MS + MARGIN_MS, (
                 match_id,
                 rec["latency_ms"][seat],
             )
         # ... and the match did not wait on the subject for longer than that either: the
         # time it lost against the twin run is at most a deadline and margin per fault
-        # (and per decision the referee voided). Restarting a dead bot takes its backoff
+        # (and per decision the referee voided), and its bank once. Restarting a dead bot takes its backoff
         # on purpose, so the dying modes are exempt.
         if not expected.dies and not traced:
             lost_s = rec["duration_s"] - ref["duration_s"]
-            allowed_s = (len(rec["faults"]) + rec.get("voided", 0)) * (DEADLINE_MS + MARGIN_MS) / 1000 + SLACK_S
+            allowed_s = (len(rec["faults"]) + rec.get("voided", 0)) * (DEADLINE_MS + MARGIN_MS) / 1000
+            allowed_s += TIME_BANK_MS / 1000 + SLACK_S
             assert lost_s <= allowed_s, (match_id, f"lost {lost_s:.2f} s, allowed {allowed_s:.2f} s", rec["faults"])
         # 4. the same match as with a well-behaved fallback player in the subject's seat
         assert (rec["scores"], rec["ranks"]) == (ref["scores"], ref["ranks"]), match_id
@@ -298,12 +306,12 @@ def test_a_bot_that_tries_to_stall_the_referee_slows_no_honest_bot(
 ) -> None:
     """A chunk trickler and a 1xx flooder beside honest bots: nothing is charged to the
     honest bots (check_run), no decision is voided (the stall is the bot's own), and the
-    honest bots' median recorded time stays near the twin run's (compared over every honest
-    decision; 50 ms of slack, because the twin ran at another moment of a loaded machine,
-    while a stall the referee let through would cost the honest bots hundreds of ms)."""
+    honest bots' median recorded time stays within a deadline of the twin run's (a stall the
+    referee let through would cost them hundreds of ms; a tighter bound compared two moments
+    of a loaded machine)."""
     config = hostile_config(tmp_path, mode, twin_run)
     records = play(config)
     check_run(mode, config, records, twin_run)
     assert sum(rec.get("voided", 0) for rec in records.values()) == 0
     honest, twin = _honest_p50(records), _honest_p50(twin_run.records)
-    assert honest <= max(2 * twin, twin + 50.0), (honest, twin)
+    assert honest <= twin + DEADLINE_MS, (honest, twin)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.cli import referee
+
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None, reason="node is not on PATH: the JavaScript sample bot cannot run"
 )
@@ -19,13 +18,7 @@ pytestmark = pytest.mark.skipif(
 
 def test_js_sample_plays_its_tournament_without_a_fault(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "referee", "run", "configs/nimmt_plus_js.toml", "--output", str(out), "--quiet"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = referee("run", "configs/nimmt_plus_js.toml", "--output", str(out), "--quiet", timeout=600)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "standings.json").read_text())
     rows = {r["name"]: r for r in doc["standings"]}

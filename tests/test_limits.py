@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,69 +30,6 @@ from referee.run import dq
 from referee.run.runner import run_tournament
 from referee.store import transcripts
 from referee.store.tournament_file import tournament_document
-
-ROOT = Path(__file__).resolve().parent.parent
-STEADY = ROOT / "tests" / "bots" / "steady.py"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Steady:
-    """A running ``steady.py`` bot process."""
-
-    def __init__(self, *args: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.proc = subprocess.Popen(
-            [sys.executable, str(STEADY), "--port", str(self.port), *args],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.02)
-        self.stop()
-        raise RuntimeError("steady bot did not start")
-
-    def stats(self) -> dict[str, Any]:
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
-            s.sendall(b"GET /stats HTTP/1.1\r\nHost: x\r\n\r\n")
-            data = b""
-            while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < _length(data):
-                data += s.recv(65536)
-        return json.loads(data.split(b"\r\n\r\n", 1)[1])
-
-    def stop(self) -> None:
-        self.proc.kill()
-        self.proc.wait(5)
-
-
-def _length(data: bytes) -> int:
-    for line in data.split(b"\r\n\r\n", 1)[0].split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            return int(line.split(b":")[1])
-    return 1 << 30
-
-
-@pytest.fixture
-def steady() -> Iterator[Any]:
-    started: list[Steady] = []
-
-    def make(*args: str) -> Steady:
-        bot = Steady(*args)
-        started.append(bot)
-        return bot
-
-    yield make
-    for bot in started:
-        bot.stop()
 
 
 def tournament(

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
-from support.localbots import Seen, serve
 
 from referee.bots import wire
 from referee.bots.scripted import ScriptedTransport
@@ -22,22 +20,9 @@ from referee.config.model import Limits, Secret
 from referee.games import get_game
 from referee.match.play import play_match
 from referee.record import MatchRecord
+from tests.support.localbots import Handler, Seen, good, illegal, on_act, serve
 
-Handler = Callable[[dict[str, Any]], Awaitable[httpx.Response]]
 GAME = get_game("nimmt_plus")
-
-
-async def good(msg: dict[str, Any]) -> httpx.Response:
-    if msg["type"] != "act":
-        return httpx.Response(200, json={"ok": True})
-    return httpx.Response(200, json={"action": msg["legal"][0]})
-
-
-def on_act(bad: Callable[[dict[str, Any]], Awaitable[httpx.Response]]) -> Handler:
-    async def handler(msg: dict[str, Any]) -> httpx.Response:
-        return await (bad(msg) if msg["type"] == "act" else good(msg))
-
-    return handler
 
 
 async def slow(msg: dict[str, Any]) -> httpx.Response:
@@ -59,10 +44,6 @@ async def no_action(msg: dict[str, Any]) -> httpx.Response:
 
 async def oversized(msg: dict[str, Any]) -> httpx.Response:
     return httpx.Response(200, content=b'{"action": [1], "pad": "' + b"x" * 5000 + b'"}')
-
-
-async def illegal(msg: dict[str, Any]) -> httpx.Response:
-    return httpx.Response(200, json={"action": [999]})
 
 
 async def bool_for_int(msg: dict[str, Any]) -> httpx.Response:

@@ -10,43 +10,21 @@ Without ``/usr/bin/chromium`` the test fails (``make test`` installs it), unless
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
+from tests.support.cli import ROOT, referee
+
 ARTIFACTS = ROOT / "tests" / "artifacts"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 BOTS = [("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("random-b", "random")]
 
 ROW_DATA = """rows => rows.map(r => ({data: {...r.dataset},
     cells: Object.fromEntries([...r.cells].map(c => [c.dataset.col, c.innerText.replace(/\\s+/g, ' ').trim()]))}))"""
 CELL_DATA = "cells => cells.map(c => ({data: {...c.dataset}, text: c.innerText.replace(/\\s+/g, ' ').trim()}))"
-
-
-def require_chromium() -> None:
-    if CHROMIUM.exists():
-        return
-    if os.environ.get("REFEREE_SKIP_BROWSER") == "1":
-        pytest.skip("REFEREE_SKIP_BROWSER=1 and no /usr/bin/chromium")
-    pytest.fail(
-        "/usr/bin/chromium is missing: `make test` installs it (Debian package chromium); "
-        "set REFEREE_SKIP_BROWSER=1 to skip this test"
-    )
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +49,7 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f'command = ["python", "-m", "sample_bots.nimmt", "{strategy}", "--port", "{{port}}"]',
         ]
     (tmp / "page.toml").write_text("\n".join(lines) + "\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(tmp / "page.toml"), "-q"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = referee("run", str(tmp / "page.toml"), "-q")
     assert proc.returncode == 0, proc.stderr
     return tmp / "out"
 

@@ -12,8 +12,6 @@ import os
 import re
 import signal
 import socket
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -25,6 +23,7 @@ from referee.bots import protocol, wire
 from referee.bots.process import ManagedBot, Revival, port_taken, wait_ready
 from referee.bots.sandbox import BotSpec, CageLimits
 from referee.errors import BotStartError
+from tests.support.cli import start
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAWNER = ["python", str(ROOT / "tests" / "bots" / "spawner.py")]
@@ -153,13 +152,7 @@ def test_no_bot_process_survives_the_referee(tmp_path: Path, sig: signal.Signals
         )
         + "\n"
     )
-    referee = subprocess.Popen(
-        [sys.executable, "-m", "referee", "run", str(cfg)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "REFEREE_TEST_MARK": marker},
-    )
+    referee = start("run", str(cfg), env={"REFEREE_TEST_MARK": marker}, pipe=False)
     try:
         journal = out / "matches.jsonl"
         wait_until(lambda: journal.exists() and journal.read_text().count("\n") >= 1, 30, "a first match played")

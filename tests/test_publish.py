@@ -11,8 +11,6 @@ import itertools
 import json
 import random
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +26,8 @@ from referee.report.publish import build_leaderboard, render_markdown
 from referee.report.text import md
 from referee.schedule.formats import schedule
 from referee.store.tournament_file import TOURNAMENT_FILE, write_tournament_file
+from tests.support.cli import referee
 
-ROOT = Path(__file__).resolve().parent.parent
 DETERMINISTIC = ("README.md", "standings.json", "standings.csv", "index.html")
 ALL_FILES = DETERMINISTIC + ("timings.json",)
 ODD_LATENCY, ODD_DURATION = 987.654, 4321.125  # numbers that must reach timings.json only
@@ -246,9 +244,7 @@ def test_run_and_leaderboard_publish_the_same_bytes(tmp_path: Path) -> None:
             'name = "random"', f'name = "random"\ntoken = "{secret}"'
         )
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(cfg), "-q"], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    proc = referee("run", str(cfg), "-q")
     assert proc.returncode == 0, proc.stderr
     assert "p50 ms" in proc.stdout and "p99 ms" in proc.stdout and "cautious" in proc.stdout
     written = files(out)

@@ -5,33 +5,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from test_e2e import NIMMT, ROOT, write_config
-from test_resume import kill9_after
+from tests.support.cli import referee, start
+from tests.support.tournament import NIMMT, kill9_after, write_config
 
 BOTS = [("greedy", NIMMT + ["greedy"]), ("cautious", NIMMT + ["cautious"]), ("random", NIMMT + ["random"])]
 LAG_KEYS = {"samples", "p50_ms", "p99_ms", "max_ms", "final_limit", "lowest_limit"}
 
 
-def referee(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
-
-
 def test_the_referee_lag_of_every_run_is_in_timings_json_and_survives_a_re_render(tmp_path: Path) -> None:
     config = write_config(tmp_path, BOTS, players=3, rounds=6, concurrency=2)
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "referee", "run", str(config), "-q"],
-        cwd=ROOT,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start("run", str(config), "-q")
     kill9_after(proc, out, 1, timeout_s=120)
     proc.wait(30)
     done = referee("run", str(config), "-q", "--resume")

@@ -9,22 +9,26 @@ import hashlib
 import json
 import os
 import re
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from test_e2e import NIMMT, ROOT, assert_nothing_listens, bot_ports, write_config
 
 from referee.config.parse import load_config
 from referee.schedule.formats import derive_seed, schedule
+from tests.support.cli import referee, start
+from tests.support.tournament import (
+    NIMMT,
+    assert_nothing_listens,
+    bot_ports,
+    journal,
+    kill9_after,
+    lines,
+    published,
+    write_config,
+)
 
-# Response times and run time differ between runs; everything else must be identical.
-TIMING_FIELDS = ("latency_ms", "duration_s", "voided")
-VARYING_FILES = {"timings.json", ".timings-state.json", "matches.jsonl", "matches.jsonl.prev"}
 BOTS = [
     ("greedy", NIMMT + ["greedy"]),
     ("cautious", NIMMT + ["cautious"]),
@@ -33,84 +37,29 @@ BOTS = [
 ]
 
 
-def start(config: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", *extra],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def lines(out: Path) -> int:
-    try:
-        return (out / "matches.jsonl").read_bytes().count(b"\n")
-    except FileNotFoundError:
-        return 0
-
-
-def kill9_after(proc: subprocess.Popen[str], out: Path, at_least: int, timeout_s: float = 60) -> int:
-    """SIGKILL ``proc`` once the journal has ``at_least`` lines; return the count then."""
-    deadline = time.monotonic() + timeout_s
-    while lines(out) < at_least:
-        assert proc.poll() is None, f"the run ended before it could be killed: {proc.communicate()}"
-        assert time.monotonic() < deadline, "the journal did not grow"
-        time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
-    return lines(out)
-
-
-def journal(out: Path) -> list[dict[str, Any]]:
-    recs = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
-    for r in recs:
-        for f in TIMING_FIELDS:
-            r.pop(f, None)
-        for fault in r["faults"]:
-            fault.pop("latency_ms", None)
-    return sorted(recs, key=lambda r: r["index"])
-
-
-def published(out: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name not in VARYING_FILES}
-
-
 def test_kill_9_twice_then_resume_gives_the_outputs_of_an_uninterrupted_run(tmp_path: Path) -> None:
     config = write_config(tmp_path, BOTS, players=3, rounds=3, concurrency=2)  # 12 matches
     whole, cut = tmp_path / "whole", tmp_path / "cut"
-    done = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config), "--output", str(whole), "-q"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = referee("run", str(config), "--output", str(whole), "-q", timeout=120)
     assert done.returncode == 0, done.stderr
     total = lines(whole)
     assert total == 12
 
-    first = kill9_after(start(config, cut), cut, 2)
+    first = kill9_after(start("run", str(config), "--output", str(cut), "-q"), cut, 2)
     assert 2 <= first < total
     time.sleep(0.2)
-    assert_nothing_listens(bot_ports(cut))  # the bots died with the referee: no orphans
+    assert_nothing_listens(bot_ports(cut / "logs"))  # the bots died with the referee: no orphans
 
     # a write cut short by the kill: half of the next line, no newline
     torn = (whole / "matches.jsonl").read_text().splitlines()[first][:57]
     with open(cut / "matches.jsonl", "a") as fh:
         fh.write(torn)
-    second = kill9_after(start(config, cut, "--resume"), cut, first + 2)
+    second = kill9_after(start("run", str(config), "--output", str(cut), "-q", "--resume"), cut, first + 2)
     assert second < total, "killed before the end"
     time.sleep(0.2)
-    assert_nothing_listens(bot_ports(cut))
+    assert_nothing_listens(bot_ports(cut / "logs"))
 
-    final = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config), "--output", str(cut), "-q", "--resume"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    final = referee("run", str(config), "--output", str(cut), "-q", "--resume", timeout=120)
     assert final.returncode == 0, final.stderr
     assert lines(cut) == total
     assert journal(cut) == journal(whole)
@@ -123,22 +72,10 @@ def test_kill_9_twice_then_resume_gives_the_outputs_of_an_uninterrupted_run(tmp_
 def test_resume_refuses_the_journal_of_another_tournament_and_touches_nothing(tmp_path: Path) -> None:
     config = write_config(tmp_path, BOTS[:3], players=3, rounds=1, concurrency=1)
     out = tmp_path / "out"
-    first = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    first = referee("run", str(config), "--output", str(out), "-q", timeout=120)
     assert first.returncode == 0, first.stderr
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    other = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", "--resume", "--seed", "99"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    other = referee("run", str(config), "--output", str(out), "-q", "--resume", "--seed", "99", timeout=120)
     assert other.returncode == 1
     assert "does not belong to this tournament's schedule" in other.stderr and "matches.jsonl" in other.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
@@ -151,13 +88,13 @@ def test_resume_in_the_middle_of_a_million_match_schedule_plays_on_from_where_it
     text = config.read_text().replace("rounds = 3", 'format = "random"\nmatches = 1000000')
     config.write_text(text)
     out = tmp_path / "big"
-    first = kill9_after(start(config, out), out, 4)
+    first = kill9_after(start("run", str(config), "--output", str(out), "-q"), out, 4)
     before = journal(out)
     assert len(before) == first and len({r["index"] for r in before}) == first
     assert max(r["index"] for r in before) < first + 3, "fixtures are taken in order, at most 3 in flight"
     assert json.loads((out / "tournament.json").read_text())["scheduled"] == 1_000_000
 
-    second = kill9_after(start(config, out, "--resume"), out, first + 4)
+    second = kill9_after(start("run", str(config), "--output", str(out), "-q", "--resume"), out, first + 4)
     after = journal(out)
     indices = [r["index"] for r in after]
     assert len(indices) == len(set(indices)) == second, "no match played twice"
@@ -169,14 +106,14 @@ def test_resume_in_the_middle_of_a_million_match_schedule_plays_on_from_where_it
         f = fixtures[r["index"]]
         assert (r["id"], r["seed"], r["bots"]) == (f.id, f.seed, [BOTS[b][0] for b in f.seats])
     time.sleep(0.2)
-    assert_nothing_listens(bot_ports(out))
+    assert_nothing_listens(bot_ports(out / "logs"))
 
 
 def test_a_secret_seed_is_committed_survives_kill_9_and_is_revealed_at_the_end(tmp_path: Path) -> None:
     config = write_config(tmp_path, BOTS[:3], players=3, rounds=6, concurrency=2)
     config.write_text(config.read_text().replace("seed = 7\n", ""))
     out = tmp_path / "secret"
-    first = kill9_after(start(config, out), out, 2)
+    first = kill9_after(start("run", str(config), "--output", str(out), "-q"), out, 2)
     assert first < 6
     started = json.loads((out / "tournament.json").read_text())["settings"]
     assert started["seed"] is None and started["seed_secret"] is True
@@ -186,13 +123,7 @@ def test_a_secret_seed_is_committed_survives_kill_9_and_is_revealed_at_the_end(t
     assert started["seed_commitment"] == hashlib.sha256(seed.to_bytes(16, "big")).hexdigest()
     assert seed.bit_length() > 64, "a 128-bit seed (a 1 in 2**64 chance of a false failure)"
 
-    final = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", "--resume"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    final = referee("run", str(config), "--output", str(out), "-q", "--resume", timeout=120)
     assert final.returncode == 0, final.stderr
     done = json.loads((out / "tournament.json").read_text())["settings"]
     assert done["seed"] == seed and done["seed_commitment"] == started["seed_commitment"]
@@ -205,7 +136,7 @@ def test_a_secret_seed_is_committed_survives_kill_9_and_is_revealed_at_the_end(t
 
     # another run of the same file deals other cards
     other = tmp_path / "other"
-    kill9_after(start(config, other), other, 1)
+    kill9_after(start("run", str(config), "--output", str(other), "-q"), other, 1)
     assert json.loads((other / "tournament.json").read_text())["settings"]["seed_commitment"] != done["seed_commitment"]
 
 
@@ -223,13 +154,7 @@ def test_a_full_disk_is_a_clear_error_and_resume_finishes_once_space_is_freed(tm
     try:
         config = write_config(tmp_path, BOTS[:3], players=3, rounds=60, concurrency=2)
         out = disk / "out"
-        full = subprocess.run(
-            [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        full = referee("run", str(config), "--output", str(out), "-q", timeout=300)
         assert full.returncode == 1
         # the journal's line or the response-time summary saved beside it met the full disk first
         assert re.search(rf"error: {re.escape(str(out))}/[.\w-]+: the disk is full", full.stderr), full.stderr
@@ -240,13 +165,7 @@ def test_a_full_disk_is_a_clear_error_and_resume_finishes_once_space_is_freed(tm
         assert 0 < len(kept) < 60
 
         subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
-        resumed = subprocess.run(
-            [sys.executable, "-m", "referee", "run", str(config), "--output", str(out), "-q", "--resume"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        resumed = referee("run", str(config), "--output", str(out), "-q", "--resume", timeout=300)
         assert resumed.returncode == 0, resumed.stderr
         assert sorted(r["index"] for r in journal(out)) == list(range(60))
         assert (out / "standings.json").exists()

@@ -23,7 +23,7 @@ from sample_bots import dieci as dieci_bot
 from sample_bots import drahtseilakt as drahtseilakt_bot
 from sample_bots import nimmt as nimmt_bot
 from sample_bots import the_game as the_game_bot
-from tests.test_conformance import cases
+from tests.support.games import cases
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_STRATEGIES = {
@@ -188,8 +188,8 @@ def test_messages_of_real_matches_validate(gid: str) -> None:
     from referee.bots.wire import Endpoint
     from referee.config.model import Limits
     from referee.match.play import play_match
+    from tests.support.games import option_grid
     from tests.support.localbots import serve
-    from tests.test_conformance import option_grid
 
     game = GAMES[gid]
     seats = max(game.info.min_seats, min(game.info.max_seats, 4))

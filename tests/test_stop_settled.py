@@ -38,6 +38,7 @@ def _config(tmp_path: Path, out: str, **tournament: Any) -> Path:
             "output": str(tmp_path / out),
             **tournament,
         },
+        "limits": {"deadline_ms": 30_000},  # out of any load's reach: the runs compared see no timeout
         "bot": [{"name": n, "command": NIMMT + [s, "--port", "{port}"]} for n, s in BOTS],
     }
     path = tmp_path / f"{out}.toml"

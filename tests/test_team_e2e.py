@@ -4,12 +4,10 @@ deal as a homogeneous team, on the same cards."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.cli import referee
 
 
 def test_team_tournament_gives_every_bot_the_same_deals(tmp_path: Path) -> None:
@@ -23,9 +21,7 @@ def test_team_tournament_gives_every_bot_the_same_deals(tmp_path: Path) -> None:
         f'[tournament]\nname = "team"\ngame = "the_game"\nplayers = 3\nformat = "team"\nmatches = 4\n'
         f'concurrency = 4\noutput = "{out}"\n[game]\ncommunication = "claims"\n' + bots
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(cfg)], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    proc = referee("run", str(cfg))
     assert proc.returncode == 0, proc.stderr
     recs = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
     assert len(recs) == 12

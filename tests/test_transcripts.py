@@ -6,22 +6,13 @@ transcripts verifies what it can; replay shows faults, fallbacks and escaped bot
 from __future__ import annotations
 
 import asyncio
-import gzip
 import json
-import re
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from support.localbots import serve
-from test_e2e import NIMMT, ROOT, write_config
-from test_match import good, illegal, on_act
-from test_resume import kill9_after, start
 
 from referee.audit.replay import render_text
 from referee.audit.verify import verify
@@ -34,71 +25,28 @@ from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store import transcripts
 from referee.store.matches import load_match
 from referee.store.tournament_file import tournament_document
+from tests.support.cli import referee, start
+from tests.support.localbots import good, illegal, on_act, serve
+from tests.support.outputs import (
+    SAMPLE_CONFIGS,
+    copy,
+    journal_lines,
+    rewrite_transcripts,
+    run_small,
+    small_config,
+    transcript_lines,
+    write_journal,
+)
+from tests.support.tournament import NIMMT, kill9_after, write_config
 
 GAMES = {"nimmt_plus": "nimmt_plus.toml", "drahtseilakt": "drahtseilakt.toml", "dieci": "dieci.toml"}
 GAMES["the_game"] = "the_game.toml"
 
 
-def referee(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def small_config(tmp: Path, game: str, extra: str = "") -> Path:
-    """The sample config of ``game``, cut to a handful of matches."""
-    text = (ROOT / "configs" / GAMES[game]).read_text()
-    text = re.sub(r"(?m)^rounds = \d+", "rounds = 1", text)
-    text = re.sub(r"(?m)^matches = \d+", "matches = 2", text)
-    text = re.sub(r"(?m)^concurrency = \d+", "concurrency = 2", text)
-    text = text.replace("[tournament]\n", "[tournament]\n" + extra, 1)
-    path = tmp / f"{game}.toml"
-    path.write_text(text)
-    return path
-
-
-def run_small(tmp: Path, game: str, extra: str = "") -> Path:
-    out = tmp / f"out_{game}"
-    done = referee("run", str(small_config(tmp, game, extra)), "--output", str(out), "-q")
-    assert done.returncode == 0, done.stderr
-    return out
-
-
-@pytest.fixture(scope="module")
-def nimmt_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return run_small(tmp_path_factory.mktemp("nimmt"), "nimmt_plus")
-
-
-def journal(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
-
-
-def write_journal(out: Path, recs: list[dict[str, Any]]) -> None:
-    (out / "matches.jsonl").write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs))
-
-
-def transcript_lines(out: Path) -> list[dict[str, Any]]:
-    return [line for _, line in transcripts.read_lines(out)]
-
-
-def rewrite_transcripts(out: Path, lines: list[dict[str, Any]]) -> None:
-    shutil.rmtree(out / "transcripts")
-    (out / "transcripts").mkdir()
-    with gzip.open(out / "transcripts" / "part-00000.jsonl.gz", "wt") as fh:
-        for line in lines:
-            fh.write(json.dumps(line) + "\n")
-
-
-def copy(src: Path, tmp: Path) -> Path:
-    dst = tmp / "copy"
-    shutil.copytree(src, dst)
-    return dst
-
-
-@pytest.mark.parametrize("game", sorted(GAMES))
-def test_verify_passes_on_a_real_tournament(tmp_path: Path, game: str) -> None:
-    out = run_small(tmp_path, game)
-    recs = journal(out)
+@pytest.mark.parametrize("game", sorted(SAMPLE_CONFIGS))
+def test_verify_passes_on_a_real_tournament(tmp_path: Path, game: str, nimmt_run: Path) -> None:
+    out = nimmt_run if game == "nimmt_plus" else run_small(tmp_path, game)
+    recs = journal_lines(out)
     lines = transcript_lines(out)
     assert [t["id"] for t in lines] == [r["id"] for r in recs]  # in journal order, one each
     assert all(len(t["actions"]) >= sum(r["decisions"]) for t, r in zip(lines, recs))
@@ -112,8 +60,8 @@ def test_verify_passes_on_a_real_tournament(tmp_path: Path, game: str) -> None:
     assert "result: " in shown.stdout
 
 
-def test_a_changed_action_is_named_with_its_decision(nimmt_out: Path, tmp_path: Path) -> None:
-    out = copy(nimmt_out, tmp_path)
+def test_a_changed_action_is_named_with_its_decision(nimmt_run: Path, tmp_path: Path) -> None:
+    out = copy(nimmt_run, tmp_path)
     lines = transcript_lines(out)
     lines[1]["actions"][9] = [999]
     rewrite_transcripts(out, lines)
@@ -128,8 +76,8 @@ def test_a_changed_action_is_named_with_its_decision(nimmt_out: Path, tmp_path: 
     assert "Traceback" not in shown.stderr
 
 
-def test_a_legal_but_different_action_is_caught(nimmt_out: Path, tmp_path: Path) -> None:
-    out = copy(nimmt_out, tmp_path)
+def test_a_legal_but_different_action_is_caught(nimmt_run: Path, tmp_path: Path) -> None:
+    out = copy(nimmt_run, tmp_path)
     lines = transcript_lines(out)
     a, b = lines[0]["actions"][0], lines[0]["actions"][4]  # seat 0's first two choices, swapped
     lines[0]["actions"][0], lines[0]["actions"][4] = b, a
@@ -139,9 +87,9 @@ def test_a_legal_but_different_action_is_caught(nimmt_out: Path, tmp_path: Path)
 
 
 @pytest.mark.parametrize("field", ["scores", "ranks", "seed"])
-def test_a_changed_journal_field_is_named(nimmt_out: Path, tmp_path: Path, field: str) -> None:
-    out = copy(nimmt_out, tmp_path)
-    recs = journal(out)
+def test_a_changed_journal_field_is_named(nimmt_run: Path, tmp_path: Path, field: str) -> None:
+    out = copy(nimmt_run, tmp_path)
+    recs = journal_lines(out)
     if field == "scores":
         recs[2]["scores"][1] += 1
     elif field == "ranks":
@@ -172,21 +120,21 @@ def full_details(out: Path, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return recs
 
 
-def test_the_journal_keeps_the_details_summary_and_verify_checks_it(nimmt_out: Path, tmp_path: Path) -> None:
-    recs = journal(nimmt_out)
+def test_the_journal_keeps_the_details_summary_and_verify_checks_it(nimmt_run: Path, tmp_path: Path) -> None:
+    recs = journal_lines(nimmt_run)
     assert all(r["details"]["variant"] == "plus" and "hands" not in r["details"] for r in recs)  # rebuilt, not kept
-    lines = (nimmt_out / "matches.jsonl").read_bytes().splitlines(keepends=True)
+    lines = (nimmt_run / "matches.jsonl").read_bytes().splitlines(keepends=True)
     assert all(len(line) <= 700 for line in lines)
-    out = copy(nimmt_out, tmp_path)
+    out = copy(nimmt_run, tmp_path)
     recs[1]["details"]["zero_heads"] += 1
     write_journal(out, recs)
     first = verify(out).problems[0]
     assert (first.match, first.field) == (recs[1]["id"], "details.zero_heads"), str(first)
 
 
-def test_an_older_journal_with_whole_details_verifies_and_rerenders_the_same(nimmt_out: Path, tmp_path: Path) -> None:
-    out = copy(nimmt_out, tmp_path)
-    recs = full_details(out, journal(out))
+def test_an_older_journal_with_whole_details_verifies_and_rerenders_the_same(nimmt_run: Path, tmp_path: Path) -> None:
+    out = copy(nimmt_run, tmp_path)
+    recs = full_details(out, journal_lines(out))
     assert all(len(r["details"]["hands"]) >= 1 for r in recs)
     write_journal(out, recs)
     report = verify(out)  # the standings files re-rendered from the older lines, byte for byte
@@ -197,8 +145,8 @@ def test_an_older_journal_with_whole_details_verifies_and_rerenders_the_same(nim
     assert first.match == recs[2]["id"] and first.field.startswith("details.hands"), str(first)
 
 
-def test_a_changed_seed_in_the_transcript_is_named(nimmt_out: Path, tmp_path: Path) -> None:
-    out = copy(nimmt_out, tmp_path)
+def test_a_changed_seed_in_the_transcript_is_named(nimmt_run: Path, tmp_path: Path) -> None:
+    out = copy(nimmt_run, tmp_path)
     lines = transcript_lines(out)
     lines[3]["seed"] += 1
     rewrite_transcripts(out, lines)
@@ -206,15 +154,15 @@ def test_a_changed_seed_in_the_transcript_is_named(nimmt_out: Path, tmp_path: Pa
     assert (first.match, first.field) == (lines[3]["id"], "seed")
 
 
-def test_a_changed_standings_file_is_named(nimmt_out: Path, tmp_path: Path) -> None:
-    out = copy(nimmt_out, tmp_path)
+def test_a_changed_standings_file_is_named(nimmt_run: Path, tmp_path: Path) -> None:
+    out = copy(nimmt_run, tmp_path)
     (out / "standings.csv").write_text((out / "standings.csv").read_text().replace("cautious", "cautiouz"))
     report = verify(out)
     assert [p.field for p in report.problems] == ["standings.csv"]
 
 
-def test_a_missing_transcript_is_named(nimmt_out: Path, tmp_path: Path) -> None:
-    out = copy(nimmt_out, tmp_path)
+def test_a_missing_transcript_is_named(nimmt_run: Path, tmp_path: Path) -> None:
+    out = copy(nimmt_run, tmp_path)
     lines = transcript_lines(out)
     gone = lines.pop(2)
     rewrite_transcripts(out, lines)
@@ -228,7 +176,7 @@ def test_a_run_without_transcripts_verifies_what_it_can(tmp_path: Path) -> None:
     done = referee("verify", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 replayed" in done.stdout and "not checked: actions, legality, scores" in done.stdout
-    recs = journal(out)
+    recs = journal_lines(out)
     recs[0]["seed"] += 1  # the deal fingerprint still catches a changed seed
     write_journal(out, recs)
     assert verify(out).problems[0].field == "deal_hash"
@@ -246,10 +194,10 @@ def test_kill_9_and_resume_leave_no_journal_line_without_its_transcript(tmp_path
     config = write_config(tmp_path, bots, players=3, rounds=4, concurrency=2)  # 4 matches
     out = tmp_path / "cut"
     for at in (1, 2):
-        kill9_after(start(config, out, *(["--resume"] if at > 1 else [])), out, at)
+        kill9_after(start("run", str(config), "--output", str(out), "-q", *(["--resume"] if at > 1 else [])), out, at)
         time.sleep(0.2)
         have = {t.id for t in transcripts.read_all(out)}
-        assert all(r["id"] in have for r in journal(out) if r)  # a journal line always has its transcript
+        assert all(r["id"] in have for r in journal_lines(out) if r)  # a journal line always has its transcript
     final = referee("run", str(config), "--output", str(out), "-q", "--resume")
     assert final.returncode == 0, final.stderr
     # each run that writes starts a part of its own (the last resume may find nothing left to play)

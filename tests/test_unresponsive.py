@@ -6,13 +6,11 @@ stay its faults; the other bots are not charged."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from test_e2e import NIMMT, ROOT
-
 from referee.store import transcripts
+from tests.support.cli import ROOT, referee
+from tests.support.tournament import NIMMT
 
 FREEZING = ["python", str(ROOT / "tests" / "bots" / "freezing.py")]
 
@@ -26,7 +24,7 @@ def test_a_hung_bot_is_restarted_and_plays_again(tmp_path: Path) -> None:
         "seed = 4",
         "players = 3",
         'format = "random"',
-        "matches = 2",
+        "matches = 1",  # ~36 decisions of the hung bot: 4 lives (the backoff doubles with each)
         "concurrency = 1",
         f'output = "{tmp_path / "out"}"',
         "[limits]",
@@ -39,13 +37,7 @@ def test_a_hung_bot_is_restarted_and_plays_again(tmp_path: Path) -> None:
         lines += ["[[bot]]", f'name = "{name}"', f"command = {json.dumps(command + ['--port', '{port}'])}"]
     config = tmp_path / "hung.toml"
     config.write_text("\n".join(lines) + "\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config), "-q"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    done = referee("run", str(config), "-q")
     assert done.returncode == 0, done.stderr[-3000:]
     out = tmp_path / "out"
     recs = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]

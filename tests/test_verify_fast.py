@@ -12,17 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_transcripts import copy, journal, rewrite_transcripts, run_small, transcript_lines, write_journal
 
 from referee.audit.verify import Report, verify
 from referee.games.base import Result
 from referee.games.nimmt_plus import NimmtPlus
 from referee.match.rules import fallback_index
-
-
-@pytest.fixture(scope="module")
-def nimmt_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return run_small(tmp_path_factory.mktemp("nimmt_fast"), "nimmt_plus")
+from tests.support.outputs import copy, journal_lines, rewrite_transcripts, transcript_lines, write_journal
 
 
 def verify_counting(out: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Report, list[bool]]:
@@ -51,19 +46,19 @@ def shown(report: Report) -> list[str]:
     return [str(p) for p in report.problems]
 
 
-def test_every_match_goes_through_the_fast_path(nimmt_out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    report, calls = verify_counting(nimmt_out, monkeypatch)
+def test_every_match_goes_through_the_fast_path(nimmt_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    report, calls = verify_counting(nimmt_run, monkeypatch)
     assert report.ok, report.verdict()
-    recs = journal(nimmt_out)
+    recs = journal_lines(nimmt_run)
     assert len(calls) == len(recs) == report.replayed and all(calls)
-    slow = ordinary(nimmt_out, monkeypatch)
+    slow = ordinary(nimmt_run, monkeypatch)
     assert slow.ok and (slow.replayed, slow.decisions) == (report.replayed, report.decisions)
-    assert report.decisions == sum(len(t["actions"]) for t in transcript_lines(nimmt_out))
+    assert report.decisions == sum(len(t["actions"]) for t in transcript_lines(nimmt_run))
     assert report.replay_cpu_seconds > 0 and report.cpu_seconds >= report.replay_cpu_seconds
 
 
-def changed(nimmt_out: Path, tmp_path: Path, how: str) -> Path:
-    out = copy(nimmt_out, tmp_path)
+def changed(nimmt_run: Path, tmp_path: Path, how: str) -> Path:
+    out = copy(nimmt_run, tmp_path)
     lines = transcript_lines(out)
     line = lines[1]
     seat0 = [i for i, s in enumerate(line["seats"]) if s == 0]
@@ -99,12 +94,12 @@ def changed(nimmt_out: Path, tmp_path: Path, how: str) -> Path:
     ],
 )
 def test_a_changed_transcript_is_named_as_the_ordinary_replay_names_it(
-    nimmt_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, field: str
+    nimmt_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, field: str
 ) -> None:
-    out = changed(nimmt_out, tmp_path, how)
+    out = changed(nimmt_run, tmp_path, how)
     report, calls = verify_counting(out, monkeypatch)
     assert not report.ok and report.problem_count == 1
-    mid = journal(out)[1]["id"]
+    mid = journal_lines(out)[1]["id"]
     first = report.problems[0]
     assert (first.match, first.field) == (mid, field), str(first)
     assert calls.count(False) == 1  # refused by the fast path, then named by the ordinary replay
@@ -115,10 +110,10 @@ def test_a_changed_transcript_is_named_as_the_ordinary_replay_names_it(
 
 @pytest.mark.parametrize("key", ["scores", "ranks", "decisions", "stats"])
 def test_a_changed_journal_field_after_a_fast_replay_is_named(
-    nimmt_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str
+    nimmt_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str
 ) -> None:
-    out = copy(nimmt_out, tmp_path)
-    recs = journal(out)
+    out = copy(nimmt_run, tmp_path)
+    recs = journal_lines(out)
     rec = recs[0]
     if key == "scores":
         rec["scores"][0] += 1
@@ -138,9 +133,9 @@ def test_a_changed_journal_field_after_a_fast_replay_is_named(
 
 
 def test_a_fallback_or_fault_goes_the_ordinary_way(
-    nimmt_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    nimmt_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = copy(nimmt_out, tmp_path)
+    out = copy(nimmt_run, tmp_path)
     lines = transcript_lines(out)
     lines[0]["by"] = "f" + lines[0]["by"][1:]  # the bot answered, yet the fallback is marked: refused
     rewrite_transcripts(out, lines)
@@ -150,10 +145,10 @@ def test_a_fallback_or_fault_goes_the_ordinary_way(
 
 
 def test_older_journal_lines_with_response_times_are_compared(
-    nimmt_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    nimmt_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = copy(nimmt_out, tmp_path)
-    recs, lines = journal(out), transcript_lines(out)
+    out = copy(nimmt_run, tmp_path)
+    recs, lines = journal_lines(out), transcript_lines(out)
     for rec, line in zip(recs, lines):  # as older journals kept them: each seat's times in ms
         rec["latency_ms"] = [[t / 10 for s, t in zip(line["seats"], line["ms"]) if s == seat] for seat in range(4)]
     write_journal(out, recs)
@@ -165,25 +160,25 @@ def test_older_journal_lines_with_response_times_are_compared(
     assert [(p.match, p.field) for p in report.problems if p.match != "-"] == [(recs[1]["id"], "latency_ms[2]")]
 
 
-def test_the_verify_bench_prints_both_figures(nimmt_out: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_verify_bench_prints_both_figures(nimmt_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from benchmarks import verify
 
-    verify.main(["--folder", str(nimmt_out), "--reps", "1"])
+    verify.main(["--folder", str(nimmt_run), "--reps", "1"])
     text = capsys.readouterr().out
     assert "whole-transcript fast path:" in text and "ordinary apply per decision:" in text
-    assert f"({len(journal(nimmt_out))} matches," in text and "target >= 2,000 matches/s per core" in text
+    assert f"({len(journal_lines(nimmt_run))} matches," in text and "target >= 2,000 matches/s per core" in text
     assert NimmtPlus.fast_replay  # the bench puts the fast path back
 
 
 @pytest.mark.parametrize("how", ["fallback-differs", "fallback-yet-answered", "bot-not-asked", "seed"])
 def test_a_decision_marked_wrongly_is_named_exactly(
-    nimmt_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+    nimmt_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    out = copy(nimmt_out, tmp_path)
+    out = copy(nimmt_run, tmp_path)
     lines = transcript_lines(out)
     line = lines[1]
     game = NimmtPlus()
-    n = len(journal(out)[1]["bots"])
+    n = len(journal_lines(out)[1]["bots"])
     legal = game.legal(game.setup(n, line["seed"], game.check_options(n, {})), 0)
     expected = legal[fallback_index(line["seed"], 0, 0, len(legal))]
     other = next(a for a in legal if a != expected)

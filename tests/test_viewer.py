@@ -6,18 +6,16 @@ decisions, and the per-seat view shows what that seat was sent. Nothing is fetch
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_page import CHROMIUM, LAUNCH_ARGS, require_chromium
 
 from referee.report.viewer import RECENT
 from referee.store.matches import load_match
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
+from tests.support.cli import ROOT, referee
 
-ROOT = Path(__file__).resolve().parent.parent
 BOTS = [("greedy", "greedy"), ("cautious", "cautious"), ("random", "random")]
 
 
@@ -31,13 +29,7 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
         lines += ["[[bot]]", f'name = "{name}"']
         lines.append(f'command = ["python", "-m", "sample_bots.nimmt", "{strategy}", "--port", "{{port}}"]')
     (tmp / "v.toml").write_text("\n".join(lines) + "\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(tmp / "v.toml"), "-q"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = referee("run", str(tmp / "v.toml"), "-q")
     assert proc.returncode == 0, proc.stderr
     return tmp / "out"
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import httpx
 import pytest
-from support.localbots import serve
 
 from referee.bots import wire
 from referee.bots.control import Pacer
@@ -21,6 +20,7 @@ from referee.config.model import Limits
 from referee.games import get_game
 from referee.match.play import play_match
 from referee.record import MatchRecord
+from tests.support.localbots import serve
 
 GAME = get_game("nimmt_plus")
 OPTIONS = GAME.check_options(4, {"variant": "plus"})

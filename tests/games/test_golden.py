@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from games import golden
 from referee.games import GAMES
+from tests.games import golden
 
 
 @pytest.mark.parametrize("case", golden.CASES, ids=lambda c: f"{c.game}.{c.variant}")

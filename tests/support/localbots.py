@@ -1,6 +1,7 @@
 """Bots as real HTTP servers on 127.0.0.1 for match tests: each bot is a handler
 ``async (message) -> httpx.Response`` (httpx only describes the reply), served by a raw
-asyncio server on a free port, so matches run through the lean pool production uses."""
+asyncio server on a free port, so matches run through the lean pool production uses.
+``good``, ``illegal`` and ``on_act`` are the handlers several tests share."""
 
 from __future__ import annotations
 
@@ -23,6 +24,27 @@ class Seen:
     bot: str
     headers: dict[str, str]
     content: bytes
+
+
+async def good(msg: dict[str, Any]) -> httpx.Response:
+    """A well-behaved bot: ``ok`` to everything, the first legal action to ``act``."""
+    if msg["type"] != "act":
+        return httpx.Response(200, json={"ok": True})
+    return httpx.Response(200, json={"action": msg["legal"][0]})
+
+
+async def illegal(msg: dict[str, Any]) -> httpx.Response:
+    """An action no game allows."""
+    return httpx.Response(200, json={"action": [999]})
+
+
+def on_act(bad: Handler) -> Handler:
+    """``bad`` for ``act`` messages, ``good`` for the others."""
+
+    async def handler(msg: dict[str, Any]) -> httpx.Response:
+        return await (bad(msg) if msg["type"] == "act" else good(msg))
+
+    return handler
 
 
 async def _read(reader: asyncio.StreamReader) -> tuple[dict[str, str], bytes]:

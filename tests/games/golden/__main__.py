@@ -2,6 +2,6 @@
 
 import sys
 
-from games.golden import main
+from tests.games.golden import main
 
 sys.exit(main())

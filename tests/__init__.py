@@ -1,0 +1,1 @@
+"""The test suite: one package, imported from the repository root (``tests.support...``)."""

@@ -1,0 +1,45 @@
+"""``referee`` as a user runs it: a real process started from the repository root. The one
+place that builds its command line; tests that need the process itself (to kill it) use
+``start``, the others ``referee``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def argv(*args: str) -> list[str]:
+    """The command line of ``referee ARGS`` with this interpreter."""
+    return [sys.executable, "-m", "referee", *args]
+
+
+def referee(
+    *args: str, timeout: float = 180, env: dict[str, str] | None = None, cwd: Path | str = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """Run ``referee ARGS`` to its end; its exit code and captured output (``env`` adds to ours)."""
+    return subprocess.run(
+        argv(*args),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=None if env is None else {**os.environ, **env},
+    )
+
+
+def start(*args: str, env: dict[str, str] | None = None, pipe: bool = True) -> subprocess.Popen[str]:
+    """Start ``referee ARGS`` in the background, its output piped (read it with
+    ``communicate``) or, with ``pipe=False``, dropped (a pipe nobody reads fills up)."""
+    out = subprocess.PIPE if pipe else subprocess.DEVNULL
+    return subprocess.Popen(
+        argv(*args),
+        cwd=ROOT,
+        stdout=out,
+        stderr=out,
+        text=True,
+        env=None if env is None else {**os.environ, **env},
+    )
