@@ -86,4 +86,4 @@ def test_intervals_of_means_stay_in_the_range_and_differences_stay_signed() -> N
     assert any(d["mean_score_diff_ci"][0] < 0 for d in v.differences)
     assert v.seat_bias is not None
     for row in v.seat_bias:
-        assert 1.0 <= row["mean_score_ci"][0] and row["mean_score_ci"][1] <= 4.0, row
+        assert row["mean_score_ci"][0] >= 1.0 and row["mean_score_ci"][1] <= 4.0, row
