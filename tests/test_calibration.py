@@ -19,6 +19,12 @@ mean width of the mean-rank differences, without / with duplicate deals: 20 matc
 intervals are the few-deals kind (Student-t on the jackknife error, widened to the
 percentile interval): the bootstrap-t they replace made 5 % of the 5-deal difference
 intervals wider than 6 ranks.
+
+Bounded scores (issue 26): the "floored" model floors the Gaussian scores at 0 (a pile at
+the bound, as The Game's cards left); the leaderboard cuts a mean-score interval at the
+game's score range. At 20 matches 14 % (no duplicates) and 63 % (duplicates) of the uncut
+intervals reached below 0; coverage 0.938 / 0.953, the same cut and uncut (a cut cannot
+drop a possible mean); at 200 matches none reached past, 0.962 / 0.958.
 """
 
 from __future__ import annotations
