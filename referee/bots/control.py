@@ -8,10 +8,10 @@ row, then no answer to ``hello``); a bot that cannot be restarted is ``down``, e
 decision of it played by the fallback as a fault without a request.
 
 The restart window: a decision that finds a managed bot not listening ("cannot connect":
-it died, or is being restarted) is not charged at once. ``through_restart`` waits for the
-restart (the one under way, or one it starts), within what is left of the decision's
-deadline, and asks once more; only a bot not back in time is charged (``error``). The
-bot never saw the first request, so it answers the decision exactly once.
+it died, is dying or is being restarted) is not charged at once. ``through_restart`` waits
+for the restart (the one under way, or one it starts), within what is left of the
+decision's deadline, and asks again; only a bot not back in time is charged (``error``).
+The bot never saw a refused request, so it answers the decision exactly once.
 
 ``Pacer`` keeps the referee's clock honest: on a busy event loop, deadline timers and
 reply times come late, charging the referee's queueing to bots. It measures the loop's lag
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 # A timeout whose timer fired this much later than its deadline was the referee's
 # lateness, not the bot's (a timer on an idle loop fires within about a millisecond).
 REFEREE_LATE_MS = 5.0
+RETRY_S = 0.05  # how often a request that found nothing listening is tried again within its deadline
 UNRESPONSIVE_AFTER = 3  # act timeouts in a row after which a managed bot is probed (hello) and, if hung, restarted
 
 
@@ -327,30 +328,36 @@ async def through_restart(
     rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int, ex: Exchange
 ) -> tuple[Exchange, int]:
     """The restart window (see the module doc): ``ex`` itself unless it found a managed
-    bot not listening; then the exchange of asking again once the bot is back, or ``ex``
-    timed to the end of the wait. With the restart attempts charged to the caller."""
-    managed = rt.managed
-    if managed is None or rt.revive_args is None or rt.down or not refused(ex):
+    bot not listening; then, within the deadline, the bot's restart is awaited (one is
+    started if its process died; one that is dying may still look alive, so the request is
+    tried again every ``RETRY_S`` meanwhile) and the request asked again; or ``ex`` timed
+    to the end of the wait. With the restart attempts charged to the caller."""
+    if rt.managed is None or rt.revive_args is None or rt.down or not refused(ex):
         return ex, 0
-    now = time.perf_counter()
-    sent_at = now - ex.latency_ms / 1000.0
-    attempts = await rt._revive_shared(max(0.0, limit_ms - ex.latency_ms) / 1000.0)
-    waited_ms = (time.perf_counter() - sent_at) * 1000.0
-    if rt.down or managed.ready_at <= sent_at or waited_ms >= limit_ms:
-        revival = rt._revival
-        if rt.down:
-            note = "; the bot could not be restarted"
-        elif revival is not None and not revival.task.done():
-            note = f"; the bot was being restarted and was not back within {limit_ms:.0f} ms"
-        else:
-            return ex, attempts  # nothing restarted it: the bot itself refused
-        return dataclasses.replace(ex, latency_ms=waited_ms, detail=ex.detail + note), attempts
-    again = await ask(rt, pacer, client, body, limit_ms - waited_ms, cap)
-    if again.fault == TIMEOUT:
-        again = dataclasses.replace(
-            again, detail=f"no complete reply within {limit_ms:.0f} ms (the bot was restarting)"
-        )
-    return dataclasses.replace(again, latency_ms=waited_ms + again.latency_ms), attempts
+    sent_at = time.perf_counter() - ex.latency_ms / 1000.0
+    attempts = 0
+    while True:
+        left_s = limit_ms / 1000.0 - (time.perf_counter() - sent_at)
+        attempts += await rt._revive_shared(max(0.0, left_s))
+        waited_ms = (time.perf_counter() - sent_at) * 1000.0
+        if rt.down or waited_ms >= limit_ms:
+            break
+        again = await ask(rt, pacer, client, body, limit_ms - waited_ms, cap)
+        if not refused(again):
+            if again.fault == TIMEOUT:
+                again = dataclasses.replace(again, detail=f"no complete reply within {limit_ms:.0f} ms")
+            return dataclasses.replace(again, latency_ms=waited_ms + again.latency_ms), attempts
+        await asyncio.sleep(max(0.0, min(RETRY_S, (limit_ms - waited_ms) / 1000.0)))
+    revival = rt._revival
+    if rt.down:
+        note = "; the bot could not be restarted"
+    elif revival is not None and not revival.task.done():
+        note = f"; the bot was being restarted and was not back within {limit_ms:.0f} ms"
+    else:
+        note = f"; nothing listened for {limit_ms:.0f} ms"
+    return dataclasses.replace(
+        ex, latency_ms=(time.perf_counter() - sent_at) * 1000.0, detail=ex.detail + note
+    ), attempts
 
 
 def send_placed(
