@@ -1,6 +1,8 @@
-"""``referee check-bot`` against real bot servers: misbehaving ones (each finding reported,
-exit non-zero) and the sample bots, Python and JavaScript (clean, exit 0); its recorder
-over a scripted transport."""
+"""``referee check-bot`` against real bot servers: misbehaving ones (each finding reported
+once, with a hint where its cause is known, exit non-zero; checks a fault made impossible
+skipped), bots with a quirk worth a warning, a bot checked as a tournament file runs it,
+and the sample bots, Python and JavaScript (clean, exit 0); its recorder over a scripted
+transport."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tomli_w
 from click.testing import CliRunner, Result
 
 from referee.audit.checkbot import Recorder, Traffic
@@ -27,6 +30,7 @@ from referee.cli.main import main
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = str(ROOT / "tests" / "hostile" / "server.py")
 SERIAL = str(ROOT / "tests" / "bots" / "serial.py")
+QUIRKS = str(ROOT / "tests" / "bots" / "quirks.py")
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the JavaScript sample bot cannot run")
 
@@ -77,10 +81,12 @@ def test_illegal_moves_are_reported_with_request_and_reply(hostile_url: str) -> 
     assert "action 'not a legal action' is not in legal" in result.output
     assert "request: act decision 0: state {" in result.output
     assert 'reply:   HTTP 200 {"action": "not a legal action"}' in result.output
-    assert line(result, "re-asked decision").startswith("  FAIL")
-    assert line(result, "reply schema").startswith("  FAIL")
+    # every reply faulted: the probes have nothing to ask with, the schema nothing to judge
+    # (one verdict per reply); a concurrent bot is not told to serve requests concurrently
+    for name in ("concurrency", "re-asked decision", "reply schema"):
+        assert line(result, name) == f"  skip {name}: skipped: every reply faulted (see faults)"
     assert line(result, "start/end").startswith("  ok")
-    assert result.output.rstrip().endswith("check(s) failed, 0 warning(s))")
+    assert result.output.rstrip().endswith("result: FAIL (1 check failed, 0 warnings)")
 
 
 @pytest.mark.parametrize("hostile_url", ["notjson"], indirect=True)
@@ -107,7 +113,11 @@ def test_timeouts_are_reported(hostile_url: str) -> None:
     assert "timeout 11" in line(result, "faults")
     assert "no complete reply within 300 ms" in result.output
     assert line(result, "latency").startswith("  FAIL")
-    assert "timeout: no complete reply within 300 ms" in line(result, "concurrency") + result.output
+    # a slow bot may well serve requests concurrently: with every reply late, that cannot be told;
+    # and the connections closed after each timeout are the referee's, not a keep-alive failure
+    assert line(result, "concurrency").startswith("  skip")
+    keep_alive = line(result, "keep-alive")
+    assert keep_alive.startswith("  ok") and "closed by the referee after a fault)" in keep_alive
 
 
 def test_a_bot_serving_one_request_at_a_time_fails_the_concurrency_probe() -> None:
@@ -126,7 +136,7 @@ def test_a_one_at_a_time_bot_is_clean_when_the_tournament_promises_one_request()
         "--game", "nimmt_plus", "--matches", "2", "--max-concurrent", "1", "--", "python", SERIAL, "--port", "{port}"
     )
     assert result.exit_code == 0, result.output
-    assert "not probed: --max-concurrent 1 (up to 1 requests in flight" in line(result, "concurrency")
+    assert "not probed: --max-concurrent 1 (up to 1 request in flight" in line(result, "concurrency")
 
 
 def test_a_bot_that_dies_is_reported_with_its_log() -> None:
@@ -156,6 +166,7 @@ def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch, tm
         url = f"http://127.0.0.1:{port}/"
         without = check_bot("--game", "nimmt_plus", "--matches", "1", "--startup-ms", "5000", url)
         assert without.exit_code == 1 and "HTTP 401" in without.output
+        assert "hint: HTTP 401: the bot wants a token; give it with --token-env NAME" in without.output
         monkeypatch.setenv("BOT_TOKEN", "s3cret-for-the-test")
         with_token = check_bot("--game", "nimmt_plus", "--matches", "1", "--token-env", "BOT_TOKEN", url)
         assert with_token.exit_code == 0, with_token.output
@@ -292,3 +303,83 @@ def test_the_recorder_keeps_each_exchange_with_the_bot_under_test_and_passes_all
     assert traffic.requests == 5 and traffic.max_in_flight == 5 and traffic.in_flight == 0
     assert traffic.replies == [(act("ok"), b'{"action": 1}')]  # answered acts, for the probes
     assert traffic.largest_reply == len(b'{"action": 1}')
+
+
+def quirky(mode: str, *args: str) -> Result:
+    """check-bot on Drahtseilakt (3 players, 1 match) against ``tests/bots/quirks.py MODE``."""
+    return check_bot(
+        "--game",
+        "drahtseilakt",
+        "--players",
+        "3",
+        "--matches",
+        "1",
+        *args,
+        "--",
+        "python",
+        QUIRKS,
+        mode,
+        "--port",
+        "{port}",
+    )
+
+
+def test_a_float_for_an_integer_is_reported_once_as_that() -> None:
+    result = quirky("float")
+    assert result.exit_code == 1
+    assert "illegal 11" in line(result, "faults")
+    assert (
+        "action 1.0 is not in legal (9 actions): 1.0 is a float where the integer 1 is legal: send 1" in result.output
+    )
+    # one verdict per reply: never "ok reply schema" beside the fault
+    assert line(result, "reply schema").startswith("  skip")
+    assert " ok   reply schema" not in result.output
+
+
+def test_an_answer_to_an_earlier_decision_says_which() -> None:
+    result = quirky("earlier")
+    assert result.exit_code == 1
+    assert "it is in the legal list of decision 0 of this match and seat" in result.output
+    schema_line = line(result, "reply schema")  # the legal replies only, the faulted ones counted apart
+    assert schema_line.startswith("  ok") and "faulted replies under faults)" in schema_line
+
+
+def test_the_tcp_delay_pattern_and_connections_never_reused_are_warned() -> None:
+    nagle = quirky("nagle")
+    assert nagle.exit_code == 0, nagle.output
+    latency = line(nagle, "latency")
+    assert latency.startswith("  WARN") and "TCP-delay pattern" in latency and "sun.net.httpserver.nodelay" in latency
+    closing = quirky("close")
+    assert closing.exit_code == 0, closing.output
+    keep_alive = line(closing, "keep-alive")
+    assert (
+        keep_alive.startswith("  WARN")
+        and "29 requests over 29 connections: the bot closes its connections" in keep_alive
+    )
+    assert line(closing, "latency").startswith("  ok")  # TCP_NODELAY: no 40 ms
+
+
+def test_a_bot_is_checked_as_its_tournament_file_runs_it(tmp_path: Path) -> None:
+    sample = ["python", "-m", "sample_bots.drahtseilakt"]
+    doc = {
+        "tournament": {"name": "t", "game": "drahtseilakt", "players": 3},
+        "game": {"chaotic": True},
+        "limits": {"deadline_ms": 700, "max_response_bytes": 4096, "memory_mb": 512},
+        "bot": [
+            {"name": "mine", "command": [*sample, "balance", "--port", "{port}"], "limits": {"memory_mb": 300}},
+            {"name": "other", "command": [*sample, "random", "--port", "{port}"]},
+            {"name": "third", "url": "http://127.0.0.1:1/"},
+        ],
+    }
+    config = tmp_path / "t.toml"
+    config.write_text(tomli_w.dumps(doc))
+    result = check_bot("--config", str(config), "--bot", "mine", "--matches", "1")
+    assert result.exit_code == 0, result.output
+    head = result.output.splitlines()[:2]
+    assert "on drahtseilakt (tactical = false, chaotic = true): 1 match of 3 players, deadline 700 ms" in head[0]
+    assert f"as {config}, bot mine runs it: deadline 700 ms" in head[1]
+    assert "replies up to 4096 bytes" in head[1] and "memory 300 MB" in head[1]  # the bot's own cage limit
+    assert "(cap 4096)" in line(result, "reply size")
+    assert check_bot("--config", str(config), "--bot", "nobody").exit_code == 2
+    both = check_bot("--config", str(config), "--bot", "mine", "--deadline-ms", "5")
+    assert both.exit_code == 2 and "--deadline-ms: with --config these come from" in both.output

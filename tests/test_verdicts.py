@@ -101,19 +101,19 @@ def test_a_truly_better_bot_is_first_with_rank_interval_one_to_one() -> None:
 
 def test_the_records_of_a_deal_are_always_resampled_together() -> None:
     # Each deal is played twice with the seats swapped; a's two scores on a deal cancel
-    # out exactly, so every resample of whole deals gives a a mean score of exactly 0
+    # out exactly, so every resample of whole deals gives a a mean score of exactly 100
     # and a mean rank of exactly 1.5. Resampling single records could not.
     rng = random.Random(11)
     paired, unpaired = [], []
     for d in range(40):
         x = round(rng.uniform(-100, 100), 2) or 1.0
-        for i, (bots, scores) in enumerate(((["a", "b"], [x, -x]), (["b", "a"], [x, -x]))):
+        for i, (bots, scores) in enumerate(((["a", "b"], [100 + x, 100 - x]), (["b", "a"], [100 + x, 100 - x]))):
             paired.append(rec(2 * d + i, bots, scores, deal=d))
             unpaired.append(rec(2 * d + i, bots, scores))
     together = analyse(NIMMT, ["a", "b"], paired, seed=1)
     apart = analyse(NIMMT, ["a", "b"], unpaired, seed=1)
     assert together.method["deals"] == 40 and apart.method["deals"] == 80
-    assert together.bots["a"]["mean_score_ci"] == [0.0, 0.0]
+    assert together.bots["a"]["mean_score_ci"] == [100.0, 100.0]
     assert together.bots["a"]["mean_rank_ci"] == [1.5, 1.5]
     assert width(apart.bots["a"]["mean_score_ci"]) > 20
     assert width(apart.bots["a"]["mean_rank_ci"]) > 0.1

@@ -9,13 +9,21 @@ reply), so every fault is shown with the request that caused it and the reply. T
 voids one) and several decisions asked at once (as concurrent matches do).
 
 Each check ends ``ok``, ``WARN`` (worth fixing, not a fault: no keep-alive, a p99 close
-to the deadline) or ``FAIL``; the check is clean when nothing failed.
+to the deadline, the TCP-delay pattern), ``FAIL``, or ``skip`` when an earlier finding made
+it impossible (every reply faulted: nothing to probe with). Each reply gets one verdict:
+a faulted one is shown under ``faults`` (with a hint where its cause is known: a 401, a
+float for an integer, an answer to an earlier decision), the others are checked against
+the schema. The check is clean when nothing failed.
+
+``settings_for`` checks a bot as a tournament file runs it: its game, options, seats,
+limits, cage and token.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
 import statistics
@@ -28,17 +36,21 @@ from typing import Any
 from referee.bots import protocol, schema, wire
 from referee.bots.control import BotRuntime
 from referee.bots.process import ManagedBot, wait_ready
+from referee.bots.sandbox import BotSpec
 from referee.bots.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
 from referee.bots.wire import BotClient, Endpoint
-from referee.config.model import BotConfig, Limits
+from referee.config.model import BotConfig, Limits, TournamentConfig
 from referee.config.redacted import Secret
 from referee.errors import BotStartError
 from referee.games import GAMES
 from referee.games.base import Game
 from referee.match.play import play_match
-from referee.record import MatchRecord
+from referee.record import ILLEGAL, MatchRecord
+from referee.run.lineup import bot_spec
 
-OK, WARN, FAIL = "ok", "WARN", "FAIL"
+OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
+EVERY_REPLY_FAULTED = "skipped: every reply faulted (see faults)"
+NAGLE_MS = (36.0, 50.0)  # a median in here, with most replies too: Nagle's algorithm meets delayed ACKs
 CUT = 240  # characters of a request or reply shown in the report
 EXAMPLES = 3  # faults shown per kind
 CONCURRENT_PROBE = 4  # decisions asked at once by the concurrency probe
@@ -70,11 +82,17 @@ class Traffic:
     in_flight: int = 0
     max_in_flight: int = 0
     largest_reply: int = 0
+    dropped: int = 0  # exchanges whose connection the referee closed (a timeout, a broken or too long reply)
     replies: list[tuple[bytes, bytes]] = field(default_factory=list)  # (act request, reply body)
 
     def watched(self, target: Target) -> bool:
         """True for requests to the bot under test."""
         return (target.host, target.port) == (self.host, self.port)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 request``, ``2 requests`` (``many``: an irregular plural)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
 
 
 def _key(request: bytes) -> tuple[str, str, int, int]:
@@ -104,15 +122,18 @@ class Recorder(Transport):
             reply = await self.inner.request(target, body, deadline, max_bytes)
         except TransportError as exc:
             seen.error = str(exc)
+            t.dropped += 1
             raise
         except (DeadlineExceeded, asyncio.CancelledError):
             seen.error = "no complete reply by the deadline"
+            t.dropped += 1
             raise
         finally:
             t.in_flight -= 1
         status, data = reply.status, reply.body
         redirect = 300 <= status < 400
         seen.status, seen.reply, seen.over_cap = status, data, data is None and not redirect
+        t.dropped += seen.over_cap
         if data is not None:
             t.largest_reply = max(t.largest_reply, len(data))
             if b'"act"' in body[:40] and 200 <= status < 300:
@@ -153,13 +174,13 @@ class Report:
             out.append(f"  {c.status:<4} {c.name}: {c.summary}")
             out.extend(f"         {d}" for d in c.details)
         failed = sum(c.status == FAIL for c in self.checks)
-        warned = sum(c.status == WARN for c in self.checks)
+        warned = plural(sum(c.status == WARN for c in self.checks), "warning")
         if not self.checks:
             out.append("result: FAIL (nothing was checked)")
         elif failed:
-            out.append(f"result: FAIL ({failed} check(s) failed, {warned} warning(s))")
+            out.append(f"result: FAIL ({plural(failed, 'check')} failed, {warned})")
         else:
-            out.append(f"result: clean ({warned} warning(s))" if warned else "result: clean")
+            out.append(f"result: clean ({warned})" if warned[0] != "0" else "result: clean")
         return out
 
 
@@ -181,6 +202,42 @@ class CheckSettings:
     log_dir: Path | None = None
     token: Secret | None = None  # sent as a bearer token (a started bot gets a random one without it)
     max_concurrent: int = 0  # requests in flight to the bot at once, as a tournament may promise; 0: no limit
+    limits: Limits | None = None  # a tournament's [limits] (deadline, caps, time bank ...); None: the above
+    spec: BotSpec | None = None  # how a tournament starts and cages the command; None: default cage
+    origin: str = ""  # where the settings come from ("FILE, bot NAME"), for the report
+
+    def match_limits(self) -> Limits:
+        """The limits the matches are played under."""
+        if self.limits is not None:
+            return self.limits
+        return Limits(deadline_ms=self.deadline_ms, max_response_bytes=self.max_response_bytes)
+
+
+def settings_for(config: TournamentConfig, bot: str, **given: Any) -> CheckSettings:
+    """The settings that check bot ``bot`` of ``config`` as the tournament runs it: its
+    game, options and seats, its deadline and every limit, its cage, command or URL and
+    token; ``given``: check-bot's own settings (matches, concurrency, seed, log_dir ...).
+    Raises KeyError when the file has no such bot."""
+    b = next((x for x in config.bots if x.name == bot), None)
+    if b is None:
+        raise KeyError(bot)
+    lim = config.limits
+    return CheckSettings(
+        game=config.game,
+        option_sets=(dict(config.options),),
+        url=b.url,
+        command=b.command,
+        players=config.players,
+        deadline_ms=lim.deadline_ms,
+        max_response_bytes=lim.max_response_bytes,
+        startup_ms=lim.startup_ms,
+        token=b.token,
+        max_concurrent=b.max_concurrent or lim.max_concurrent,
+        limits=lim,
+        spec=bot_spec(config, b) if b.managed else None,
+        origin=f"{config.path}, bot {bot}",
+        **given,
+    )
 
 
 def option_sets(game: Game, players: int, options: Mapping[str, Any], all_variants: bool) -> list[dict[str, Any]]:
@@ -256,8 +313,8 @@ def _died(bot: ManagedBot, temporary: bool) -> Check:
     return Check(
         FAIL,
         "process",
-        f"the bot exited during the check (exit code {code}); in a tournament it is restarted, its matches meanwhile "
-        "played by fallback",
+        f"the bot exited during the check (exit code {code}); in a tournament it is restarted (its decisions wait "
+        "for it within their deadline, then are played by fallback)",
         [f"{_log_where(bot, temporary)}:", *bot.log_excerpt().splitlines()],
     )
 
@@ -268,7 +325,10 @@ async def _reach_candidate(
     """Start the command (or reach the URL) and wait for hello: the hello check, and the
     bot's endpoint (None when it failed). A started bot gets a token, as in a tournament."""
     if settings.command is not None:
-        bot = ManagedBot(BotConfig(CANDIDATE, command=settings.command, token=settings.token), log_dir, max_restarts=0)
+        spec: BotSpec | BotConfig = BotConfig(CANDIDATE, command=settings.command, token=settings.token)
+        if settings.spec is not None:
+            spec = dataclasses.replace(settings.spec, name=CANDIDATE)
+        bot = ManagedBot(spec, log_dir, max_restarts=0)
         started.append(bot)
         try:
             bot.start()
@@ -283,7 +343,8 @@ async def _reach_candidate(
     async with BotClient(1) as client:
         ex = await wire.post(client, endpoint, hello, settings.startup_ms, 65536)
     if ex.fault is not None:
-        return Check(FAIL, "hello", f"{url} did not answer hello: {ex.fault}: {ex.detail}"), None
+        hint = [_token_hint(settings)] if ex.status == 401 else []
+        return Check(FAIL, "hello", f"{url} did not answer hello: {ex.fault}: {ex.detail}", hint), None
     return Check(OK, "hello", f"answered in {ex.latency_ms:.1f} ms"), endpoint
 
 
@@ -308,21 +369,12 @@ async def _check_options(
     opponent: Endpoint | None,
 ) -> Report:
     """Play ``settings.matches`` matches with ``options`` and run the probes."""
-    limits = Limits(deadline_ms=settings.deadline_ms, max_response_bytes=settings.max_response_bytes)
-    url = candidate.url
+    limits = settings.match_limits()
     assert candidate.target.plain  # the command line takes http:// only
     traffic = Traffic(candidate.target.host, candidate.target.port)
     me = BotRuntime(candidate, max_concurrent=settings.max_concurrent)
     them = BotRuntime(opponent) if opponent is not None else me
-    shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in options.items())
-    report = Report(
-        [
-            f"check-bot {url} on {game.info.id} ({shown}): {settings.matches} match"
-            f"{'es' if settings.matches != 1 else ''} of {players} players, "
-            f"deadline {settings.deadline_ms} ms, {settings.concurrency} matches in flight"
-            + (", the bot holds every seat (cooperative)" if game.info.cooperative else "")
-        ]
-    )
+    report = Report(_header(settings, game, players, options, candidate.url))
     gate = asyncio.Semaphore(settings.concurrency)
     production = BotClient(max(16, settings.concurrency * players))
     async with Recorder(production, traffic) as client:
@@ -349,15 +401,55 @@ async def _check_options(
     # the probes come after the matches' connections are closed, so a bot that serves one
     # connection at a time is judged by the probe alone
     mine = [[s for s, name in enumerate(r.bots) if name == CANDIDATE] for r in records]
-    report.checks.append(_faults(records, traffic))
+    clean = _clean_acts(records, traffic)
+    deadline = limits.deadline_ms
+    report.checks.append(_faults(records, traffic, settings))
     report.checks.append(_notices(records, mine))
-    report.checks.append(_latency(records, mine, settings.deadline_ms))
+    report.checks.append(_latency(records, mine, deadline))
     report.checks.append(_keep_alive(traffic))
-    report.checks.append(await _concurrency(traffic, candidate, settings, game.info.id))
-    report.checks.append(await _reask(traffic, candidate, settings, game.info.id))
-    report.checks.append(_size(traffic, settings.max_response_bytes))
-    report.checks.append(_schema(traffic, game.info.id))
+    report.checks.append(await _concurrency(traffic, clean, candidate, settings))
+    report.checks.append(await _reask(clean, candidate, settings))
+    report.checks.append(_size(traffic, limits.max_response_bytes))
+    report.checks.append(_schema(traffic, clean, game.info.id))
     return report
+
+
+def _header(settings: CheckSettings, game: Game, players: int, options: Mapping[str, Any], url: str) -> list[str]:
+    """The report's first lines: what was played, under which deadline and limits."""
+    shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in options.items())
+    limits = settings.match_limits()
+    out = [
+        f"check-bot {url} on {game.info.id} ({shown}): {plural(settings.matches, 'match', 'matches')} of "
+        f"{players} players, deadline {limits.deadline_ms} ms, {settings.concurrency} matches in flight"
+        + (", the bot holds every seat (cooperative)" if game.info.cooperative else "")
+    ]
+    if settings.origin:
+        cage = settings.spec.limits if settings.spec is not None else None
+        out.append(
+            f"  as {settings.origin} runs it: deadline {limits.deadline_ms} ms, time bank {limits.time_bank_ms} ms, "
+            f"replies up to {limits.max_response_bytes} bytes, hello within {limits.startup_ms} ms, "
+            f"max_concurrent {settings.max_concurrent or 'unlimited'}"
+            + (
+                f"; cage: sandbox {cage.sandbox}, network {cage.network}, memory {cage.memory_mb} MB, "
+                f"cpus {cage.cpus:g}, processes {cage.max_processes}, disk {cage.disk_mb} MB, "
+                f"open files {cage.max_open_files}"
+                if cage is not None
+                else ""
+            )
+        )
+    return out
+
+
+def _clean_acts(records: Sequence[MatchRecord], traffic: Traffic) -> list[bytes]:
+    """The act requests of the bot under test answered without a fault (one verdict per
+    reply: a faulted one is judged under faults only)."""
+    faulted = {(r.id, f["seat"], f["decision"]) for r in records for f in r.faults if f["bot"] == CANDIDATE}
+    out = []
+    for request, _ in traffic.replies:
+        _, match, seat, decision = _key(request)
+        if (match, seat, decision) not in faulted:
+            out.append(request)
+    return out
 
 
 def _cut(data: bytes | str | None, limit: int = CUT) -> str:
@@ -383,12 +475,13 @@ def _show_request(request: bytes) -> str:
     )
 
 
-def _faults(records: Sequence[MatchRecord], traffic: Traffic) -> Check:
-    """Every fault of the bot under test, by kind, with examples."""
+def _faults(records: Sequence[MatchRecord], traffic: Traffic, settings: CheckSettings) -> Check:
+    """Every fault of the bot under test, by kind, with examples and what they hint at."""
     faults = [f for r in records for f in r.faults if f["bot"] == CANDIDATE]
     decisions = sum(d for r in records for s, d in enumerate(r.decisions) if r.bots[s] == CANDIDATE)
+    matches = plural(len(records), "match", "matches")
     if not faults:
-        return Check(OK, "faults", f"none in {decisions} decisions of {len(records)} matches")
+        return Check(OK, "faults", f"none in {plural(decisions, 'decision')} of {matches}")
     by_kind: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for r in records:
         for f in r.faults:
@@ -401,14 +494,53 @@ def _faults(records: Sequence[MatchRecord], traffic: Traffic) -> Check:
             dec = f["decision"] if f["decision"] is not None else -1
             seen = traffic.seen.get((f["phase"], match_id, f["seat"], dec))
             where = f"{f['phase']} {match_id} seat {f['seat']}" + (f" decision {dec}" if dec >= 0 else "")
-            details.append(f"{kind}: {where}, {f['latency_ms']} ms: {f['detail']}")
+            why = _why(f, seen, traffic) if seen is not None else ""
+            details.append(f"{kind}: {where}, {f['latency_ms']} ms: {f['detail']}" + (f": {why}" if why else ""))
             if seen is not None:
                 details.append(f"  request: {_show_request(seen.request)}")
                 reply = seen.error or ("(over the size cap)" if seen.over_cap else _cut(seen.reply))
                 details.append(f"  reply:   {f'HTTP {seen.status} ' if seen.status else ''}{reply}")
         if len(found) > EXAMPLES:
             details.append(f"{kind}: … and {len(found) - EXAMPLES} more")
-    return Check(FAIL, "faults", f"{len(faults)} ({counts}) in {decisions} decisions", details)
+    if any(f["detail"].startswith("HTTP 401") for f in faults):
+        details.append(_token_hint(settings))
+    return Check(FAIL, "faults", f"{len(faults)} ({counts}) in {plural(decisions, 'decision')}", details)
+
+
+def _token_hint(settings: CheckSettings) -> str:
+    """What an HTTP 401 means, for a started bot or one at a URL."""
+    if settings.command is not None:
+        return (
+            "hint: HTTP 401 is the bot refusing the referee's token: a started bot gets it in REFEREE_BOT_TOKEN "
+            "and every request carries Authorization: Bearer <token> (docs/protocol.md)"
+        )
+    return (
+        "hint: HTTP 401: the bot wants a token; give it with --token-env NAME (NAME: an environment variable "
+        "holding the token the bot expects), sent as Authorization: Bearer <token>"
+    )
+
+
+def _why(fault: Mapping[str, Any], seen: Seen, traffic: Traffic) -> str:
+    """What an illegal action most likely is: a float where an integer is legal, or the
+    answer to an earlier decision (its action is in that decision's legal list)."""
+    if fault["kind"] != ILLEGAL or seen.reply is None:
+        return ""
+    try:
+        action = json.loads(seen.reply)["action"]
+        legal = json.loads(seen.request)["legal"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+    if isinstance(action, float) and action.is_integer() and protocol.find_legal(int(action), legal) >= 0:
+        return f"{action!r} is a float where the integer {int(action)} is legal: send {int(action)} (no '.0')"
+    _, match, seat, decision = _key(seen.request)
+    for earlier in range(decision - 1, -1, -1):
+        before = traffic.seen.get(("act", match, seat, earlier))
+        if before is not None and protocol.find_legal(action, json.loads(before.request)["legal"]) >= 0:
+            return (
+                f"it is in the legal list of decision {earlier} of this match and seat: the reply may answer "
+                "an earlier decision (state kept from an earlier request?)"
+            )
+    return ""
 
 
 def _notices(records: Sequence[MatchRecord], mine: Sequence[Sequence[int]]) -> Check:
@@ -416,7 +548,7 @@ def _notices(records: Sequence[MatchRecord], mine: Sequence[Sequence[int]]) -> C
     sent = sum(len(m) for m in mine)
     failed = [f for r in records for f in r.faults if f["bot"] == CANDIDATE and f["phase"] in ("start", "end")]
     if not failed:
-        return Check(OK, "start/end", f"{sent} start and {sent} end messages accepted")
+        return Check(OK, "start/end", f"{plural(sent, 'start message')} and {plural(sent, 'end message')} accepted")
     return Check(
         FAIL,
         "start/end",
@@ -426,109 +558,122 @@ def _notices(records: Sequence[MatchRecord], mine: Sequence[Sequence[int]]) -> C
 
 
 def _latency(records: Sequence[MatchRecord], mine: Sequence[Sequence[int]], deadline_ms: int) -> Check:
-    """p50 / p99 / max response time of act against the deadline."""
+    """p50 / p99 / max response time of act against the deadline, and the TCP-delay pattern."""
     times = sorted(t for r, seats in zip(records, mine) for s in seats for t in r.latency_ms[s])
     if not times:
         return Check(FAIL, "latency", "no act was answered")
     p50 = statistics.median(times)
     p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
     text = (
-        f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {times[-1]:.1f} ms over {len(times)} acts (deadline {deadline_ms} ms)"
+        f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {times[-1]:.1f} ms over {plural(len(times), 'act')} "
+        f"(deadline {deadline_ms} ms)"
     )
     if p99 > deadline_ms:
         return Check(FAIL, "latency", text)
+    low, high = NAGLE_MS
+    if low <= p50 <= high and sum(low - 4 <= t <= high for t in times) >= 0.5 * len(times):
+        return Check(
+            WARN,
+            "latency",
+            text + ": most replies take about 40 ms, the TCP-delay pattern (Nagle's algorithm meeting delayed "
+            "ACKs): set TCP_NODELAY on the connection and write each reply in one send (the JDK's HttpServer: "
+            "-Dsun.net.httpserver.nodelay=true)",
+        )
     if p99 > deadline_ms / 2:
         return Check(WARN, "latency", text + ": p99 above half the deadline, a loaded tournament machine may tip it")
     return Check(OK, "latency", text)
 
 
 def _keep_alive(traffic: Traffic) -> Check:
-    """Whether connections are reused (keep-alive) rather than one per request."""
-    text = f"{traffic.requests} requests over {traffic.connections} connections"
-    if traffic.requests > 1 and traffic.connections >= traffic.requests:
+    """Whether the bot keeps connections open (keep-alive): a warning when more than half
+    of the replies read to their end were followed by a new connection (those the
+    referee itself closed after a fault are not the bot's)."""
+    n, opened, dropped = traffic.requests, traffic.connections, traffic.dropped
+    text = f"{plural(n, 'request')} over {plural(opened, 'connection')}"
+    if dropped:
+        text += f" ({dropped} closed by the referee after a fault)"
+    completed = n - dropped
+    if completed > 2 and opened - dropped > completed / 2:
         return Check(
             WARN,
             "keep-alive",
-            text + ": none reused; answer HTTP/1.1 with keep-alive (and Content-Length) to save a connect per request",
+            f"{text}: the bot closes its connections; answer HTTP/1.1 with keep-alive (and Content-Length) "
+            "to save a connect per request",
         )
     return Check(OK, "keep-alive", text)
 
 
-async def _ask(
-    client: BotClient, endpoint: Endpoint, body: bytes, settings: CheckSettings
-) -> tuple[bool, str, bytes | None]:
-    """One probe request: (answered legally, what went wrong, reply)."""
-    ex = await wire.post(client, endpoint, body, settings.deadline_ms, settings.max_response_bytes)
+async def _ask(client: BotClient, endpoint: Endpoint, body: bytes, settings: CheckSettings) -> tuple[bool, bool, str]:
+    """One probe request: (answered in time, answered legally, what went wrong)."""
+    limits = settings.match_limits()
+    ex = await wire.post(client, endpoint, body, limits.deadline_ms, limits.max_response_bytes)
     if ex.fault is not None:
-        return False, f"{ex.fault}: {ex.detail}", ex.body
+        return ex.status is not None, False, f"{ex.fault}: {ex.detail}"
     try:
         reply = protocol.parse_act_reply(ex.body or b"")
     except protocol.ReplyError as exc:
-        return False, f"malformed: {exc}", ex.body
+        return True, False, f"malformed: {exc}"
     if protocol.find_legal(reply["action"], json.loads(body)["legal"]) < 0:
-        return False, f"illegal: {_cut(repr(reply['action']), 120)}", ex.body
-    return True, f"{ex.latency_ms:.1f} ms", ex.body
+        return True, False, f"illegal: {_cut(repr(reply['action']), 120)}"
+    return True, True, f"{ex.latency_ms:.1f} ms"
 
 
-async def _unanswered(
+async def _probe(
     endpoint: Endpoint, settings: CheckSettings, asks: dict[str, bytes], *, at_once: bool
-) -> list[str]:
+) -> list[tuple[str, bool, bool, str]]:
     """Ask every request of ``asks`` (all at once, each on its own connection, or one after
-    another on one); a line "label: what went wrong" for each not answered legally."""
+    another on one): (label, in time, legal, what went wrong) for each."""
     async with BotClient(len(asks) if at_once else 1) as client:
         if at_once:
             results = await asyncio.gather(*(_ask(client, endpoint, b, settings) for b in asks.values()))
         else:
             results = [await _ask(client, endpoint, b, settings) for b in asks.values()]
-    return [f"{label}: {why}" for label, (ok, why, _) in zip(asks, results, strict=True) if not ok]
+    return [(label, *r) for label, r in zip(asks, results, strict=True)]
 
 
-def _answered_acts(traffic: Traffic) -> list[bytes]:
-    return [req for req, _ in traffic.replies]
-
-
-async def _concurrency(traffic: Traffic, endpoint: Endpoint, settings: CheckSettings, game: str) -> Check:
-    """Several decisions of different matches asked at once, each on its own connection."""
-    during = f"up to {traffic.max_in_flight} requests in flight during the matches"
+async def _concurrency(traffic: Traffic, clean: Sequence[bytes], endpoint: Endpoint, settings: CheckSettings) -> Check:
+    """Several decisions of different matches asked at once, each on its own connection:
+    all answered in time (whether legally is the faults' business)."""
+    during = f"up to {plural(traffic.max_in_flight, 'request')} in flight during the matches"
     at_once = settings.max_concurrent or CONCURRENT_PROBE
     if at_once == 1:
         return Check(OK, "concurrency", f"not probed: --max-concurrent 1 ({during}); ask for max_concurrent = 1")
-    acts = _answered_acts(traffic) or [s.request for k, s in traffic.seen.items() if k[0] == "act"]
-    if not acts:
-        return Check(FAIL, "concurrency", "no act request to probe with")
-    bodies = []
+    if not clean:
+        return Check(SKIP, "concurrency", EVERY_REPLY_FAULTED)
+    bodies = {}
     for i in range(at_once):
-        msg = json.loads(acts[i % len(acts)])
+        msg = json.loads(clean[i % len(clean)])
         msg["match"] = f"probe{i:02d}"
-        bodies.append(json.dumps(msg).encode())
-    bad = await _unanswered(endpoint, settings, {f"probe{i:02d}": b for i, b in enumerate(bodies)}, at_once=True)
-    if bad:
+        bodies[f"probe{i:02d}"] = json.dumps(msg).encode()
+    results = await _probe(endpoint, settings, bodies, at_once=True)
+    late = [f"{label}: {why}" for label, in_time, _, why in results if not in_time]
+    if late:
         return Check(
             FAIL,
             "concurrency",
-            f"{len(bad)} of {at_once} decisions asked at once not answered in time ({during}); "
+            f"{len(late)} of {at_once} decisions asked at once not answered in time ({during}); "
             "serve requests concurrently: one process serves many matches (and seats) at once "
             "(or ask the organiser for max_concurrent and check with --max-concurrent)",
-            bad,
+            late,
         )
-    return Check(OK, "concurrency", f"{at_once} decisions asked at once all answered; {during}")
+    return Check(OK, "concurrency", f"{at_once} decisions asked at once all answered in time; {during}")
 
 
-async def _reask(traffic: Traffic, endpoint: Endpoint, settings: CheckSettings, game: str) -> Check:
+async def _reask(clean: Sequence[bytes], endpoint: Endpoint, settings: CheckSettings) -> Check:
     """A decision asked again with the same decision number (a voided one) is answered again."""
-    acts = _answered_acts(traffic)
-    if not acts:
-        return Check(FAIL, "re-asked decision", "no act was answered, nothing to ask again")
-    body = acts[len(acts) // 2]
+    if not clean:
+        return Check(SKIP, "re-asked decision", EVERY_REPLY_FAULTED)
+    body = clean[len(clean) // 2]
     msg = json.loads(body)
-    bad = await _unanswered(endpoint, settings, {"ask 2": body, "ask 3": body}, at_once=False)
+    results = await _probe(endpoint, settings, {"ask 2": body, "ask 3": body}, at_once=False)
+    bad = [f"{label}: {why}" for label, _, legal, why in results if not legal]
     where = f"{msg['match']} seat {msg['seat']} decision {msg['decision']}"
     if bad:
         return Check(
             FAIL,
             "re-asked decision",
-            f"{where} asked again was not answered legally; a voided decision comes again with the same "
-            "decision number and must be safe to answer twice",
+            f"{where}, answered legally once, was not answered legally when asked again; a voided decision "
+            "comes again with the same decision number and must be safe to answer twice",
             bad + [f"request: {_show_request(body)}"],
         )
     return Check(OK, "re-asked decision", f"{where} asked twice more: answered legally both times")
@@ -539,22 +684,27 @@ def _size(traffic: Traffic, cap: int) -> Check:
     over = sum(s.over_cap for s in traffic.seen.values())
     text = f"largest {traffic.largest_reply} bytes (cap {cap})"
     if over:
-        return Check(FAIL, "reply size", f"{over} repl(ies) over the cap of {cap} bytes, cut off; " + text)
+        return Check(
+            FAIL, "reply size", f"{plural(over, 'reply', 'replies')} over the cap of {cap} bytes, cut off; " + text
+        )
     return Check(OK, "reply size", text)
 
 
-def _schema(traffic: Traffic, game: str) -> Check:
-    """Every act reply that is JSON, against the game's act reply schema."""
+def _schema(traffic: Traffic, clean: Sequence[bytes], game: str) -> Check:
+    """Every act reply without a fault against the game's act reply schema (a faulted one
+    has its verdict under faults)."""
     name = f"{schema.game_schema_name(game)}#/$defs/act_reply"
+    if not clean:
+        return Check(SKIP, "reply schema", EVERY_REPLY_FAULTED)
+    judged = set(clean)
+    faulted = len(traffic.replies) - len(judged)
     problems: list[str] = []
     checked = bad = 0
     for request, body in traffic.replies:
-        try:
-            reply = json.loads(body)
-        except ValueError:
-            continue  # not JSON: already a malformed fault
+        if request not in judged:
+            continue
         checked += 1
-        broken = schema.reply_errors(reply, game)
+        broken = schema.reply_errors(json.loads(body), game)
         if broken:
             bad += 1
             if len(problems) < EXAMPLES * 2:
@@ -563,6 +713,9 @@ def _schema(traffic: Traffic, game: str) -> Check:
                     f"{msg['match']} seat {msg['seat']} decision {msg['decision']}: {'; '.join(broken[:3])}"
                 )
                 problems.append(f"  reply: {_cut(body)}")
+    also = f" ({plural(faulted, 'faulted reply', 'faulted replies')} under faults)" if faulted else ""
     if bad:
-        return Check(FAIL, "reply schema", f"{bad} of {checked} JSON replies break {name}", problems)
-    return Check(OK, "reply schema", f"{checked} JSON replies valid against {name}")
+        return Check(
+            FAIL, "reply schema", f"{bad} of {plural(checked, 'reply', 'replies')} break {name}{also}", problems
+        )
+    return Check(OK, "reply schema", f"{plural(checked, 'reply', 'replies')} valid against {name}{also}")

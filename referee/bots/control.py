@@ -7,6 +7,12 @@ managed bot whose process died or that hangs (``UNRESPONSIVE_AFTER`` act timeout
 row, then no answer to ``hello``); a bot that cannot be restarted is ``down``, every
 decision of it played by the fallback as a fault without a request.
 
+The restart window: a decision that finds a managed bot not listening ("cannot connect":
+it died, is dying or is being restarted) is not charged at once. ``through_restart`` waits
+for the restart (the one under way, or one it starts), within what is left of the
+decision's deadline, and asks again; only a bot not back in time is charged (``error``).
+The bot never saw a refused request, so it answers the decision exactly once.
+
 ``Pacer`` keeps the referee's clock honest: on a busy event loop, deadline timers and
 reply times come late, charging the referee's queueing to bots. It measures the loop's lag
 every 10 ms and limits the requests in flight referee-wide, adaptively (additive increase,
@@ -20,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -31,11 +38,12 @@ from referee.bots.wire import Endpoint, Exchange
 from referee.record import ERROR, TIMEOUT
 
 if TYPE_CHECKING:
-    from referee.bots.process import ManagedBot
+    from referee.bots.process import ManagedBot, Revival
 
 # A timeout whose timer fired this much later than its deadline was the referee's
 # lateness, not the bot's (a timer on an idle loop fires within about a millisecond).
 REFEREE_LATE_MS = 5.0
+RETRY_S = 0.05  # how often a request that found nothing listening is tried again within its deadline
 UNRESPONSIVE_AFTER = 3  # act timeouts in a row after which a managed bot is probed (hello) and, if hung, restarted
 
 
@@ -56,6 +64,22 @@ class ReviveArgs:
 
 
 @dataclass
+class _SharedRevival:
+    """One ``ManagedBot.revive`` that several decisions may wait for; its restart attempts
+    are charged once, to the first caller that sees it end (``claim``)."""
+
+    task: asyncio.Task[Revival]
+    claimed: bool = False
+
+    def claim(self) -> int:
+        """The attempts of the ended revive, the first time; 0 after."""
+        if self.claimed:
+            return 0
+        self.claimed = True
+        return self.task.result().attempts
+
+
+@dataclass
 class BotRuntime:
     """One bot during a tournament: its limits and its process (fault-rate
     disqualification is judged per fixture by the run, ``run/dq.py``)."""
@@ -66,6 +90,7 @@ class BotRuntime:
     revive_args: ReviveArgs | None = None
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
     timeouts_in_a_row: int = 0  # across matches: reset by any answer
+    _revival: _SharedRevival | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -103,8 +128,26 @@ class BotRuntime:
         attempts this call made, failed ones included (the caller's match is charged)."""
         if self.managed is None or self.revive_args is None:
             return 0
-        a = self.revive_args
-        return (await self.managed.revive(a.hello_body, a.startup_ms, a.deadline_ms, a.max_bytes)).attempts
+        return await self._revive_shared(None)
+
+    async def _revive_shared(self, within_s: float | None) -> int:
+        """Join the revive under way, or start one (it goes on if this caller stops
+        waiting: after ``within_s`` seconds, or cancelled). The restart attempts charged
+        to this caller: those of revives that ended and nobody claimed yet."""
+        assert self.managed is not None and self.revive_args is not None
+        owed = 0
+        r = self._revival
+        if r is not None and r.task.done():
+            owed, r = r.claim(), None
+        if r is None:
+            a = self.revive_args
+            task = asyncio.ensure_future(self.managed.revive(a.hello_body, a.startup_ms, a.deadline_ms, a.max_bytes))
+            r = self._revival = _SharedRevival(task)
+        try:
+            await asyncio.wait_for(asyncio.shield(r.task), within_s)
+        except TimeoutError:
+            return owed
+        return owed + r.claim()
 
 
 class Pacer:
@@ -273,6 +316,48 @@ async def ask(
         async with rt.slot():
             return await _paced(rt, pacer, client, body, limit_ms, cap)
     return await _paced(rt, pacer, client, body, limit_ms, cap)
+
+
+def refused(ex: Exchange) -> bool:
+    """True when the request never reached the bot: nothing listened (its process died,
+    or is starting again)."""
+    return ex.fault == ERROR and ex.detail.startswith("cannot connect")
+
+
+async def through_restart(
+    rt: BotRuntime, pacer: Pacer | None, client: Transport, body: bytes, limit_ms: float, cap: int, ex: Exchange
+) -> tuple[Exchange, int]:
+    """The restart window (see the module doc): ``ex`` itself unless it found a managed
+    bot not listening; then, within the deadline, the bot's restart is awaited (one is
+    started if its process died; one that is dying may still look alive, so the request is
+    tried again every ``RETRY_S`` meanwhile) and the request asked again; or ``ex`` timed
+    to the end of the wait. With the restart attempts charged to the caller."""
+    if rt.managed is None or rt.revive_args is None or rt.down or not refused(ex):
+        return ex, 0
+    sent_at = time.perf_counter() - ex.latency_ms / 1000.0
+    attempts = 0
+    while True:
+        left_s = limit_ms / 1000.0 - (time.perf_counter() - sent_at)
+        attempts += await rt._revive_shared(max(0.0, left_s))
+        waited_ms = (time.perf_counter() - sent_at) * 1000.0
+        if rt.down or waited_ms >= limit_ms:
+            break
+        again = await ask(rt, pacer, client, body, limit_ms - waited_ms, cap)
+        if not refused(again):
+            if again.fault == TIMEOUT:
+                again = dataclasses.replace(again, detail=f"no complete reply within {limit_ms:.0f} ms")
+            return dataclasses.replace(again, latency_ms=waited_ms + again.latency_ms), attempts
+        await asyncio.sleep(max(0.0, min(RETRY_S, (limit_ms - waited_ms) / 1000.0)))
+    revival = rt._revival
+    if rt.down:
+        note = "; the bot could not be restarted"
+    elif revival is not None and not revival.task.done():
+        note = f"; the bot was being restarted and was not back within {limit_ms:.0f} ms"
+    else:
+        note = f"; nothing listened for {limit_ms:.0f} ms"
+    return dataclasses.replace(
+        ex, latency_ms=(time.perf_counter() - sent_at) * 1000.0, detail=ex.detail + note
+    ), attempts
 
 
 def send_placed(

@@ -20,7 +20,8 @@ cannot be reused, so the signal can reach nothing but what the bot left behind.
 A bot that crashed is restarted by ``revive`` on the same port (the endpoints of the
 matches in flight point there), after a backoff that doubles with each restart, at
 most ``max_restarts`` times in the tournament; a bot that cannot be restarted is
-``down``. A port that another process took meanwhile makes that attempt fail.
+``down``. A port that another process took meanwhile makes that attempt fail. Decisions
+that find the bot not listening meanwhile wait for it (``control.through_restart``).
 
 The bot's stdout and stderr (and the guard's few lines) go to ``<output>/logs/<bot>.log``,
 capped by the guard. ``python`` or ``python3`` as the first word of a command means the
@@ -140,6 +141,7 @@ class ManagedBot:
         self.proc: subprocess.Popen[bytes] | None = None
         self.restarts = 0  # restart attempts made, successful or not
         self.down = False  # gave up restarting: the bot is played by fallback from now
+        self.ready_at = 0.0  # time.perf_counter() when a restart last answered hello
         self._stopped = False
         self._stop_event = asyncio.Event()
         self._restart_lock = asyncio.Lock()
@@ -355,6 +357,7 @@ class ManagedBot:
                 self._log_line(f"restart {self.restarts}/{self.max_restarts} failed: {failure}")
                 why = failure
                 continue
+            self.ready_at = time.perf_counter()
             return Revival(True, True, self.restarts - first)
         self.down = True
         self._log_line(f"down after {self.restarts} restart(s): played by fallback from now")

@@ -6,13 +6,16 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from referee.cli.common import EXIT_FAILED, EXIT_OK, usage
 from referee.config.redacted import Secret
 from referee.games import GAMES
+
+if TYPE_CHECKING:
+    from referee.audit.checkbot import CheckSettings
 
 
 @click.command()
@@ -53,76 +56,56 @@ def _option_value(text: str) -> Any:
         return text
 
 
+FROM_FILE = ("game", "options", "all_variants", "players", "deadline_ms", "max_response_bytes", "startup_ms")
+FROM_FILE_TOO = ("max_concurrent", "token_env")
+DEFAULTS = {"deadline_ms": 1000, "max_response_bytes": 65536, "startup_ms": 15000, "max_concurrent": 0}
+
+
 @click.command("check-bot", context_settings={"ignore_unknown_options": True})
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
-@click.option("--game", "-g", required=True, help="The game to play (see referee games).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Check --bot as this tournament file runs it: its game, options, seats, limits, cage and token.",
+)
+@click.option("--bot", "bot_name", default=None, help="With --config: the bot of the file to check.")
+@click.option("--game", "-g", default=None, help="The game to play (see referee games).")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE", help="A game option; repeat.")
 @click.option("--all-variants", is_flag=True, help="Every combination of the game's choice and yes/no options.")
 @click.option("--matches", type=click.IntRange(1, 1000), default=3, show_default=True, help="Matches per option set.")
 @click.option("--players", type=int, default=None, help="Seats per match (default 4, or the nearest allowed).")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True, help="Matches in flight.")
-@click.option("--deadline-ms", type=click.IntRange(1), default=1000, show_default=True, help="Deadline per message.")
-@click.option("--max-response-bytes", type=click.IntRange(1), default=65536, show_default=True)
-@click.option("--startup-ms", type=click.IntRange(1), default=15000, show_default=True, help="Time to answer hello.")
+@click.option("--deadline-ms", type=click.IntRange(1), default=None, help="Deadline per message.  [default: 1000]")
+@click.option("--max-response-bytes", type=click.IntRange(1), default=None, help="[default: 65536]")
+@click.option("--startup-ms", type=click.IntRange(1), default=None, help="Time to answer hello.  [default: 15000]")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--log-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Keep bot logs here.")
 @click.option(
     "--max-concurrent",
     type=click.IntRange(0),
-    default=0,
-    show_default=True,
-    help="Requests in flight to the bot at once, as a tournament may promise (0: no limit).",
+    default=None,
+    help="Requests in flight to the bot at once, as a tournament may promise (0: no limit).  [default: 0]",
 )
 @click.option(
     "--token-env", metavar="NAME", default=None, help="Send the token in environment variable NAME as a bearer token."
 )
-def check_bot_command(
-    target: tuple[str, ...],
-    game: str,
-    options: tuple[str, ...],
-    all_variants: bool,
-    matches: int,
-    players: int | None,
-    concurrency: int,
-    deadline_ms: int,
-    max_response_bytes: int,
-    startup_ms: int,
-    seed: int,
-    log_dir: Path | None,
-    max_concurrent: int,
-    token_env: str | None,
-) -> None:
+def check_bot_command(target: tuple[str, ...], config_path: Path | None, bot_name: str | None, **flags: Any) -> None:
     """Play a few matches against one bot and report what to fix; exit 0 only when clean.
 
     TARGET is the bot's URL, or -- and the command that starts it ({port} is replaced
     by a free port):  referee check-bot --game nimmt_plus -- node bot.js --port {port}
-    """
-    from referee.audit.checkbot import CheckSettings, check_bot
 
-    if not target:
-        usage("give the bot's URL, or -- and the command that starts it")
-    seats, sets = _option_sets(game, options, players, all_variants)
-    is_url = len(target) == 1 and "://" in target[0]
-    if is_url and not target[0].startswith("http://"):
-        usage(f"{target[0]}: check-bot reaches bots over http:// only")
-    if not is_url and not any("{port}" in a for a in target):
-        usage("the bot's command must contain {port} (where it listens), or give its URL")
-    settings = CheckSettings(
-        game=game,
-        option_sets=tuple(sets),
-        url=target[0] if is_url else None,
-        command=None if is_url else target,
-        matches=matches,
-        players=seats,
-        concurrency=concurrency,
-        deadline_ms=deadline_ms,
-        max_response_bytes=max_response_bytes,
-        startup_ms=startup_ms,
-        seed=seed,
-        log_dir=log_dir,
-        max_concurrent=max_concurrent,
-        token=_token(token_env),
-    )
+    Or the bot of a tournament file, as that tournament runs it:
+    referee check-bot --config tournament.toml --bot mybot
+    """
+    from referee.audit.checkbot import check_bot
+
+    if config_path is not None or bot_name is not None:
+        settings = _settings_from_file(target, config_path, bot_name, flags)
+    else:
+        settings = _settings_from_flags(target, flags)
     reports = asyncio.run(check_bot(settings))
     for report in reports:
         for line in report.lines():
@@ -131,6 +114,71 @@ def check_bot_command(
     if len(reports) > 1:
         click.echo(f"{sum(r.clean for r in reports)} of {len(reports)} option sets clean")
     sys.exit(EXIT_OK if clean else EXIT_FAILED)
+
+
+def _own_flags(flags: dict[str, Any]) -> dict[str, Any]:
+    """check-bot's own settings, the same with or without a tournament file."""
+    return {k: flags[k] for k in ("matches", "concurrency", "seed", "log_dir")}
+
+
+def _settings_from_flags(target: tuple[str, ...], flags: dict[str, Any]) -> CheckSettings:
+    """The settings of ``check-bot [options] TARGET``; exit 2 on a bad one."""
+    from referee.audit.checkbot import CheckSettings
+
+    if flags["game"] is None:
+        usage("--game is required (or --config FILE --bot NAME)")
+    if not target:
+        usage("give the bot's URL, or -- and the command that starts it")
+    seats, sets = _option_sets(flags["game"], flags["options"], flags["players"], flags["all_variants"])
+    is_url = len(target) == 1 and "://" in target[0]
+    if is_url and not target[0].startswith("http://"):
+        usage(f"{target[0]}: check-bot reaches bots over http:// only")
+    if not is_url and not any("{port}" in a for a in target):
+        usage("the bot's command must contain {port} (where it listens), or give its URL")
+    given: dict[str, int] = {k: DEFAULTS[k] if flags[k] is None else flags[k] for k in DEFAULTS}
+    return CheckSettings(
+        game=flags["game"],
+        option_sets=tuple(sets),
+        url=target[0] if is_url else None,
+        command=None if is_url else target,
+        players=seats,
+        token=_token(flags["token_env"]),
+        deadline_ms=given["deadline_ms"],
+        max_response_bytes=given["max_response_bytes"],
+        startup_ms=given["startup_ms"],
+        max_concurrent=given["max_concurrent"],
+        **_own_flags(flags),
+    )
+
+
+def _settings_from_file(
+    target: tuple[str, ...], config_path: Path | None, bot_name: str | None, flags: dict[str, Any]
+) -> CheckSettings:
+    """The settings of ``check-bot --config FILE --bot NAME``: everything the file says
+    about the bot; exit 2 on a bad file, an unknown bot, or a setting given twice."""
+    from referee.audit.checkbot import settings_for
+    from referee.config.parse import load_config
+    from referee.errors import ConfigError
+
+    if config_path is None or bot_name is None:
+        usage("--config FILE and --bot NAME go together")
+    if target:
+        usage(f"--config: the bot's command or URL comes from {config_path}; give no TARGET")
+    given = [k for k in (*FROM_FILE, *FROM_FILE_TOO) if flags[k] not in (None, (), False)]
+    if given:
+        shown = ", ".join("--" + k.replace("_", "-") for k in given)
+        usage(f"{shown}: with --config these come from {config_path}")
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        usage(str(exc))
+    try:
+        settings = settings_for(config, bot_name, **_own_flags(flags))
+    except KeyError:
+        usage(f"--bot: {config_path} has no bot {bot_name!r} (its bots: {', '.join(b.name for b in config.bots)})")
+    if settings.url is not None and not settings.url.startswith("http://"):
+        usage(f"bot {bot_name!r} is at {settings.url}: check-bot reaches bots over http:// only")
+    return settings
 
 
 def _option_sets(

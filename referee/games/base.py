@@ -18,6 +18,7 @@ deep copy when one is needed (tests, determinisation).
 from __future__ import annotations
 
 import copy as _copy
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -110,6 +111,18 @@ class GameInfo:
     # entries are never changed once in it (6 nimmt!: ("history",)): their entries are
     # encoded once per match, not once per decision (``protocol.MatchContext``).
     append_only_view_keys: tuple[str, ...] = ()
+    # The range of a seat's match score (RULES.md), which intervals of a mean score keep
+    # to: None is unbounded; ``score_is_position``: scores are finishing positions 1..seats.
+    score_min: float | None = None
+    score_max: float | None = None
+    score_is_position: bool = False
+
+    def score_bounds(self, seats: int) -> tuple[float, float]:
+        """The lowest and highest score a seat can have in a match of ``seats`` (infinite where unbounded)."""
+        if self.score_is_position:
+            return 1.0, float(seats)
+        low = -math.inf if self.score_min is None else self.score_min
+        return low, math.inf if self.score_max is None else self.score_max
 
     def defaults(self) -> dict[str, Any]:
         """The default value of every option."""

@@ -218,6 +218,7 @@ class Dieci(Game):
             OptionSpec("max_manches", 500, "a match reaching it is a draw among the survivors", minimum=1),
         ),
         stats=(StatSpec("manches_survived", "Manches survived", "manches a seat finished still in"),),
+        score_is_position=True,  # finishing positions, 1 = last survivor
     )
 
     def check_options(self, seats: int, options: Mapping[str, Any]) -> dict[str, Any]:

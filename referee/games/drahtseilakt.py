@@ -154,6 +154,7 @@ class Drahtseilakt(Game):
             StatSpec("sticks_per_round", "sticks/round", "mean sticks held at a round's end"),
             StatSpec("clean_share", "clean rounds", "share of rounds ended with no sticks"),
         ),
+        score_min=0,  # sticks
     )
 
     def setup(self, seats: int, seed: int, options: Mapping[str, Any]) -> DrahtState:

@@ -188,6 +188,7 @@ class NimmtPlus(Game):
             StatSpec("rows_per_hand", "rows/hand", "rows taken per hand"),
         ),
         append_only_view_keys=("history",),  # a turn's entry is never changed once appended
+        score_min=0,  # bull heads (taken or penalty), never negative
     )
 
     def setup(self, seats: int, seed: int, options: Mapping[str, Any]) -> NimmtState:

@@ -158,6 +158,8 @@ class TheGame(Game):
             StatSpec("excellent", "excellent rate", "share of games with fewer than 10 cards left"),
             StatSpec("lost_by_fire", "fire-loss rate", "share of games lost to an uncovered fire card"),
         ),
+        score_min=0,  # cards not placed
+        score_max=98,
     )
 
     def setup(self, seats: int, seed: int, options: Mapping[str, Any]) -> TheGameState:

@@ -11,7 +11,9 @@ Not charged to bots: a timeout whose timer fired late because the referee itself
 busy (voided and asked again, up to ``MAX_REASKS`` times; lateness noticed while reading
 the bot's own bytes is the bot's); with ``time_bank_ms``, an answer slower than the
 deadline, which spends the seat's bank instead (a timeout is then slower than the
-deadline plus the bank left); the restart of a managed bot found dead.
+deadline plus the bank left); the restart of a managed bot found dead; a decision that
+finds its managed bot being restarted, while it waits for it within its deadline
+(``bots.control.through_restart``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from referee.bots import protocol
-from referee.bots.control import BotRuntime, Pacer, ask, referee_was_late, send_placed
+from referee.bots.control import BotRuntime, Pacer, ask, referee_was_late, send_placed, through_restart
 from referee.bots.transport import Transport
 from referee.bots.wire import Endpoint, Exchange, Sent
 from referee.config.model import Limits
@@ -292,6 +294,8 @@ class _Table:
         rts = book.rts
         if ex is None:
             ex = await ask(rts[s], pacer, client, body, book.limit_ms(s, acting), cap)
+        ex, restarted = await through_restart(rts[s], pacer, client, body, book.limit_ms(s, acting), cap, ex)
+        book.restarts[s] += restarted
         attempt = 0
         while referee_was_late(ex) and attempt < MAX_REASKS:
             book.void(pacer)

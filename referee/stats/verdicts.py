@@ -273,7 +273,10 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     score_iv = ratio_intervals(w, score, count)
     rank_iv = ratio_intervals(w, rank, count)
     seats = cols.bot.shape[1]
-    _clip(rank_iv, 1.0, float(seats))  # a mean rank lies in [1, seats]; few deals can reach past
+    # a mean lies within the range of what it averages; an interval reaching past it (few
+    # deals, scores piled at a bound) is cut there, which can never exclude a possible mean
+    clip_intervals(rank_iv, 1.0, float(seats))
+    clip_intervals(score_iv, *game.info.score_bounds(seats))
     dq = set(disqualifications(cols))
     is_dq = np.array([name in dq for name in names], bool)
     played = count.sum(0) > 0
@@ -312,7 +315,8 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
             "rating": ratings[name],
             "score_summary": summary[i],
         }
-    differences = _differences(order, pos, played, is_dq, w, score, rank, count, above, coop, seats)
+    bounds = game.info.score_bounds(seats)
+    differences = _differences(order, pos, played, is_dq, w, score, rank, count, above, coop, seats, bounds)
     order_idx = [pos[name] for name in order]
     return Verdicts(
         bots=bots,
@@ -324,7 +328,7 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
             else [[None] * len(order) for _ in order],
         },
         head_to_head=head_to_head(games_bot, games_rank, names),
-        seat_bias=None if coop else _seat_bias(cols, w, unit_seat, n_units),
+        seat_bias=None if coop else _seat_bias(cols, w, unit_seat, n_units, bounds),
         rating_history=history,
         method=_method(cols, coop, n_deals, n_units, resamples, crit, rank_iv if not coop else score_iv, played),
     )
@@ -377,16 +381,19 @@ def _differences(
     above: Any,
     coop: bool,
     seats: int,
+    bounds: tuple[float, float],
 ) -> list[dict[str, Any]]:
-    """Adjacent rows of the standings (both in play): the difference with its interval."""
+    """Adjacent rows of the standings (both in play): the difference with its signed
+    interval (within what a difference of two possible means can be)."""
     rows = [pos[name] for name in order if played[pos[name]] and not is_dq[pos[name]]]
     if len(rows) < 2:
         return []
     a, b = np.array(rows[:-1]), np.array(rows[1:])
     sd = ratio_difference_intervals(w, score, count, a, b)
+    clip_intervals(sd, bounds[0] - bounds[1], bounds[1] - bounds[0])
     rd = None if coop else ratio_difference_intervals(w, rank, count, a, b)
     if rd is not None:
-        _clip(rd, 1.0 - seats, seats - 1.0)
+        clip_intervals(rd, 1.0 - seats, seats - 1.0)
     names = list(pos)
     out = []
     for j in range(len(a)):
@@ -404,8 +411,11 @@ def _differences(
     return out
 
 
-def _seat_bias(cols: Columns, w: FloatArray, unit_seat: Any, n_units: int) -> list[dict[str, Any]]:
-    """Per seat position: matches, mean score and mean rank with intervals and flags."""
+def _seat_bias(
+    cols: Columns, w: FloatArray, unit_seat: Any, n_units: int, bounds: tuple[float, float]
+) -> list[dict[str, Any]]:
+    """Per seat position: matches, mean score and mean rank with intervals (within
+    ``bounds`` and 1..seats) and flags."""
     k = cols.bot.shape[1]
     seated = cols.seated
     seat_idx = np.broadcast_to(np.arange(k)[None, :], cols.bot.shape)
@@ -418,6 +428,8 @@ def _seat_bias(cols: Columns, w: FloatArray, unit_seat: Any, n_units: int) -> li
 
     count, score, rank = per_unit(1.0), per_unit(cols.score), per_unit(cols.rank)
     s_iv, r_iv = ratio_intervals(w, score, count), ratio_intervals(w, rank, count)
+    clip_intervals(s_iv, *bounds)
+    clip_intervals(r_iv, 1.0, float(k))
     total = count.sum()
     overall_score = score.sum() / total if total else math.nan
     overall_rank = rank.sum() / total if total else math.nan
@@ -480,7 +492,7 @@ def _method(
     }
 
 
-def _clip(iv: RatioIntervals, low: float, high: float) -> None:
+def clip_intervals(iv: RatioIntervals, low: float, high: float) -> None:
     """Bound intervals to the values the statistic can take (NaN stays NaN)."""
     iv.lo = np.where(np.isnan(iv.lo), iv.lo, np.clip(iv.lo, low, high))
     iv.hi = np.where(np.isnan(iv.hi), iv.hi, np.clip(iv.hi, low, high))
