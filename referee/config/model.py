@@ -32,6 +32,9 @@ CAGE_KEYS = (  # the [limits] keys a [[bot]] may override in its own `limits` ta
     "cpus",
 )
 STOP_RULES = ("all", "settled")
+# The version of the tables a random tournament deals (tournament.json's ``schedule_version``;
+# absent: 1, the unbalanced tables drawn before). A resumed run keeps its journal's.
+SCHEDULE_VERSION = 2
 TRANSCRIPTS = ("all", "none")
 # a bot's (or tournament's) name; \Z: "$" also matches before a final newline
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
@@ -141,6 +144,7 @@ class TournamentConfig:
     bots: tuple[BotConfig, ...]
     cluster: str | None = CLUSTER_KEYS["address"].default
     seed_secret: bool = False  # the seed was drawn by the referee (no seed in the file)
+    schedule_version: int = SCHEDULE_VERSION  # random: which tables (1: a journal made before balanced tables)
     gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
 
     def with_overrides(
@@ -187,6 +191,11 @@ class TournamentConfig:
             "format": self.format,
             "rounds": self.rounds if self.format == "round_robin" or self._gauntlet_rounds() else None,
             "matches": self.matches if self.format in ("random", "team") or self.gauntlet_random else None,
+            **(
+                {"schedule_version": self.schedule_version}
+                if self.format == "random" and self.schedule_version > 1
+                else {}
+            ),
             "deadline_ms": self.limits.deadline_ms,
             "on_fault": self.limits.on_fault,
             "max_faults": self.limits.max_faults,

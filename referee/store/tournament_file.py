@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from referee.config.model import FORMATS, NAME_RE, STOP_RULES
+from referee.config.model import FORMATS, NAME_RE, SCHEDULE_VERSION, STOP_RULES
 from referee.errors import JournalError, LeaderboardError
 from referee.store.files import atomic_write
 from referee.store.journal import JOURNAL, MAX_DEPTH, MAX_SEATS, MAX_STR, FieldCheck, no_constant, read_journal
@@ -138,6 +138,10 @@ def _check_settings(s: Mapping[str, Any], c: FieldCheck) -> None:
     for key in ("rounds", "matches"):
         if s.get(key) is not None:
             c.integer(s, key, 1)
+    if "schedule_version" in s:
+        c.integer(s, "schedule_version", 1)
+        if s["schedule_version"] > SCHEDULE_VERSION:
+            c.fail("schedule_version", f"{s['schedule_version']} is newer than this referee's ({SCHEDULE_VERSION})")
     if "challengers" in s:
         chal = c.lst(s, "challengers", 1, len(bots))
         if any(x not in bots for x in chal):
@@ -168,3 +172,25 @@ def _finite(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{text} is out of the range of a number")
     return value
+
+
+def recorded_schedule_version(out: Path) -> int | None:
+    """The ``schedule_version`` of the random tables the run in ``out`` was made with (1 when
+    its ``tournament.json`` names none), or None without a readable ``tournament.json``."""
+    path = out / TOURNAMENT_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    settings = doc.get("settings") if isinstance(doc, dict) else None
+    if not isinstance(settings, dict):
+        return None
+    version = settings.get("schedule_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise JournalError(f"{path}: settings.schedule_version: not a positive integer")
+    if version > SCHEDULE_VERSION:
+        raise JournalError(
+            f"{path}: the run was made by a newer referee (random tables version {version}, this referee "
+            f"deals up to {SCHEDULE_VERSION}): resume it with that referee"
+        )
+    return version
