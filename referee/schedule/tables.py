@@ -164,6 +164,15 @@ class BalancedTables(Format):
         return tuple(perm[(j + o) % n] for o in self._offsets)
 
 
+class LadderTables(Format):
+    """A ladder's budget of ``matches`` tables; who sits where comes from the results
+    (``referee.run.season``), so ``table`` is unknown here: fixtures carry no seats."""
+
+    def table(self, t: int) -> tuple[int, ...]:
+        """Unknown to the schedule: the empty table."""
+        return ()
+
+
 class Team(Format):
     """Cooperative games: ``matches`` deals, every bot playing every deal as a homogeneous
     team (all seats the same bot), so bots are compared on identical cards."""

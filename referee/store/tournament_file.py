@@ -146,7 +146,9 @@ def _check_settings(s: Mapping[str, Any], c: FieldCheck) -> None:
         chal = c.lst(s, "challengers", 1, len(bots))
         if any(x not in bots for x in chal):
             c.fail("challengers", "names a bot that is not in bots")
-    for key in ("duplicate", "seed_secret", "challengers_meet", "grow"):
+    if "ladder" in s:
+        _check_ladder(s["ladder"], bots, c)
+    for key in ("duplicate", "seed_secret", "challengers_meet", "grow", "closed"):
         if key in s and not isinstance(s[key], bool):
             c.fail(key, "not true/false")
     if "stop" in s and s["stop"] not in STOP_RULES:
@@ -164,6 +166,30 @@ def _check_settings(s: Mapping[str, Any], c: FieldCheck) -> None:
         not isinstance(s["seed_commitment"], str) or not re.match(r"^[0-9a-f]{64}\Z", s["seed_commitment"])
     ):
         c.fail("seed_commitment", "not a SHA-256 in hex")
+
+
+def _check_ladder(doc: Any, bots: list[Any], c: FieldCheck) -> None:
+    """A ladder's epoch size and lineup history: segments of (first epoch, bots), in order."""
+    if not isinstance(doc, dict):
+        c.fail("ladder", "not an object")
+    c.integer(doc, "epoch_tables", 1)
+    segments = c.lst(doc, "lineups", 1, 1_000_000)
+    last = -1
+    for i, seg in enumerate(segments):
+        if not isinstance(seg, dict) or not _int(seg.get("from")) or seg["from"] <= last:
+            c.fail(f"ladder.lineups[{i}]", "not a segment with a from epoch after the one before")
+        last = seg["from"]
+        names = seg.get("bots")
+        if not isinstance(names, list) or not all(isinstance(b, str) and NAME_RE.match(b) for b in names):
+            c.fail(f"ladder.lineups[{i}].bots", "not a list of bot names")
+    for i, d in enumerate(c.lst(doc, "dropped", 0, 100_000_000) if "dropped" in doc else []):
+        ok = isinstance(d, list) and len(d) == 2 and _int(d[0]) and isinstance(d[1], list)
+        if not ok or not all(isinstance(b, str) and NAME_RE.match(b) for b in d[1]):
+            c.fail(f"ladder.dropped[{i}]", "not [fixture index, [bot names]]")
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
 def _finite(text: str) -> float:
