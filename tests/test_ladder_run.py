@@ -82,7 +82,7 @@ def test_the_config_refuses_what_a_ladder_cannot_do(tmp_path: Path) -> None:
     assert cfg.format == "ladder" and cfg.closed and cfg.stop == "settled"
     other = write(tmp_path, url, names(5), 10).read_text().replace('"ladder"', '"random"')
     (tmp_path / "r.toml").write_text(other.replace("matches = 10", "matches = 10\nclosed = true"))
-    with pytest.raises(ConfigError, match="closed.*is for format = 'ladder'"):
+    with pytest.raises(ConfigError, match=r"closed.*is for format = 'ladder'"):
         load_config(tmp_path / "r.toml")
 
 
