@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -272,8 +272,3 @@ def open_gate(config: TournamentConfig, judge: DqJudge, total: int, journal: Pat
     if resume and journal.exists():
         gate.rebuild(journal)
     return gate
-
-
-def pending_ladder(fixtures: Iterator[Fixture], gate: LadderGate) -> Iterator[Fixture]:
-    """``fixtures`` without the dropped tables."""
-    return (f for f in fixtures if not gate.dropped(f.index))
