@@ -19,7 +19,8 @@ from referee.report.publish import render_console
 from referee.run.lineup import BotStatus, greet_all, readiness
 from referee.run.pilot import pilot
 from referee.run.runner import RunReport, read_journal, run_tournament
-from referee.run.seeds import resolve_seed
+from referee.run.season import resolve_ladder
+from referee.run.seeds import resolve_schedule_version, resolve_seed
 from referee.run.sink import Progress
 from referee.schedule.formats import match_count, schedule, seat_balance
 from referee.store.journal import JOURNAL
@@ -87,7 +88,7 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     """The secret seed drawn (or read back), the banner, a resumed journal checked before
     the folder is touched, and ``tournament.json`` written; exit 1 on failure."""
     try:
-        cfg = resolve_seed(cfg, resume)
+        cfg = resolve_ladder(resolve_schedule_version(resolve_seed(cfg, resume), resume), resume)
     except (RefereeError, OSError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_FAILED)

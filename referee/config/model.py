@@ -16,7 +16,7 @@ from referee.config.keys import Key, choice, keys_of, setting
 from referee.config.redacted import Secret
 from referee.errors import ConfigError
 
-FORMATS = ("round_robin", "random", "team", "gauntlet")
+FORMATS = ("round_robin", "random", "team", "gauntlet", "ladder")
 ON_FAULT = ("fallback", "forfeit")
 SANDBOX_MODES = ("auto", "bwrap", "none")
 NETWORKS = ("own", "host")  # a started bot's network (bots/sandbox.py)
@@ -32,6 +32,9 @@ CAGE_KEYS = (  # the [limits] keys a [[bot]] may override in its own `limits` ta
     "cpus",
 )
 STOP_RULES = ("all", "settled")
+# The version of the tables a random tournament deals (tournament.json's ``schedule_version``;
+# absent: 1, the unbalanced tables drawn before). A resumed run keeps its journal's.
+SCHEDULE_VERSION = 2
 TRANSCRIPTS = ("all", "none")
 # a bot's (or tournament's) name; \Z: "$" also matches before a final newline
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
@@ -117,7 +120,7 @@ class TournamentConfig:
     )
     format: str = choice(FORMATS, "format", doc="how bots are drawn into tables (team: cooperative games)")
     rounds: int = setting(1, minimum=1, doc="round_robin and gauntlet: times every combination is played")
-    matches: int = setting(10, minimum=1, doc="random and team (and a gauntlet without rounds): tables")
+    matches: int = setting(10, minimum=1, doc="random, team, ladder (its budget) and a gauntlet without rounds: tables")
     concurrency: int = setting(8, minimum=1, doc="matches in flight (per worker with workers > 1)")
     output: Path = setting(None, kind=str, derived=True, doc="the output folder (default: leaderboards/NAME)")  # noqa: RUF009
     duplicate: bool = setting(False, doc="every deal once per seat rotation of its table")
@@ -134,6 +137,7 @@ class TournamentConfig:
     batch: int = setting(10, minimum=1, unit=" deal", doc='stop = "settled": deals played between two looks')
     publish_every_s: float = setting(0.0, minimum=0, maximum=86400, note="(seconds; 0: only at the end)", doc=_LIVE_DOC)
     grow: bool = setting(False, doc="fixtures keyed by bot names: bots may be added (or removed) and the run resumed")
+    closed: bool = setting(False, doc="ladder: the season is over; the run that plays its last match reveals the seed")
     workers: int = setting(1, minimum=1, doc="worker processes on this machine (more than 1: Dask)")
     transcripts: str = choice(TRANSCRIPTS, explain="all: every decision kept in OUT/transcripts; none: none")
     options: Mapping[str, Any]
@@ -141,6 +145,8 @@ class TournamentConfig:
     bots: tuple[BotConfig, ...]
     cluster: str | None = CLUSTER_KEYS["address"].default
     seed_secret: bool = False  # the seed was drawn by the referee (no seed in the file)
+    schedule_version: int = SCHEDULE_VERSION  # random: which tables (1: a journal made before balanced tables)
+    ladder: Mapping[str, Any] | None = None  # ladder: epoch size and lineup history (run.season.LadderPlan.document)
     gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
 
     def with_overrides(
@@ -186,13 +192,19 @@ class TournamentConfig:
             "players": self.players,
             "format": self.format,
             "rounds": self.rounds if self.format == "round_robin" or self._gauntlet_rounds() else None,
-            "matches": self.matches if self.format in ("random", "team") or self.gauntlet_random else None,
+            "matches": self.matches if self.format in ("random", "team", "ladder") or self.gauntlet_random else None,
+            **(
+                {"schedule_version": self.schedule_version}
+                if self.format == "random" and self.schedule_version > 1
+                else {}
+            ),
             "deadline_ms": self.limits.deadline_ms,
             "on_fault": self.limits.on_fault,
             "max_faults": self.limits.max_faults,
             "duplicate": self.duplicate,
             **self._gauntlet_settings(),
             **({"grow": True} if self.grow else {}),
+            **self._ladder_settings(),
             **(
                 {"stop": self.stop, "confidence": self.confidence, "top": self.top, "batch": self.batch}
                 if self.stop != "all"
@@ -223,6 +235,11 @@ class TournamentConfig:
             "max_processes": lim.max_processes,
         }
         return {"cage": cage, **({"cage_bots": own} if own else {})}
+
+    def _ladder_settings(self) -> dict[str, Any]:
+        if self.format != "ladder":
+            return {}
+        return {"closed": self.closed, **({"ladder": dict(self.ladder)} if self.ladder is not None else {})}
 
     def _gauntlet_rounds(self) -> bool:
         return self.format == "gauntlet" and not self.gauntlet_random

@@ -89,6 +89,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     challengers = _challengers(err, fmt, tv, t, bots, players, game.info.cooperative)
     gauntlet_random = fmt == "gauntlet" and "matches" in t and "rounds" not in t
     _check_grow(err, tv, lv, gauntlet_random)
+    _check_ladder(err, tv, t, game.info.cooperative)
     name = tv["name"] or path.stem
     if not NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -122,6 +123,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         batch=tv["batch"],
         publish_every_s=tv["publish_every_s"],
         grow=tv["grow"],
+        closed=tv["closed"],
     )
 
 
@@ -201,6 +203,20 @@ def _check_grow(err: _Errors, tv: Mapping[str, Any], lv: Mapping[str, Any], gaun
         )
     if tv["stop"] == "settled":
         err.fail("tournament.grow", "a tournament that grows cannot also stop when settled (choose one)")
+
+
+def _check_ladder(err: _Errors, tv: Mapping[str, Any], table: Mapping[str, Any], cooperative: bool) -> None:
+    """``format = "ladder"``: competitive games, plain tables; ``closed`` only for it."""
+    if tv["format"] != "ladder":
+        if "closed" in table:
+            err.fail("tournament.closed", "is for format = 'ladder'")
+        return
+    if cooperative:
+        err.fail("tournament.format", "ladder is for competitive games (cooperative games: use team)")
+    if tv["duplicate"]:
+        err.fail("tournament.duplicate", "a ladder chooses each table from the results: it plays no duplicate deals")
+    if tv["grow"]:
+        err.fail("tournament.grow", "a ladder grows by itself: bots may be added or removed at any --resume")
 
 
 def _challengers(

@@ -71,7 +71,7 @@ def publish_final(config: TournamentConfig, stopped: Mapping[str, Any] | None = 
     journal = config.output / JOURNAL
     try:
         state = jn.scan(journal, fixtures, names)
-        complete = state.count == fixtures.total or stopped is not None
+        complete = _complete(config, state.count, fixtures.total, stopped is not None)
         settings = published_settings(config, complete=complete)
         if (config.seed_secret and complete) or stopped is not None:
             write_tournament_file(config.output, settings, fixtures.total, stopped)
@@ -82,6 +82,15 @@ def publish_final(config: TournamentConfig, stopped: Mapping[str, Any] | None = 
         where = exc.filename or config.output
         raise LeaderboardError(f"cannot write the leaderboard: {where}: {exc.strerror}") from exc
     return Published(board, tuple(paths), _write_replays(config.output))
+
+
+def _complete(config: TournamentConfig, count: int, total: int, stopped: bool) -> bool:
+    """A run whose secret seed may be revealed: every match played (a ladder's dropped
+    tables aside) or stopped settled; a ladder only once its season is ``closed``."""
+    if config.format != "ladder":
+        return count == total or stopped
+    dropped = len((config.ladder or {}).get("dropped", ()))
+    return config.closed and (count + dropped >= total or stopped)
 
 
 def publish_live(config: TournamentConfig, scheduled: int, now: datetime.datetime | None = None) -> Leaderboard:

@@ -96,7 +96,9 @@ def build_leaderboard(
     except KeyError as exc:
         raise LeaderboardError(f"unknown game {settings['game']!r} in {TOURNAMENT_FILE}") from exc
     names = list(settings["bots"])
-    if settings.get("grow"):  # a tournament that grows: the lines of a bot removed from the file are left out
+    if (
+        settings.get("grow") or settings.get("format") == "ladder"
+    ):  # the lines of a bot removed from the file are left out
         known = set(names)
         records = (d for d in records if known.issuperset(d.get("bots", ())))
     try:

@@ -22,7 +22,7 @@ import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from referee.config.model import TournamentConfig
 from referee.errors import ClusterError, RefereeError
 from referee.games import get_game
 from referee.record import MatchRecord
-from referee.run.dq import DqJudge
+from referee.run.dq import DqJudge, Gate
 from referee.run.lineup import BotPool, BotStatus
 from referee.run.local import play_fixture, play_gc
 from referee.run.security import NO_HTTP_PAGES, PROTOCOL, address_security, run_security
@@ -227,9 +227,11 @@ class _Plugin(WorkerPlugin):  # type: ignore[misc]
             await state.stop()
 
 
-async def _play_batch(token: str, indices: list[int], disqualified: list[list[int]]) -> list[int]:
-    """Play the fixtures ``indices`` (each with its disqualified seats) on this worker;
-    every record is shipped on return."""
+async def _play_batch(
+    token: str, indices: list[int], disqualified: list[list[int]], seats: list[tuple[int, ...]]
+) -> list[int]:
+    """Play the fixtures ``indices`` (each with its disqualified seats and the head's seats:
+    a ladder's tables come from the head) on this worker; every record is shipped on return."""
     state = _STATES.get(token)
     if state is None or not state.ready:
         raise Reschedule()  # this worker's bots are not up: let another worker play it
@@ -241,16 +243,18 @@ async def _play_batch(token: str, indices: list[int], disqualified: list[list[in
         rts = state.runtimes()
         assert state.slots is not None
 
-        async def one(i: int, dq: list[int]) -> None:
+        async def one(i: int, dq: list[int], at: tuple[int, ...]) -> None:
             assert state.slots is not None
+            f = state.fixtures[i]
+            f = f if f.seats == at else replace(f, seats=at)
             async with state.slots, wire.new_client(cfg.players + 2, state.lean) as client:
-                rec = await play_fixture(cfg, game, rts, state.pacer, state.fixtures[i], dq, client)
+                rec = await play_fixture(cfg, game, rts, state.pacer, f, dq, client)
             state.decisions += sum(rec.decisions)
             state.send(rec)
 
         async with asyncio.TaskGroup() as tg:
-            for i, dq in zip(indices, disqualified):
-                tg.create_task(one(i, dq))
+            for i, dq, at in zip(indices, disqualified, seats):
+                tg.create_task(one(i, dq, tuple(at)))
         state.flush()
     finally:
         state.active -= 1
@@ -289,11 +293,11 @@ def _lease_name(token: str, bot: str) -> str:
 class DaskExecutor:
     """Plays fixtures on Dask workers, handing each record to the sink as its match ends (an ``Executor``)."""
 
-    def __init__(self, config: TournamentConfig, judge: DqJudge | None = None) -> None:
+    def __init__(self, config: TournamentConfig, judge: Gate | None = None) -> None:
         self.config = config
         self.token = uuid.uuid4().hex[:12]
         self.total = len(schedule(config))
-        self.judge = judge if judge is not None else DqJudge(config, self.total)
+        self.judge: Gate = judge if judge is not None else DqJudge(config, self.total)
         if self.judge.lag < BATCH - 1:  # a batch must be judged on fixtures before it
             raise ClusterError(f"disqualification lag {self.judge.lag} is shorter than a batch ({BATCH})")
         self.cluster: LocalCluster | None = None
@@ -440,11 +444,13 @@ class DaskExecutor:
     def _submit(self, fl: _Flight, batch: list[Fixture]) -> None:
         """Send one batch to the cluster, with each fixture's disqualified seats."""
         assert self.client is not None
+        batch = [self.judge.fixture(f) for f in batch]
         fut = self.client.submit(
             _play_batch,
             self.token,
             [f.index for f in batch],
             [self.judge.seats(f.index, f.seats) for f in batch],
+            [f.seats for f in batch],
             key=f"referee-batch-{self.token}-{batch[0].index}-{uuid.uuid4().hex[:6]}",
             pure=False,
         )

@@ -16,13 +16,37 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from referee.config.model import TournamentConfig
 from referee.record import MatchRecord
+from referee.schedule.formats import Fixture
 from referee.store import journal as jn
 
 DQ_LAG = 512  # fixtures between the prefix a disqualification is judged on and the fixture it applies to
+
+
+class Gate(Protocol):
+    """What an executor asks before and after each match: a ``DqJudge``, or a ladder's
+    ``season.LadderGate`` around one (which also gives each fixture its seats)."""
+
+    lag: int
+
+    def ready(self, index: int) -> bool:
+        """True when fixture ``index`` may start."""
+        ...
+
+    def fixture(self, f: Fixture) -> Fixture:
+        """The fixture to play for ``f`` (a ladder's: with its seats)."""
+        ...
+
+    def seats(self, index: int, seats: Sequence[int]) -> list[int]:
+        """The disqualified seats of fixture ``index``."""
+        ...
+
+    def add(self, rec: dict[str, Any] | MatchRecord) -> None:
+        """Count one journaled match."""
+        ...
 
 
 class DqJudge:
@@ -62,6 +86,10 @@ class DqJudge:
         self.pending[int(d["index"])] = [
             (self.names.get(b, -1), d["decisions"][s], faulted[s]) for s, b in enumerate(d["bots"])
         ]
+        self._fold()
+
+    def _fold(self) -> None:
+        """Fold the counts of the fixtures that extend the counted prefix."""
         while self.settled in self.pending:
             for bot, dec, flt in self.pending.pop(self.settled):
                 if bot < 0:
@@ -75,6 +103,16 @@ class DqJudge:
                 ):
                     self.dq_at[bot] = self.settled + 1
             self.settled += 1
+
+    def fixture(self, f: Fixture) -> Fixture:
+        """``f`` itself (its seats come from the schedule)."""
+        return f
+
+    def skip(self, index: int) -> None:
+        """A fixture that is never played (a ladder's dropped table): nothing to count."""
+        if self.enabled and index >= self.settled:
+            self.pending[index] = []
+            self._fold()
 
     def ready(self, index: int) -> bool:
         """True when fixture ``index`` may start: the prefix it is judged on is counted."""

@@ -19,7 +19,7 @@ from referee.games import get_game
 from referee.games.base import Game
 from referee.match.play import play_match
 from referee.record import MatchRecord
-from referee.run.dq import DqJudge
+from referee.run.dq import DqJudge, Gate
 from referee.run.lineup import BotPool, BotStatus
 from referee.run.sink import Sink
 from referee.schedule.formats import Fixture
@@ -82,13 +82,13 @@ class LocalExecutor:
     game: Game
     runtimes: list[BotRuntime]
     pacer: Pacer | None
-    judge: DqJudge | None = None
+    judge: Gate | None = None
     pool: LeanPool | None = None  # keep-alive connections shared by every match (else one client per match)
     statuses: list[BotStatus] = field(default_factory=list)
 
     async def play(self, fixtures: Iterator[Fixture], sink: Sink) -> None:
         """Play ``fixtures``, pulling the next only when a slot frees."""
-        judge = self.judge or DqJudge(self.config, 0)
+        judge: Gate = self.judge or DqJudge(self.config, 0)
         in_flight: dict[asyncio.Task[MatchRecord], Fixture] = {}
         nxt: Fixture | None = None
         try:
@@ -100,6 +100,7 @@ class LocalExecutor:
                             break
                     if not judge.ready(nxt.index):
                         break  # waits for a match in flight below it to end
+                    nxt = judge.fixture(nxt)
                     in_flight[asyncio.create_task(self._one(nxt, judge.seats(nxt.index, nxt.seats)))] = nxt
                     nxt = None
                 if not in_flight:
@@ -126,7 +127,7 @@ class LocalExecutor:
 
 
 @contextlib.asynccontextmanager
-async def open_local(config: TournamentConfig, judge: DqJudge) -> AsyncIterator[LocalExecutor]:
+async def open_local(config: TournamentConfig, judge: Gate) -> AsyncIterator[LocalExecutor]:
     """The local executor of ``config``: its bots started and greeted, a pacer, one
     keep-alive pool for the run (a bot's connections are reused across matches) and the
     play GC thresholds; all of it stopped on exit."""

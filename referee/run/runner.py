@@ -24,11 +24,12 @@ from typing import Any
 
 from referee.config.model import TournamentConfig
 from referee.errors import ConfigError, JournalError
-from referee.run.dq import DqJudge, judge_for
+from referee.run.dq import Gate, judge_for
 from referee.run.executor import Executor
 from referee.run.lineup import BotStatus, require_ready
 from referee.run.live import LivePublisher
 from referee.run.local import open_local
+from referee.run.season import open_gate
 from referee.run.sink import Hook, Progress, Sink, open_sink
 from referee.run.stopping import DealValues, Stop, batches, look, make_stop
 from referee.schedule.formats import Fixture, Schedule, schedule
@@ -57,21 +58,26 @@ def read_journal(path: Path, fixtures: Schedule, bot_names: list[str], repair: b
     return state
 
 
-def pending_range(fixtures: Schedule, state: JournalState, lo: int, hi: int) -> Iterator[Fixture]:
+Dropped = Callable[[int], bool] | None  # a ladder's tables that are never played
+
+
+def pending_range(
+    fixtures: Schedule, state: JournalState, lo: int, hi: int, dropped: Dropped = None
+) -> Iterator[Fixture]:
     """The source of one batch: fixtures ``lo`` to ``hi`` (excluded) not yet in the journal."""
     for i in range(lo, hi):
-        if not state.is_done(i):
+        if not state.is_done(i) and not (dropped and dropped(i)):
             yield fixtures[i]
 
 
-def pending(fixtures: Schedule, state: JournalState) -> Iterator[Fixture]:
-    """The source: fixtures not yet in the journal, lazily, in fixture order."""
+def pending(fixtures: Schedule, state: JournalState, dropped: Dropped = None) -> Iterator[Fixture]:
+    """The source: fixtures not yet in the journal (nor ``dropped``), lazily, in fixture order."""
     done = state.done
     for byte_index, byte in enumerate(done):
         if byte == 0xFF:
             continue  # eight finished matches
         for i in range(byte_index * 8, min(byte_index * 8 + 8, fixtures.total)):
-            if not byte & (1 << (i & 7)):
+            if not byte & (1 << (i & 7)) and not (dropped and dropped(i)):
                 yield fixtures[i]
 
 
@@ -92,7 +98,12 @@ async def run_tournament(
     pilot); a failed live publish goes to ``on_warning``."""
     fixtures = schedule(config)
     state = _journal_state(config, fixtures, resume)
-    judge = judge_for(config, fixtures.total, config.output / JOURNAL, resume)  # disqualification in fixture order
+    dq = judge_for(config, fixtures.total, config.output / JOURNAL, resume)  # disqualification in fixture order
+    judge: Gate = dq
+    dropped: Dropped = None
+    if config.format == "ladder":  # the tables of each epoch, chosen from the journal
+        judge = gate = open_gate(config, dq, fixtures.total, config.output / JOURNAL, resume)
+        dropped = gate.dropped
     started = time.perf_counter()
     progress = Progress(state.count, fixtures.total, state.faults, 0.0, state.count)
     if on_progress:
@@ -107,9 +118,9 @@ async def run_tournament(
             stopped: Stop | None = None
             try:
                 if config.stop == "settled" or pilot_deals is not None:
-                    stopped = await play_until_settled(config, fixtures, state, sink, executor, pilot_deals)
+                    stopped = await play_until_settled(config, fixtures, state, sink, executor, pilot_deals, dropped)
                 else:
-                    await executor.play(pending(fixtures, state), sink)
+                    await executor.play(pending(fixtures, state, dropped), sink)
             finally:
                 if live is not None:
                     await live.stop()
@@ -134,14 +145,13 @@ def _journal_state(config: TournamentConfig, fixtures: Schedule, resume: bool) -
     return jn.empty_state(fixtures.total)
 
 
-def _executor(
-    config: TournamentConfig, judge: DqJudge, pilot_deals: int | None
-) -> AbstractAsyncContextManager[Executor]:
+def _executor(config: TournamentConfig, judge: Gate, pilot_deals: int | None) -> AbstractAsyncContextManager[Executor]:
     """The executor of ``config``: Dask with ``workers`` > 1 or a cluster (imported only
     then), else this process."""
     if not (config.workers > 1 or config.cluster):
         return open_local(config, judge)
-    if config.stop == "settled" or config.grow or pilot_deals is not None:
+    settled_here = config.stop == "settled" and config.format != "ladder"  # a ladder's gate orders its looks
+    if settled_here or config.grow or pilot_deals is not None:
         raise ConfigError(
             f"{config.path}: stop = 'settled', grow and referee plan play in this process for now: "
             "drop workers / --cluster for them"
@@ -158,6 +168,7 @@ async def play_until_settled(
     sink: Sink,
     executor: Executor,
     pilot_deals: int | None = None,
+    dropped: Dropped = None,
 ) -> Stop | None:
     """Play batch after batch of deals, looking after each whole batch (stopping.py);
     return why the run stopped (None for a pilot)."""
@@ -168,7 +179,7 @@ async def play_until_settled(
     deals = values.deals if pilot_deals is None else min(values.deals, pilot_deals)
     verdict, upto = None, 0
     for lo, hi, upto in batches(deals, values.deal_size, config.batch):
-        await executor.play(pending_range(fixtures, state, lo, hi), sink)
+        await executor.play(pending_range(fixtures, state, lo, hi, dropped), sink)
         if pilot_deals is None:
             verdict = look(values, upto, config)
             if verdict.settled:

@@ -17,6 +17,8 @@ from dataclasses import replace
 from referee.config.model import TournamentConfig
 from referee.errors import JournalError
 from referee.store.files import atomic_write
+from referee.store.journal import JOURNAL
+from referee.store.tournament_file import recorded_schedule_version
 
 SEED_FILE = ".secret-seed"
 _HEX32 = re.compile(r"^[0-9a-f]{32}\n?\Z")
@@ -40,3 +42,13 @@ def resolve_seed(config: TournamentConfig, resume: bool) -> TournamentConfig:
     config.output.mkdir(parents=True, exist_ok=True)
     atomic_write(path, f"{seed:032x}\n", mode=0o600, sync=True)
     return replace(config, seed=seed)
+
+
+def resolve_schedule_version(config: TournamentConfig, resume: bool) -> TournamentConfig:
+    """``config`` dealing the random tables its journal was made with: on ``resume`` of a
+    random tournament, the ``schedule_version`` its ``tournament.json`` recorded (absent: 1,
+    the tables drawn before balanced tables); else this referee's."""
+    if not resume or config.format != "random" or not (config.output / JOURNAL).exists():
+        return config
+    version = recorded_schedule_version(config.output)
+    return config if version is None else replace(config, schedule_version=version)

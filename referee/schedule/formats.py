@@ -14,7 +14,16 @@ from typing import Any, overload
 from referee.config.model import TournamentConfig
 from referee.errors import ConfigError
 from referee.schedule.fixture import Fixture, derive_seed, match_id
-from referee.schedule.tables import Format, Gauntlet, Grow, RandomTables, RoundRobin, Team
+from referee.schedule.tables import (
+    BalancedTables,
+    Format,
+    Gauntlet,
+    Grow,
+    LadderTables,
+    RandomTables,
+    RoundRobin,
+    Team,
+)
 
 __all__ = [
     "MAX_MATCHES",
@@ -42,7 +51,10 @@ def format_of(config: TournamentConfig) -> Format:
     if config.format == "team":
         return Team(n, k, config.matches)
     if config.format == "random":
-        return RandomTables(n, k, config.matches, duplicate, config.seed, config.seed_secret)
+        tables = RandomTables if config.schedule_version == 1 else BalancedTables
+        return tables(n, k, config.matches, duplicate, config.seed, config.seed_secret)
+    if config.format == "ladder":
+        return LadderTables(n, k, config.matches, False)
     if config.format == "gauntlet":
         index = {b.name: i for i, b in enumerate(config.bots)}
         return Gauntlet(

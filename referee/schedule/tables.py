@@ -123,6 +123,56 @@ class RandomTables(Format):
         return table
 
 
+class BalancedTables(Format):
+    """``matches`` tables in rounds of ``n_bots`` tables (version 2 of random tables).
+
+    Round r draws a permutation of the bots and ``players`` distinct offsets from the seed
+    and r alone; its table j seats, in seat s, the bot at position ``(j + offset[s]) % n``
+    of the permutation. A whole round seats every bot once in every seat; the last round,
+    when partial, uses evenly spread offsets (``floor(s * n / players)``), so any run of
+    its tables holds each bot ``floor`` or ``ceil`` of its share of them. Over the whole
+    schedule every bot plays the same number of matches (+-1) and sits in each seat the
+    same number of times (+-1). Random access: one permutation (the round's) is cached.
+    """
+
+    def __init__(self, n_bots: int, players: int, matches: int, duplicate: bool, seed: int, secret: bool) -> None:
+        super().__init__(n_bots, players, matches, duplicate)
+        self.seed, self.secret = seed, secret
+        self._round = -1
+        self._perm: list[int] = []
+        self._offsets: list[int] = []
+
+    def layout(self, rnd: int) -> tuple[list[int], list[int]]:
+        """The permutation and seat offsets of round ``rnd`` (a pure function of the seed and ``rnd``)."""
+        n, k = self.n_bots, self.k
+        rng = random.Random(derive_key_seed(self.seed, f"random2/{rnd}", self.secret))
+        perm = list(range(n))
+        rng.shuffle(perm)
+        if (rnd + 1) * n <= self.tables:
+            offsets = rng.sample(range(n), k)
+        else:  # the partial last round: evenly spread offsets keep every bot's count within one
+            offsets = [s * n // k for s in range(k)]
+        return perm, offsets
+
+    def table(self, t: int) -> tuple[int, ...]:
+        """Table ``t``: round ``t // n_bots``, row ``t % n_bots``."""
+        rnd, j = divmod(t, self.n_bots)
+        if rnd != self._round:
+            self._perm, self._offsets = self.layout(rnd)
+            self._round = rnd
+        n, perm = self.n_bots, self._perm
+        return tuple(perm[(j + o) % n] for o in self._offsets)
+
+
+class LadderTables(Format):
+    """A ladder's budget of ``matches`` tables; who sits where comes from the results
+    (``referee.run.season``), so ``table`` is unknown here: fixtures carry no seats."""
+
+    def table(self, t: int) -> tuple[int, ...]:
+        """Unknown to the schedule: the empty table."""
+        return ()
+
+
 class Team(Format):
     """Cooperative games: ``matches`` deals, every bot playing every deal as a homogeneous
     team (all seats the same bot), so bots are compared on identical cards."""

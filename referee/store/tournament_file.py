@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from referee.config.model import FORMATS, NAME_RE, STOP_RULES
+from referee.config.model import FORMATS, NAME_RE, SCHEDULE_VERSION, STOP_RULES
 from referee.errors import JournalError, LeaderboardError
 from referee.store.files import atomic_write
 from referee.store.journal import JOURNAL, MAX_DEPTH, MAX_SEATS, MAX_STR, FieldCheck, no_constant, read_journal
@@ -138,11 +138,17 @@ def _check_settings(s: Mapping[str, Any], c: FieldCheck) -> None:
     for key in ("rounds", "matches"):
         if s.get(key) is not None:
             c.integer(s, key, 1)
+    if "schedule_version" in s:
+        c.integer(s, "schedule_version", 1)
+        if s["schedule_version"] > SCHEDULE_VERSION:
+            c.fail("schedule_version", f"{s['schedule_version']} is newer than this referee's ({SCHEDULE_VERSION})")
     if "challengers" in s:
         chal = c.lst(s, "challengers", 1, len(bots))
         if any(x not in bots for x in chal):
             c.fail("challengers", "names a bot that is not in bots")
-    for key in ("duplicate", "seed_secret", "challengers_meet", "grow"):
+    if "ladder" in s:
+        _check_ladder(s["ladder"], bots, c)
+    for key in ("duplicate", "seed_secret", "challengers_meet", "grow", "closed"):
         if key in s and not isinstance(s[key], bool):
             c.fail(key, "not true/false")
     if "stop" in s and s["stop"] not in STOP_RULES:
@@ -162,9 +168,55 @@ def _check_settings(s: Mapping[str, Any], c: FieldCheck) -> None:
         c.fail("seed_commitment", "not a SHA-256 in hex")
 
 
+def _check_ladder(doc: Any, bots: list[Any], c: FieldCheck) -> None:
+    """A ladder's epoch size and lineup history: segments of (first epoch, bots), in order."""
+    if not isinstance(doc, dict):
+        c.fail("ladder", "not an object")
+    c.integer(doc, "epoch_tables", 1)
+    segments = c.lst(doc, "lineups", 1, 1_000_000)
+    last = -1
+    for i, seg in enumerate(segments):
+        if not isinstance(seg, dict) or not _int(seg.get("from")) or seg["from"] <= last:
+            c.fail(f"ladder.lineups[{i}]", "not a segment with a from epoch after the one before")
+        last = seg["from"]
+        names = seg.get("bots")
+        if not isinstance(names, list) or not all(isinstance(b, str) and NAME_RE.match(b) for b in names):
+            c.fail(f"ladder.lineups[{i}].bots", "not a list of bot names")
+    for i, d in enumerate(c.lst(doc, "dropped", 0, 100_000_000) if "dropped" in doc else []):
+        ok = isinstance(d, list) and len(d) == 2 and _int(d[0]) and isinstance(d[1], list)
+        if not ok or not all(isinstance(b, str) and NAME_RE.match(b) for b in d[1]):
+            c.fail(f"ladder.dropped[{i}]", "not [fixture index, [bot names]]")
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
 def _finite(text: str) -> float:
     """A JSON number as a float; one beyond the float range (1e999) is refused, not infinity."""
     value = float(text)
     if not math.isfinite(value):
         raise ValueError(f"{text} is out of the range of a number")
     return value
+
+
+def recorded_schedule_version(out: Path) -> int | None:
+    """The ``schedule_version`` of the random tables the run in ``out`` was made with (1 when
+    its ``tournament.json`` names none), or None without a readable ``tournament.json``."""
+    path = out / TOURNAMENT_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    settings = doc.get("settings") if isinstance(doc, dict) else None
+    if not isinstance(settings, dict):
+        return None
+    version = settings.get("schedule_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise JournalError(f"{path}: settings.schedule_version: not a positive integer")
+    if version > SCHEDULE_VERSION:
+        raise JournalError(
+            f"{path}: the run was made by a newer referee (random tables version {version}, this referee "
+            f"deals up to {SCHEDULE_VERSION}): resume it with that referee"
+        )
+    return version

@@ -1,0 +1,274 @@
+"""The ladder wired into the runner: which tables each epoch plays, chosen from the
+journal (``referee.run.ladder`` chooses; this module feeds it and gates the executor).
+
+Fixture i of a ladder is table ``i % T`` of epoch ``i // T`` (``T``: the epoch size, fixed
+when the ladder starts); its id and deal seed are those of fixture i of ``random``. Epoch
+k is chosen once every epoch before k - 1 is whole in the journal, from the lineup of its
+segment, the seats of epochs < k and the results of epochs < k - 1 (``Summary.record`` of
+whole epochs, in epoch order, never finish order): so the tables are the same at any
+concurrency, on any number of Dask workers, and after a kill and ``--resume``.
+
+``tournament.json`` keeps the plan (``LadderPlan.document``): the epoch size, the lineup
+history as segments (first epoch, entry keys) and the dropped tables. On ``--resume`` a
+changed lineup starts at the first epoch without a journaled match; the unplayed tables of
+the epochs in flight that seat a bot no longer in the file are dropped (recorded, never
+played, their seats still counted as assigned so the tables chosen before stay reproducible).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from referee.config.model import TournamentConfig
+from referee.errors import JournalError
+from referee.record import MatchRecord
+from referee.run.dq import DqJudge
+from referee.run.ladder import LadderRules, Summary, choose_epoch, epoch_size
+from referee.schedule.formats import Fixture, derive_seed
+from referee.store import journal as jn
+from referee.store.journal import JOURNAL
+from referee.store.tournament_file import TOURNAMENT_FILE
+
+MATCHMAKING_INDEX = -3  # derive_seed(seed, -3, secret): secret as long as the deals are
+
+
+def entry_key(name: str) -> str:
+    """The entry a seat counts for in matchmaking (the one place to key versions later)."""
+    return name
+
+
+@dataclass
+class LadderPlan:
+    """The epoch size, lineup segments (first epoch, entry keys) and dropped tables."""
+
+    epoch_tables: int
+    lineups: list[tuple[int, tuple[str, ...]]]
+    dropped: dict[int, tuple[str, ...]] = field(default_factory=dict)  # fixture index -> its entry keys
+
+    def document(self) -> dict[str, Any]:
+        """The ``ladder`` field of tournament.json's settings."""
+        return {
+            "epoch_tables": self.epoch_tables,
+            "lineups": [{"from": e, "bots": list(keys)} for e, keys in self.lineups],
+            "dropped": [[i, list(keys)] for i, keys in sorted(self.dropped.items())],
+        }
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> LadderPlan:
+        """The plan of a tournament.json's ``ladder`` field (checked by store.tournament_file)."""
+        lineups = [(int(s["from"]), tuple(s["bots"])) for s in doc["lineups"]]
+        dropped = {int(i): tuple(keys) for i, keys in doc.get("dropped", [])}
+        return cls(int(doc["epoch_tables"]), lineups, dropped)
+
+    def lineup(self, epoch: int) -> tuple[str, ...]:
+        """The entry keys in play in ``epoch``."""
+        keys = self.lineups[0][1]
+        for start, seg in self.lineups:
+            if start > epoch:
+                break
+            keys = seg
+        return keys
+
+
+def plan_of(config: TournamentConfig) -> LadderPlan:
+    """The plan a ladder config carries, or a fresh one for its bots."""
+    if config.ladder is not None:
+        return LadderPlan.from_document(config.ladder)
+    keys = tuple(entry_key(b.name) for b in config.bots)
+    return LadderPlan(epoch_size(len(keys), config.players), [(0, keys)])
+
+
+class LadderGate:
+    """The runner's seam for a ladder: wraps the disqualification judge (same interface:
+    ``ready``, ``seats``, ``add``, ``lag``) and gives each fixture its seats (``fixture``)."""
+
+    def __init__(self, config: TournamentConfig, judge: DqJudge, plan: LadderPlan, total: int) -> None:
+        self.config, self.judge, self.plan, self.total = config, judge, plan, total
+        self.lag = judge.lag
+        self.T = plan.epoch_tables
+        self.rules = LadderRules(players=config.players, epoch_tables=self.T)
+        self.seed = derive_seed(config.seed, MATCHMAKING_INDEX, config.seed_secret)
+        self.index = {entry_key(b.name): i for i, b in enumerate(config.bots)}
+        self.summary = Summary(config.players)
+        self.tables: dict[int, list[tuple[str, ...]]] = {}  # chosen epochs not yet recorded
+        self.results: dict[int, list[tuple[Sequence[str], Sequence[int]]]] = {}
+        self.counts: dict[int, int] = {}  # journaled or dropped tables per epoch not yet recorded
+        self.chosen = 0  # epochs < chosen are chosen and assigned
+        self.whole = 0  # epochs < whole have every table journaled (or dropped)
+        self.recorded = 0  # epochs < recorded have their results in the summary
+        self.choose_s = 0.0  # CPU seconds spent choosing tables (the bench prints its share)
+        self.journaled: set[int] = set()  # on resume: the journaled fixtures of the epochs chosen again
+        for i in plan.dropped:
+            judge.skip(i)
+
+    def size(self, epoch: int) -> int:
+        """Tables of ``epoch`` within the budget."""
+        return max(0, min(self.T, self.total - epoch * self.T))
+
+    def dropped(self, index: int) -> bool:
+        """True for a table that is never played (it seats a bot removed from the file)."""
+        return index in self.plan.dropped
+
+    def ready(self, index: int) -> bool:
+        """True when fixture ``index`` may start: its epoch chosen (choosing it if it can be)."""
+        epoch = index // self.T
+        while self.chosen <= epoch and self.whole >= self.chosen - self.rules.lag:
+            self._choose(self.chosen)
+        return epoch < self.chosen and self.judge.ready(index)
+
+    def fixture(self, f: Fixture) -> Fixture:
+        """``f`` with its seats (config positions of the bots at its table)."""
+        keys = self.tables[f.index // self.T][f.index % self.T]
+        return replace(f, seats=tuple(self.index[k] for k in keys))
+
+    def seats(self, index: int, seats: Sequence[int]) -> list[int]:
+        """The disqualified seats (the judge's)."""
+        return self.judge.seats(index, seats)
+
+    def add(self, rec: dict[str, Any] | MatchRecord) -> None:
+        """Count one journaled match: the judge's, and its epoch's results."""
+        self.judge.add(rec)
+        self._count(rec.to_json() if isinstance(rec, MatchRecord) else rec)
+
+    def _count(self, d: Mapping[str, Any]) -> None:
+        """Count a journal line towards its epoch (results kept until they are recorded)."""
+        epoch = int(d["index"]) // self.T
+        self.results.setdefault(epoch, []).append(([entry_key(b) for b in d["bots"]], d["ranks"]))
+        self.counts[epoch] = self.counts.get(epoch, 0) + 1
+        self._advance()
+
+    def _advance(self) -> None:
+        """Move ``whole`` past the epochs whose every table is journaled or dropped."""
+        while self.counts.get(self.whole, 0) >= self.size(self.whole) and self.whole < self.chosen:
+            self.counts.pop(self.whole, None)
+            self.tables.pop(self.whole, None)  # none of its tables is asked for again
+            self.whole += 1
+
+    def _choose(self, epoch: int) -> None:
+        """Record the results of the epochs before ``epoch - lag`` (whole, in epoch order), then
+        choose ``epoch``'s tables and count their seats as assigned."""
+        cpu = time.process_time()
+        while self.recorded < epoch - self.rules.lag:
+            rows = self.results.pop(self.recorded, [])
+            self.summary.record_lines({"bots": b, "ranks": r} for b, r in rows)
+            self.recorded += 1
+        lineup = list(self.plan.lineup(epoch))
+        chosen = choose_epoch(self.rules, self.seed, lineup, self.summary, epoch)[: self.size(epoch)]
+        self.summary.assign(lineup, chosen)
+        self.tables[epoch] = [tuple(lineup[b] for b in row) for row in chosen.tolist()]
+        self.chosen = epoch + 1
+        for t in range(len(chosen)):
+            if self.dropped(epoch * self.T + t):
+                self.counts[epoch] = self.counts.get(epoch, 0) + 1
+        self.choose_s += time.process_time() - cpu
+        self._advance()
+
+    def rebuild(self, journal: Path) -> None:
+        """Bring a resumed ladder to where its journal stands: seats of the epochs before the
+        last two with a journaled match and their results (streamed: flat memory), then those
+        two chosen again and checked against the journal, their unplayed tables to come."""
+        last, _ = journal_epochs(journal, self.T)
+        if last < 0:
+            return
+        keep: dict[int, list[dict[str, Any]]] = {}
+        chunk: list[dict[str, Any]] = []
+        for d in jn.read_journal(journal):
+            e = int(d["index"]) // self.T
+            if e >= last - 2:
+                keep.setdefault(e, []).append(d)
+            if e < last - 1:
+                chunk.append(d)
+            if len(chunk) >= 4096:
+                self._count_old(chunk, last)
+                chunk = []
+        self._count_old(chunk, last)
+        self.chosen = max(0, last - 1)
+        self.whole = self.recorded = max(0, last - 2)
+        for e in range(self.recorded, self.chosen):  # chosen before the journal's last two: results only
+            self.counts[e] = sum(1 for i in self.plan.dropped if i // self.T == e)
+            for d in keep.get(e, []):
+                self._count(d)
+            self._advance()
+        dropped = [[*keys] for i, keys in self.plan.dropped.items() if i // self.T < self.chosen]
+        if dropped:  # chosen, never played: their seats were counted as assigned when chosen
+            self.summary.assign_lines({"bots": keys, "ranks": [0] * len(keys)} for keys in dropped)
+        for e in range(self.chosen, last + 1):
+            self.ready(e * self.T)  # chosen again from the same inputs
+            for d in keep.get(e, []):
+                want = list(self.tables[e][int(d["index"]) % self.T])
+                if [entry_key(b) for b in d["bots"]] != want:
+                    raise JournalError(
+                        f"{journal}: match {d['id']!r} seats {d['bots']}, the ladder's table is {want}: "
+                        "another config, seed or lineup history made it; use another --output or drop --resume"
+                    )
+                self.journaled.add(int(d["index"]))
+                self._count(d)
+
+    def _count_old(self, lines: list[dict[str, Any]], last: int) -> None:
+        """Seats (epochs < last - 1) and results (epochs < last - 2) of journal lines."""
+        rows = [{"bots": [entry_key(b) for b in d["bots"]], "ranks": d["ranks"]} for d in lines]
+        self.summary.assign_lines(rows)
+        self.summary.record_lines(r for r, d in zip(rows, lines) if int(d["index"]) // self.T < last - 2)
+
+
+def journal_epochs(path: Path, T: int) -> tuple[int, int]:
+    """(last epoch with a journaled match or -1, journaled matches) of the journal at ``path``."""
+    last, count = -1, 0
+    if path.exists():
+        for d in jn.read_journal(path):
+            last = max(last, int(d["index"]) // T)
+            count += 1
+    return last, count
+
+
+def resolve_ladder(config: TournamentConfig, resume: bool) -> TournamentConfig:
+    """``config`` with its ladder plan: read back on ``resume`` (a changed lineup starts at
+    the first epoch without a journaled match; in-flight tables seating a removed bot are
+    dropped), else a fresh one; other formats unchanged."""
+    if config.format != "ladder":
+        return config
+    plan = plan_of(replace(config, ladder=None))
+    journal = config.output / JOURNAL
+    if resume and journal.exists():
+        old = _recorded_plan(config.output)
+        if old is not None:
+            plan = old
+        last, _ = journal_epochs(journal, plan.epoch_tables)
+        keys = tuple(entry_key(b.name) for b in config.bots)
+        if keys != plan.lineups[-1][1]:
+            start = last + 1
+            plan.lineups = [s for s in plan.lineups if s[0] < start] + [(start, keys)]
+            _drop_removed(replace(config, ladder=plan.document()), plan, journal, set(keys))
+    return replace(config, ladder=plan.document())
+
+
+def _recorded_plan(out: Path) -> LadderPlan | None:
+    """The plan in ``out``'s tournament.json, if it has one."""
+    try:
+        doc = json.loads((out / TOURNAMENT_FILE).read_text(encoding="utf-8"))
+        return LadderPlan.from_document(doc["settings"]["ladder"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _drop_removed(config: TournamentConfig, plan: LadderPlan, journal: Path, present: set[str]) -> None:
+    """Add to ``plan.dropped`` the unplayed tables of the epochs in flight seating a removed bot."""
+    gate = open_gate(config, DqJudge(config, config.matches), config.matches, journal, resume=True)
+    for epoch, rows in gate.tables.items():
+        for t, keys in enumerate(rows):
+            i = epoch * plan.epoch_tables + t
+            if i not in gate.journaled and not present.issuperset(keys):
+                plan.dropped[i] = keys
+
+
+def open_gate(config: TournamentConfig, judge: DqJudge, total: int, journal: Path, resume: bool) -> LadderGate:
+    """The gate of a ladder run, brought to where its journal stands when resuming."""
+    gate = LadderGate(config, judge, plan_of(config), total)
+    if resume and journal.exists():
+        gate.rebuild(journal)
+    return gate

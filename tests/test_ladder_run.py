@@ -1,0 +1,175 @@
+"""The ladder wired into the runner (``format = "ladder"``, referee/run/season.py): the
+tables of each epoch come from the journal, so a run gives the same bytes at any
+concurrency, on a Dask cluster, after a kill -9 and ``--resume``, and a ladder grown
+with new bots (one removed) equals itself. Real ``referee run`` against one real bot
+process (``tests/bots/steady.py``) answering at many URLs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_e2e import ROOT
+from test_limits import Steady
+from test_resume import journal, kill9_after, lines, published, start
+
+from referee.cli import main
+from referee.config.parse import load_config
+from referee.errors import ConfigError
+from referee.run import ladder
+
+
+def write(tmp: Path, url: str, names: list[str], matches: int, file: str = "ladder.toml", **extra: str) -> Path:
+    rows = [
+        "[tournament]",
+        'name = "ladder"',
+        'game = "nimmt_plus"',
+        "seed = 3",
+        "players = 3",
+        'format = "ladder"',
+        f"matches = {matches}",
+        *(f"{k} = {v}" for k, v in {"concurrency": "6", **extra}.items()),
+        "[game]",
+        'variant = "simple"',
+        "[limits]",
+        "deadline_ms = 30000",
+    ]
+    for n in names:
+        rows += ["[[bot]]", f'name = "{n}"', f'url = "{url}{n}"']
+    path = tmp / file
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def run(cfg: Path, out: Path, *extra: str) -> str:
+    done = CliRunner().invoke(main.main, ["run", str(cfg), "--output", str(out), "-q", *extra])
+    assert done.exit_code == 0, (done.output, done.exception)
+    return done.output
+
+
+def names(n: int) -> list[str]:
+    return [f"b{i:02d}" for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def bot() -> Iterator[Steady]:
+    b = Steady()
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+@pytest.fixture
+def small_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ladder, "MIN_EPOCH_TABLES", 8)  # epochs of 8 tables: a short run holds several
+
+
+def test_the_config_refuses_what_a_ladder_cannot_do(tmp_path: Path) -> None:
+    url = "http://127.0.0.1:9/"
+    for extra, words in (
+        ({"duplicate": "true"}, "no duplicate deals"),
+        ({"grow": "true"}, "grows by itself"),
+    ):
+        with pytest.raises(ConfigError, match=words):
+            load_config(write(tmp_path, url, names(5), 10, **extra))
+    cfg = load_config(write(tmp_path, url, names(5), 10, stop='"settled"', closed="true"))
+    assert cfg.format == "ladder" and cfg.closed and cfg.stop == "settled"
+    other = write(tmp_path, url, names(5), 10).read_text().replace('"ladder"', '"random"')
+    (tmp_path / "r.toml").write_text(other.replace("matches = 10", "matches = 10\nclosed = true"))
+    with pytest.raises(ConfigError, match=r"closed.*is for format = 'ladder'"):
+        load_config(tmp_path / "r.toml")
+
+
+def test_a_ladder_is_the_same_at_any_concurrency_and_on_two_dask_workers(
+    tmp_path: Path, bot: Steady, small_epochs: None
+) -> None:
+    cfg = write(tmp_path, bot.url, names(7), 28)
+    outs = []
+    for name, extra in (("c1", ["--concurrency", "1"]), ("w2", ["--workers", "2"])):
+        run(cfg, tmp_path / name, *extra)
+        outs.append(tmp_path / name)
+    base = published(outs[0])
+    doc = json.loads(base["tournament.json"])["settings"]
+    assert doc["ladder"]["epoch_tables"] == 8 and doc["matches"] == 28
+    assert doc["seed"] == 3  # a seed given in the file is public anyway
+    for other in outs[1:]:
+        assert journal(other) == journal(outs[0])
+        files = published(other)
+        assert sorted(files) == sorted(base)
+        for name in base:
+            assert files[name] == base[name], f"{name} differs in {other.name}"
+    counts: dict[str, int] = {}
+    for d in journal(outs[0]):
+        for b in d["bots"]:
+            counts[b] = counts.get(b, 0) + 1
+    assert len(counts) == 7 and min(counts.values()) >= 0.5 * 28 * 3 / 7  # the floor: no bot starved
+
+
+def grow(tmp: Path, url: str, out: str) -> Path:
+    """20 bots for 14 matches (the last epoch cut short), then 25 (b03 gone) for 40."""
+    cfg = write(tmp, url, names(20), 14, file=f"{out}.toml")
+    run(cfg, tmp / out)
+    first = (tmp / out / "matches.jsonl").read_text()
+    field = [n for n in names(26) if n != "b03"]
+    write(tmp, url, field, 40, file=f"{out}.toml")
+    output = run(cfg, tmp / out, "--resume")
+    assert (tmp / out / "matches.jsonl").read_text().startswith(first), output
+    return tmp / out
+
+
+def test_a_ladder_grown_from_20_to_25_bots_twice_over_equals_itself(
+    tmp_path: Path, bot: Steady, small_epochs: None
+) -> None:
+    a, b = grow(tmp_path, bot.url, "one"), grow(tmp_path, bot.url, "two")
+    assert journal(a) == journal(b)
+    fa, fb = published(a), published(b)
+    for name in fa:
+        assert fa[name] == fb[name], f"{name} differs"
+    plan = json.loads(fa["tournament.json"])["settings"]["ladder"]
+    assert [s["from"] for s in plan["lineups"]] == [0, 2]  # epoch 1 was in flight: 25 bots from epoch 2
+    assert all("b03" in keys and 14 <= i < 16 for i, keys in plan["dropped"])  # epoch 1's unplayed tables with b03
+    recs = journal(a)
+    assert len(recs) + len(plan["dropped"]) == 40
+    assert not any("b03" in d["bots"] for d in recs if d["index"] >= 14)
+    newcomers = {"b20", "b21", "b22", "b23", "b24", "b25"}
+    # new bots are placed first: each has played in its first epoch (epoch 2)
+    first_epoch = {n for d in recs if 16 <= d["index"] < 24 for n in d["bots"]}
+    assert newcomers <= first_epoch
+    standings = json.loads(fa["standings.json"])
+    assert "b03" not in [r["name"] for r in standings["standings"]]
+
+
+def test_kill_9_and_resume_of_a_ladder_equals_an_uninterrupted_one(tmp_path: Path, bot: Steady) -> None:
+    """The real epoch size (64 tables): 72 matches are two epochs, the kill lands in the first or second."""
+    cfg = write(tmp_path, bot.url, names(7), 72, concurrency="4")
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(cfg), "--output", str(whole), "-q"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((whole / "tournament.json").read_text())["settings"]["ladder"]["epoch_tables"] == 64
+    first = kill9_after(start(cfg, cut), cut, 50, timeout_s=120)
+    assert 50 <= first < 72
+    final = subprocess.run(
+        [sys.executable, "-m", "referee", "run", str(cfg), "--output", str(cut), "-q", "--resume"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert final.returncode == 0, final.stderr
+    assert lines(cut) == 72
+    assert journal(cut) == journal(whole)
+    a, b = published(whole), published(cut)
+    for name in a:
+        assert a[name] == b[name], f"{name} differs between the uninterrupted and the killed-and-resumed ladder"
