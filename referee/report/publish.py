@@ -50,7 +50,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,7 @@ from referee.errors import JournalError, LeaderboardError
 from referee.games import get_game
 from referee.games.base import Game
 from referee.report import text
+from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bot_pages
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
 from referee.report.text import md, standings_columns
 from referee.stats.columns import build_columns
@@ -98,6 +99,7 @@ class Leaderboard:
     game: Game
     document: dict[str, Any]  # standings.json
     timings: dict[str, Any]  # timings.json
+    matches: BotMatches | None = None  # every bot's matches, for the bot pages
 
 
 def tournament_document(
@@ -206,10 +208,13 @@ def build_leaderboard(
     if settings.get("grow"):  # a tournament that grows: the lines of a bot removed from the file are left out
         known = set(names)
         records = (d for d in records if known.issuperset(d.get("bots", ())))
+    tap = MatchTap()
     try:
-        cols = build_columns(records, names, [s.key for s in game.info.stats], JOURNAL)
+        cols = build_columns(tap.wrap(records), names, [s.key for s in game.info.stats], JOURNAL)
     except JournalError as exc:
         raise LeaderboardError(str(exc)) from exc
+    matches = bot_matches(cols, tap, game.info.cooperative)
+    del tap
     rows = standings_from_columns(game, cols)
     order = [r["name"] for r in rows]
     verdicts = analyse_columns(game, cols, order, settings["seed"], resamples)
@@ -237,11 +242,18 @@ def build_leaderboard(
             row["role"] = "challenger" if row["name"] in settings["challengers"] else "field"
     if "stopped" in tournament:  # stop = "settled": why the run ended before (or at) its budget
         doc["stopped"] = tournament["stopped"]
-    return Leaderboard(game, doc, {"tournament": settings["name"], **timings_from_columns(cols)})
+    return Leaderboard(game, doc, {"tournament": settings["name"], **timings_from_columns(cols)}, matches)
 
 
-def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tuple(FORMATS)) -> list[Path]:
-    """Write the files of ``formats`` (keys of FORMATS) into ``out``; return their paths."""
+def write_leaderboard(
+    out: Path,
+    board: Leaderboard,
+    formats: Iterable[str] = tuple(FORMATS),
+    on_progress: Callable[[int, int, str], None] | None = None,
+) -> list[Path]:
+    """Write the files of ``formats`` (keys of FORMATS) into ``out``; return their paths.
+    With ``html`` also the bot pages (``bots/``, not in the list: the list names files of
+    ``out`` itself); ``on_progress(done, total, what)`` follows the files and the bot pages."""
     render = {
         "README.md": lambda: render_markdown(board),
         "index.html": lambda: render_page(board.game, board.document),
@@ -251,10 +263,15 @@ def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tu
     }
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for fmt_name in formats:
-        for filename in FORMATS[fmt_name]:
-            paths.append(out / filename)
-            _atomic_write(paths[-1], render[filename]())
+    formats = list(formats)
+    names = [filename for fmt_name in formats for filename in FORMATS[fmt_name]]
+    for done, filename in enumerate(names):
+        paths.append(out / filename)
+        _atomic_write(paths[-1], render[filename]())
+        if on_progress is not None:
+            on_progress(done + 1, len(names), "leaderboard files")
+    if "html" in formats:
+        write_bot_pages(out, board.game, board.document, board.matches, on_progress)
     return paths
 
 
