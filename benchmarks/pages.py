@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -67,12 +68,15 @@ def synth(out: Path, bots: int = 200, matches: int = 2000, seed: int = 1) -> lis
     return names
 
 
-def publish(out: Path, *formats: str) -> float:
-    """Seconds of ``referee leaderboard out [-f ...]`` in a fresh process (wall)."""
+def publish(out: Path, *formats: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``referee leaderboard out [-f ...]`` in a fresh process."""
     args = [sys.executable, "-m", "referee", "leaderboard", str(out)] + [x for f in formats for x in ("-f", f)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(args, check=True, capture_output=True)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def load_times(pages: list[Path], runs: int = 3) -> list[float]:
@@ -111,15 +115,15 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="referee-bench-pages-") as tmp:
         out = args.keep or Path(tmp) / "out"
         synth(out, args.bots, args.matches)
-        md = publish(out, "md")
-        every = publish(out)
+        md, md_cpu = publish(out, "md")
+        every, every_cpu = publish(out)
         index = out / "index.html"
         hero = out / "bots" / f"{HERO}.html"
         bot_bytes = sum(p.stat().st_size for p in (out / "bots").rglob("*") if p.is_file())
         ms = load_times([index, hero])
         print(
-            f"{args.bots} bots, {args.matches} matches: referee leaderboard -f md {md:.2f} s, every format "
-            f"{every:.2f} s; index.html {index.stat().st_size / 1e3:.0f} kB, loads in {ms[0]:.0f} ms; "
+            f"{args.bots} bots, {args.matches} matches: referee leaderboard -f md {md:.2f} s (CPU {md_cpu:.2f} s), "
+            f"every format {every:.2f} s (CPU {every_cpu:.2f} s); index.html {index.stat().st_size / 1e3:.0f} kB, loads in {ms[0]:.0f} ms; "
             f"bots/ {bot_bytes / 1e6:.2f} MB in {sum(1 for _ in (out / 'bots').rglob('*.*'))} files, "
             f"{HERO}.html loads in {ms[1]:.0f} ms",
             flush=True,

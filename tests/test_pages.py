@@ -144,7 +144,9 @@ def test_a_bot_page_shows_its_row_faults_and_opponents(season: Path, browser: An
     lo, hi = row["mean_rank_ci"]
     assert f"[{lo:.2f}, {hi:.2f}]" in page.inner_text('#summary [data-col="mean-rank"] dd')
     faults = [d for d in journal(season) if FAULTY in d["bots"]]
-    links = page.eval_on_selector_all("#fault-list tbody tr td:nth-child(2) a", "as => as.map(a => a.getAttribute('href'))")
+    links = page.eval_on_selector_all(
+        "#fault-list tbody tr td:nth-child(2) a", "as => as.map(a => a.getAttribute('href'))"
+    )
     assert sorted(links) == sorted(f"../replays/index.html#{d['id']}/3" for d in faults)
     assert "no reply within 1000 ms" in page.inner_text("#fault-list tbody tr >> nth=0")
     met = {p["opponent"] for p in doc["head_to_head"] if p["bot"] == FAULTY and p["meetings"]}
@@ -175,3 +177,18 @@ def test_the_pages_are_a_function_of_the_journal(season: Path, tmp_path: Path) -
     assert {p.relative_to(tmp_path) for p in (tmp_path / "bots").rglob("*.*")} == {
         p.relative_to(season) for p in (season / "bots").rglob("*.*")
     }
+
+
+def test_versions_and_excluded_bots_are_shown_when_the_document_has_them(season: Path, tmp_path: Path) -> None:
+    tournament, records = load_output_dir(season)
+    board = build_leaderboard(tournament, records, RESAMPLES)
+    row = next(r for r in board.document["standings"] if r["name"] == HERO)
+    row["version"], row["versions"] = "9f3a", [{"version": "11aa", "matches": 100}, {"version": "9f3a", "matches": 142}]
+    board.document["excluded"] = [{"name": "late-Bot", "reason": "not ready: no answer to hello"}]
+    write_leaderboard(tmp_path, board, ["html"])
+    index = (tmp_path / "index.html").read_text()
+    assert '<a href="bots/late-bot.html">late-Bot</a> (not ready: no answer to hello)' in index
+    late = (tmp_path / "bots" / "late-bot.html").read_text()
+    assert "Excluded from this run: not ready: no answer to hello" in late and 'id="summary"' not in late
+    hero = (tmp_path / "bots" / f"{HERO}.html").read_text()
+    assert "version 9f3a" in hero and hero.index('data-version="11aa"') < hero.index('data-version="9f3a"')

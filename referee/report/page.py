@@ -1,17 +1,23 @@
 """The leaderboard page ``index.html`` (pure: one string from the standings document),
 and the text formats it shares with ``README.md``.
 
-The page is one self-contained file: inline CSS and inline SVG drawn here, no script,
-no external URL of any kind (no fonts, images or CDNs), so it opens from disk with no
-network. Every bot name is escaped. The bytes depend on the document alone (no dates,
-no random ids), so the same journal gives the same page.
+The page is one self-contained file: inline CSS, inline SVG drawn here and a small inline
+script (``ui.py``: search, sorting, paging; without it every row shows, in rank order), no
+external URL of any kind (no fonts, images or CDNs), so it opens from disk with no network.
+It is built for hundreds of bots: the standings come first (the bots summarised as a count
+that opens into their names), long tables show their first rows with a button for the rest,
+sections fold, the rating plot draws the top few in colour and the rest faint, and
+head-to-head past the top ``H2H_CAP`` lives on the bots' pages (``bot_pages.py``), linked
+from every mention of a bot. Every bot name is escaped. The bytes depend on the document
+alone (no dates, no random ids), so the same journal gives the same page.
 
 Stable hooks for tests and scrapers: ``#standings`` with one ``tr[data-bot]`` per bot
 (``data-rank``, ``data-mean-score``, ``data-mean-score-lo`` ... as in standings.json)
-and cells ``td[data-col]``; ``#score-distribution``; ``#head-to-head`` with one
+and cells ``td[data-col]`` (``data-v``: the number a column sorts by); ``#search``;
+``#score-distribution`` with one ``tr.dist[data-bot]`` per bot; ``#head-to-head`` with one
 ``td.h2h`` per ordered pair (``data-bot``, ``data-opponent``, ``data-share``,
-``data-meetings`` ...); ``#rating-history``; ``#seat-bias``; ``p.dq`` per
-disqualified bot.
+``data-meetings`` ...); ``#rating-history`` (``polyline[data-line]``); ``#seat-bias``;
+``p.dq`` per disqualified bot.
 """
 
 from __future__ import annotations
@@ -101,6 +107,8 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Limits", _limits_text(s)),
         ("Bots", ", ".join(s["bots"])),
     ]
+    if doc.get("excluded"):  # bots left out of the run (not ready)
+        lines.append(("Excluded", "; ".join(f"{x['name']} ({x.get('reason', '')})" for x in doc["excluded"])))
     other = [f"{k} = {fmt_toml(v)}" for k, v in sorted(s.items()) if k not in _KNOWN_SETTINGS]
     if other:
         lines.append(("Other settings", "; ".join(other)))
@@ -286,6 +294,10 @@ def _settings(game: Game, doc: Mapping[str, Any], link: Callable[[str], str]) ->
             value_html = (
                 f'<details id="bot-list"><summary>{len(names)} bot{"s" if len(names) != 1 else ""}</summary>'
                 f'<ul class="botlist">{items}</ul></details>'
+            )
+        elif label == "Excluded":
+            value_html = "; ".join(
+                f"{link(x['name'])} ({e(str(x.get('reason', '')))})" for x in doc.get("excluded") or ()
             )
         else:
             value_html = e(value)

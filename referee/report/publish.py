@@ -7,7 +7,8 @@ through the same functions, so both write the same bytes. Files:
   lines, a head-to-head table and a seat-bias table.
 - ``standings.json``: the document described below.
 - ``standings.csv``: one row per bot, flat columns.
-- ``index.html``: the self-contained page (``page.py``).
+- ``index.html``: the self-contained page (``page.py``), and with it a page per bot,
+  ``bots/<name>.html`` with its data files (``bot_pages.py``).
 - ``timings.json``: response times per bot (decisions, p50, p90, p99, max ms), the
   run's total match seconds and the decisions voided because the referee itself was
   late: the only output that differs between two runs of the same tournament with
