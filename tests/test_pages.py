@@ -116,17 +116,19 @@ def test_a_bot_page_lists_every_match_it_played_with_replay_links(season: Path, 
     assert page.url.endswith(f"/bots/{HERO}.html")
     seen: list[dict[str, Any]] = []
     while True:
-        seen += page.eval_on_selector_all(
+        shown = page.eval_on_selector_all(
             "#matches tbody tr",
             """rs => rs.map(r => ({id: r.dataset.match, href: r.cells[1].querySelector('a').getAttribute('href'),
                  seat: +r.cells[2].textContent, rank: +r.cells[4].textContent, score: +r.cells[5].textContent}))""",
         )
+        seen += shown
         nxt = page.locator('#pager button:has-text("next")')
         if nxt.is_disabled():
             break
-        first = seen[-1]["id"]
-        nxt.click()
-        page.wait_for_function(f"() => document.querySelector('#matches tbody tr').dataset.match !== {first!r}")
+        nxt.click()  # the next page may need a data file: wait until its first row is drawn
+        page.wait_for_function(
+            f"() => document.querySelector('#matches tbody tr').dataset.match !== {shown[0]['id']!r}"
+        )
     assert [s["id"] for s in seen] == [d["id"] for d in mine]
     for s, d in zip(seen, mine):
         seat = d["bots"].index(HERO)

@@ -9,9 +9,9 @@ Cost stays flat: the per-bot match lists come from the journal's columns in one 
 pass (``BotMatches``: one stable sort of the seats by bot), never one pass per bot. The
 first ``CHUNK`` matches of a bot are inline in its page; the rest are data files of
 ``CHUNK`` matches each, ``bots/data/<stem>.<n>.js``, that the page loads as scripts when
-their page of the list is shown (this works from ``file://``). About 30 bytes per seat
+their page of the list is shown (this works from ``file://``). About 40 bytes per seat
 played (id, seat, table, rank, score, faults): at 1,000,000 four-seat matches about
-120 MB in 4,000 files at 1,000 matches a file. Fault details are kept for the
+160 MB in 4,000 files at 1,000 matches a file. Fault details are kept for the
 ``FAULT_MATCHES`` faulted matches of lowest index (a hostile bot can fault at every
 decision); every match, faulted or not, stays in the match list with its fault count.
 

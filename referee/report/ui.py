@@ -116,7 +116,8 @@ var rows=[].slice.call(body.rows).map(function(r,j){return [val(r,i,kind),j,r];}
 rows.sort(function(a,b){if(a[0]===b[0])return a[1]-b[1];if(a[0]===null)return 1;if(b[0]===null)return -1;
 return (a[0]<b[0]?-1:1)*(asc?1:-1);});rows.forEach(function(x){body.appendChild(x[2]);});page(t);}
 th.addEventListener("click",go);th.addEventListener("keydown",function(e){if(e.key==="Enter"||e.key===" "){e.preventDefault();go();}});});}
-function mark(name,cls,on){all('[data-line="'+name.replace(/["\\]/g,"")+'"]').forEach(function(el){el.classList.toggle(cls,on);});}
+function mark(name,on){all('[data-line="'+name.replace(/["\\]/g,"")+'"]').forEach(function(el){light(el,on);});}
+function light(el,on){el.classList.toggle("hi",on);if(on)el.parentNode.appendChild(el);}
 var refresh=function(){};
 function search(box){var count=D.getElementById("search-count");function apply(){
 var words=box.value.toLowerCase().split(/[\s,]+/).filter(Boolean),total=0,hits=0;
@@ -127,13 +128,13 @@ all(":scope>tbody>tr[data-bot]",t).forEach(function(r){var ok=hit(r);if(ok)r.rem
 if(!t.getAttribute("data-page"))r.hidden=!ok;});page(t);});
 all("p.dq[data-bot]").forEach(function(p){p.hidden=!hit(p);});
 all("#standings>tbody>tr[data-bot]").forEach(function(r){total++;if(hit(r))hits++;});
-all("[data-line]").forEach(function(el){el.classList.toggle("hi",words.length>0&&hitName(el.getAttribute("data-line")));});
+all("[data-line]").forEach(function(el){var on=words.length>0&&hitName(el.getAttribute("data-line"));if(on!==el.classList.contains("hi"))light(el,on);});
 if(count)count.textContent=words.length?hits+" of "+total+" bots":"";}
 box.addEventListener("input",apply);refresh=apply;apply();}
 all("table[data-sortable]").forEach(sorter);all("table[data-page]").forEach(pager);
 var box=D.getElementById("search");if(box)search(box);
 all("#standings>tbody>tr[data-bot]").forEach(function(r){var n=r.getAttribute("data-bot");
-r.addEventListener("mouseenter",function(){mark(n,"hi",true);});
-r.addEventListener("mouseleave",function(){mark(n,"hi",false);refresh();});});
+r.addEventListener("mouseenter",function(){mark(n,true);});
+r.addEventListener("mouseleave",function(){mark(n,false);refresh();});});
 })();
 """.strip()
