@@ -173,7 +173,11 @@ def test_the_pages_are_a_function_of_the_journal(season: Path, tmp_path: Path) -
     random.Random(5).shuffle(records)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bot_pages, "CHUNK", 64)
-        write_leaderboard(tmp_path, build_leaderboard(tournament, records, RESAMPLES), ["html"])
+        calls: list[tuple[int, int, str]] = []
+        write_leaderboard(
+            tmp_path, build_leaderboard(tournament, records, RESAMPLES), ["html"], lambda *a: calls.append(a)
+        )
+    assert calls[0] == (1, 1, "leaderboard files") and calls[-1] == (200, 200, "bot pages") and len(calls) == 201
     for rel in ["index.html", *(str(p.relative_to(season)) for p in (season / "bots").rglob("*.*"))]:
         assert (tmp_path / rel).read_bytes() == (season / rel).read_bytes(), rel
     assert {p.relative_to(tmp_path) for p in (tmp_path / "bots").rglob("*.*")} == {
