@@ -68,8 +68,8 @@ def test_the_page_shows_standings_plots_and_heat_map_from_disk_without_network(o
     doc = json.loads((output / "standings.json").read_text())
     rows = doc["standings"]
     html = (output / "index.html").read_text()
-    # nothing to fetch, by construction (the one link, to the replays, is followed only when clicked)
-    assert not re.search(r"https?:|src\s*=|href\s*=(?!\"replays/index\.html\")|@import|url\(", html)
+    # nothing to fetch, by construction (links, to the replays and the bot pages, are followed only when clicked)
+    assert not re.search(r"https?:|src\s*=|href\s*=(?!\"(replays/index|bots/[a-z0-9_.-]+)\.html\")|@import|url\(", html)
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
@@ -98,7 +98,7 @@ def test_the_page_shows_standings_plots_and_heat_map_from_disk_without_network(o
 
             visible_box(page, "#standings")
             visible_box(page, "#score-distribution")
-            dist = page.eval_on_selector_all("#score-distribution g.dist", "gs => gs.map(g => g.dataset.bot)")
+            dist = page.eval_on_selector_all("#score-distribution tr.dist", "gs => gs.map(g => g.dataset.bot)")
             assert dist == [r["name"] for r in rows]
 
             visible_box(page, "#head-to-head")

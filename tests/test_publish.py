@@ -190,7 +190,10 @@ def test_a_disqualified_bot_is_dq_and_last_in_every_format(tmp_path: Path) -> No
     table = list(csv.DictReader(io.StringIO((out / "standings.csv").read_text())))
     assert (table[-1]["name"], table[-1]["rank"], table[-1]["disqualified"]) == ("alpha", "DQ", "true")
     page = (out / "index.html").read_text()
-    assert f'<p class="dq" data-bot="alpha"><b>DQ</b> alpha: {last["disqualified_note"]}</p>' in page
+    assert (
+        f'<p class="dq" data-bot="alpha"><b>DQ</b> <a href="bots/alpha.html">alpha</a>: {last["disqualified_note"]}</p>'
+        in page
+    )
 
 
 @pytest.mark.parametrize(
@@ -206,7 +209,8 @@ def test_format_picks_the_files(tmp_path: Path, args: list[str], expected: set[s
     result = leaderboard(str(out), *args)
     assert result.exit_code == 0, result.output
     assert {Path(p).name for p in result.output.split()} == expected
-    assert {p.name for p in out.iterdir()} == expected | {"matches.jsonl", TOURNAMENT_FILE}
+    pages = {"bots"} if "index.html" in expected else set()  # the bot pages come with the page
+    assert {p.name for p in out.iterdir()} == expected | pages | {"matches.jsonl", TOURNAMENT_FILE}
 
 
 def test_errors_name_the_file_and_exit_2(tmp_path: Path) -> None:
@@ -465,7 +469,7 @@ def test_cooperative_columns_say_each_thing_once_and_notice_faults_show() -> Non
     rows = {r["name"]: r for r in board.document["standings"]}
     assert rows["hasty"]["notice_faults"] == 4 and rows["careful"]["notice_faults"] == 0
     page = render_page(board.game, board.document)
-    assert 'data-col="notice-faults">4<' in page and 'class="ciaxis"' in page
+    assert 'data-col="notice-faults" data-v="4">4<' in page and 'class="ciaxis"' in page
 
 
 def test_few_deals_warn_and_neighbours_get_a_difference_interval(tmp_path: Path) -> None:

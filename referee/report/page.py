@@ -1,17 +1,23 @@
 """The leaderboard page ``index.html`` (pure: one string from the standings document),
 and the text formats it shares with ``README.md``.
 
-The page is one self-contained file: inline CSS and inline SVG drawn here, no script,
-no external URL of any kind (no fonts, images or CDNs), so it opens from disk with no
-network. Every bot name is escaped. The bytes depend on the document alone (no dates,
-no random ids), so the same journal gives the same page.
+The page is one self-contained file: inline CSS, inline SVG drawn here and a small inline
+script (``ui.py``: search, sorting, paging; without it every row shows, in rank order), no
+external URL of any kind (no fonts, images or CDNs), so it opens from disk with no network.
+It is built for hundreds of bots: the standings come first (the bots summarised as a count
+that opens into their names), long tables show their first rows with a button for the rest,
+sections fold, the rating plot draws the top few in colour and the rest faint, and
+head-to-head past the top ``H2H_CAP`` lives on the bots' pages (``bot_pages.py``), linked
+from every mention of a bot. Every bot name is escaped. The bytes depend on the document
+alone (no dates, no random ids), so the same journal gives the same page.
 
 Stable hooks for tests and scrapers: ``#standings`` with one ``tr[data-bot]`` per bot
 (``data-rank``, ``data-mean-score``, ``data-mean-score-lo`` ... as in standings.json)
-and cells ``td[data-col]``; ``#score-distribution``; ``#head-to-head`` with one
+and cells ``td[data-col]`` (``data-v``: the number a column sorts by); ``#search``;
+``#score-distribution`` with one ``tr.dist[data-bot]`` per bot; ``#head-to-head`` with one
 ``td.h2h`` per ordered pair (``data-bot``, ``data-opponent``, ``data-share``,
-``data-meetings`` ...); ``#rating-history``; ``#seat-bias``; ``p.dq`` per
-disqualified bot.
+``data-meetings`` ...); ``#rating-history`` (``polyline[data-line]``); ``#seat-bias``;
+``p.dq`` per disqualified bot.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 
 from referee import __version__
 from referee.games.base import Game
+from referee.report.names import bot_files
 from referee.report.text import (
     COOP_WINS,
     H2H_CAP,
@@ -40,6 +47,7 @@ from referee.report.text import (
     role_mark,
     standings_columns,
 )
+from referee.report.ui import CSS, SCRIPT
 
 # Tableau 10: distinct, print-safe colours; bots take them in standings order.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
@@ -99,6 +107,8 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Limits", _limits_text(s)),
         ("Bots", ", ".join(s["bots"])),
     ]
+    if doc.get("excluded"):  # bots left out of the run (not ready)
+        lines.append(("Excluded", "; ".join(f"{x['name']} ({x.get('reason', '')})" for x in doc["excluded"])))
     other = [f"{k} = {fmt_toml(v)}" for k, v in sorted(s.items()) if k not in _KNOWN_SETTINGS]
     if other:
         lines.append(("Other settings", "; ".join(other)))
@@ -159,87 +169,226 @@ def few_deals_text(doc: Mapping[str, Any]) -> str | None:
 
 # The page ----------------------------------------------------------------------------
 
+TOP_LINES = 5  # rating lines drawn in colour; the others faint until searched or hovered
+PAGE_ROWS = 50  # rows of a long table shown before its "Show all" button
+LONG = 60  # a table with more rows than this is paged
+
 
 def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()) -> str:
     """The content of ``index.html``.
 
     Hook: ``sections`` are HTML fragments (each a whole ``<section>``, already escaped)
-    added before the footer, e.g. a link to the match list and replay viewer.
+    added before the footer.
     """
     rows = doc["standings"]
-    colours = {r["name"]: PALETTE[i % len(PALETTE)] for i, r in enumerate(rows)}
+    files = page_files(doc)
+    colours = {r["name"]: (PALETTE[i] if i < len(PALETTE) else FAINT) for i, r in enumerate(rows)}
     side_by_side = len(rows) <= 4  # a small heat map leaves room for the rating chart beside it
     unit = "deals" if game.info.cooperative else "matches"
     e = html.escape
-    settings = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in settings_lines(game, doc))
-    dq = "".join(
-        f'<p class="dq" data-bot="{e(r["name"])}"><b>DQ</b> {e(r["name"])}: {e(r["disqualified_note"] or "")}</p>'
-        for r in rows
-        if r["disqualified"]
-    )
+    link = _linker(files, "bots/")
     warn = few_deals_text(doc)
-    cap = f" The first {H2H_CAP} bots of the standings; every pair is in standings.json." if len(rows) > H2H_CAP else ""
+    cap = (
+        f" The first {H2H_CAP} bots of the standings; every opponent of every bot is on the bot's page (click a name)."
+        if len(rows) > H2H_CAP
+        else ""
+    )
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{e(doc['tournament'])}: leaderboard</title>",
-        f"<style>{_CSS}</style></head>",
+        f"<style>{CSS}</style></head>",
         "<body><main>",
         f'<header><p class="kicker">Leaderboard</p><h1>{e(doc["tournament"])}</h1>'
-        f'<dl class="settings">{settings}</dl></header>',
-        "<section><h2>Standings</h2>",
-        _standings_table(game, doc, colours),
-        dq,
-        f'<p class="note">{e(ranking_text(game, doc))}</p>',
+        f'<dl class="settings">{_settings(game, doc, link)}</dl></header>',
+        '<section id="standings-section"><div class="tools"><h2>Standings</h2>'
+        '<input id="search" type="search" placeholder="Find bots (names, comma-separated)" '
+        'aria-label="Find bots: show only the bots whose names hold one of these words" autocomplete="off">'
+        '<span id="search-count" class="count" aria-live="polite"></span></div>',
         f'<p class="warn" id="few-deals">{e(warn)}</p>' if warn else "",
+        f'<p class="lead">{e(_lead(game, doc))}</p>',
+        _explain(game, doc),
+        _standings_table(game, doc, colours, link),
+        _dq_lines(rows, link),
         "</section>",
-        "<section><h2>Differences between neighbours</h2>",
-        _differences(game, doc),
-        '<p class="note">Each bot against the next one in the standings: the 95% interval of the difference, '
-        "paired by deal (duplicate deals tighten it); separated when it excludes 0. P(above): share of "
-        "bootstrap resamples in which the bot ranks above the next.</p></section>",
-        "<section><h2>Score distribution</h2>",
-        _score_distribution(doc, colours),
-        '<p class="note">Per bot: whiskers from lowest to highest score, box from the first to the third '
-        "quartile, a line at the median; the dark bar is the 95% interval of the mean score and the dot the "
-        "mean.</p></section>",
-        f'<div class="{"pair" if side_by_side else "stack"}"><section><h2>Head-to-head</h2>',
-        _head_to_head(doc, colours),
-        f'<p class="note">{H2H_NOTE}{cap}</p></section>',
-        f"<section><h2>Rating over {unit}</h2>",
-        _rating_history(doc, colours, unit, 540.0 if side_by_side else 1100.0),
-        f'<p class="note">Plackett-Luce log-strength \u03bc fitted on the {unit} played so far, in fixture '
-        "order.</p></section></div>",
-        "<section><h2>P(row ranks above column)</h2>",
-        _above(doc, colours),
-        f'<p class="note">Share of bootstrap resamples in which the row bot is above the column bot in the '
-        f"standings' own order.{cap}</p></section>",
-        "<section><h2>Seat bias</h2>",
-        _seat_bias(doc),
-        "</section>",
+        _section(
+            "differences-section",
+            "Differences between neighbours",
+            '<p class="lead">Each bot against the next one in the standings: the 95% interval of the difference, '
+            "paired by deal (duplicate deals tighten it); separated when it excludes 0. P(above): share of "
+            "bootstrap resamples in which the bot ranks above the next.</p>" + _differences(game, doc, link),
+        ),
+        _section(
+            "distribution-section",
+            "Score distribution",
+            '<p class="lead">Per bot: whiskers from lowest to highest score, box from the first to the third '
+            "quartile, a line at the median; the dark bar is the 95% interval of the mean score and the dot the "
+            "mean.</p>" + _score_distribution(doc, colours, link),
+        ),
+        f'<div class="{"pair" if side_by_side else "stack"}">',
+        _section("h2h-section", "Head-to-head", f'<p class="lead">{H2H_NOTE}{cap}</p>' + _head_to_head(doc, link)),
+        _section(
+            "rating-section",
+            f"Rating over {unit}",
+            f'<p class="lead">Plackett-Luce log-strength \u03bc fitted on the {unit} played so far, in fixture '
+            f"order. In colour the top {min(TOP_LINES, len(rows))}; a bot you search or point at is drawn in "
+            "red.</p>" + _rating_history(doc, colours, unit, 540.0 if side_by_side else 1100.0, link),
+        ),
+        "</div>",
+        _section(
+            "above-section",
+            "P(row ranks above column)",
+            '<p class="lead">Share of bootstrap resamples in which the row bot is above the column bot in the '
+            f"standings' own order.{cap}</p>" + _above(doc, link),
+            opened=len(rows) <= 10,
+        ),
+        _section("seat-section", "Seat bias", _seat_bias(doc)),
         _replays_link(doc),
         *sections,
         f"<footer>Made by referee {e(__version__)} from <code>matches.jsonl</code>; the same journal always "
         "gives this page byte for byte. Data: <code>standings.json</code>, <code>standings.csv</code>; "
         "response times: <code>timings.json</code>.</footer>",
-        "</main></body></html>",
+        f"</main><script>{SCRIPT}</script></body></html>",
         "",
     ]
-    return "\n".join(parts)
+    return "\n".join(p for p in parts if p)
 
 
-def _replays_link(doc: Mapping[str, Any]) -> str:
-    """A link to the match list and replays (viewer.py) when the run kept transcripts."""
-    if doc["settings"].get("transcripts", "all") == "none":
-        return ""
+FAINT = "#9aa5b1"
+
+
+def page_files(doc: Mapping[str, Any]) -> dict[str, str]:
+    """The page file stem of every bot of the document (standings and excluded bots)."""
+    names = [r["name"] for r in doc["standings"]] + [x["name"] for x in doc.get("excluded") or ()]
+    return bot_files(dict.fromkeys(names))
+
+
+def _linker(files: Mapping[str, str], prefix: str) -> Callable[[str], str]:
+    """A function giving a bot's name as an escaped link to its page."""
+
+    def link(name: str) -> str:
+        stem = files.get(name)
+        text = html.escape(name)
+        return f'<a href="{prefix}{html.escape(stem)}.html">{text}</a>' if stem else text
+
+    return link
+
+
+def _section(ident: str, title: str, body: str, opened: bool = True) -> str:
+    """A collapsible section (a ``details`` whose summary is the heading)."""
     return (
-        '<section id="replays"><h2>Matches</h2><p><a href="replays/index.html">Match list and replays</a>: '
-        "every decision of the most recent matches and of matches with faults, step by step.</p></section>"
+        f'<section id="{ident}"><details class="sec"{" open" if opened else ""}><summary><h2>{html.escape(title)}'
+        f"</h2></summary>{body}</details></section>"
     )
 
 
-def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
+def _settings(game: Game, doc: Mapping[str, Any], link: Callable[[str], str]) -> str:
+    """The settings lines; the bots as a count that opens into their names."""
+    e = html.escape
+    out = []
+    for label, value in settings_lines(game, doc):
+        if label == "Bots":
+            names = doc["settings"]["bots"]
+            items = "".join(f"<li>{link(n)}</li>" for n in names)
+            value_html = (
+                f'<details id="bot-list"><summary>{len(names)} bot{"s" if len(names) != 1 else ""}</summary>'
+                f'<ul class="botlist">{items}</ul></details>'
+            )
+        elif label == "Excluded":
+            value_html = "; ".join(
+                f"{link(x['name'])} ({e(str(x.get('reason', '')))})" for x in doc.get("excluded") or ()
+            )
+        else:
+            value_html = e(value)
+        out.append(f"<dt>{e(label)}</dt><dd>{value_html}</dd>")
+    return "".join(out)
+
+
+def _lead(game: Game, doc: Mapping[str, Any]) -> str:
+    """One line above the standings: the order and how to read an interval."""
+    sense = "lower is better" if doc["lower_score_wins"] else "higher is better"
+    order = "mean score" if game.info.cooperative else "mean rank (1 is best), then mean score"
+    return (
+        f"Ranked by {order} ({sense}). Each value [lo, hi] is a 95% interval; the bar plots the mean score's "
+        "interval on one scale. Click a header to sort, a name for the bot's page with every match it played."
+    )
+
+
+def _explain(game: Game, doc: Mapping[str, Any]) -> str:
+    """What every column and interval means, right above the table (collapsed)."""
+    m = doc["method"]
+    items = [
+        (
+            "Mean rank, mean score",
+            f"95% studentized bootstrap (bootstrap-t) intervals over {m['deals']} deals "
+            f"({m['resamples']} resamples; the matches of one deal are resampled together). They say where a bot's "
+            "long-run mean lies; two overlapping intervals are not a test: the differences between neighbours are.",
+        ),
+        ("Rank range", "Where this bot lands in 95% of the resampled leaderboards, one bot at a time."),
+        ("Rank set", "Ranks that hold for all bots at once at 95%: use it to draw a prize or qualification line."),
+        (
+            "Rating",
+            f"Plackett-Luce log-strength, {MINUS_3_SIGMA}: \u03bc higher by 1 is e \u2248 2.7 times as "
+            "likely to finish first of the two.",
+        ),
+        (
+            "Faults",
+            "timeout/error/malformed/illegal over every decision; start/end faults are failed start and end messages.",
+        ),
+    ]
+    dl = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in items)
+    return (
+        '<details class="explain" id="explain"><summary>What the columns and intervals mean</summary>'
+        f"<dl>{dl}</dl><p>{html.escape(ranking_text(game, doc))}</p></details>"
+    )
+
+
+def _dq_lines(rows: Sequence[Mapping[str, Any]], link: Callable[[str], str]) -> str:
+    e = html.escape
+    return "".join(
+        f'<p class="dq" data-bot="{e(r["name"])}"><b>DQ</b> {link(r["name"])}: {e(r["disqualified_note"] or "")}</p>'
+        for r in rows
+        if r["disqualified"]
+    )
+
+
+def _replays_link(doc: Mapping[str, Any]) -> str:
+    """A link to the replay viewer when the run kept transcripts."""
+    if doc["settings"].get("transcripts", "all") == "none":
+        return ""
+    return (
+        '<section id="replays"><h2>Matches</h2><p><a href="replays/index.html">Replays</a>: every decision of '
+        "every match, step by step. A bot's page lists every match it played, each with a link to its "
+        "replay.</p></section>"
+    )
+
+
+def _paged(n: int, size: int = PAGE_ROWS) -> str:
+    """The attributes of a table of ``n`` rows: sortable, searched, ``size`` rows a page when long."""
+    return " data-filter data-sortable" + (f' data-page="{size}"' if n > LONG else "")
+
+
+def sort_value(key: str, row: Mapping[str, Any]) -> Any:
+    """The number a standings column sorts by (None sorts last)."""
+    if key == "rank":
+        return row["rank"] if isinstance(row["rank"], int) else 10**9
+    simple = {"matches": "matches", "wins": "wins", "mean-rank": "mean_rank", "mean-score": "mean_score"}
+    if key in simple:
+        return row[simple[key]]
+    if key in ("rank-range", "rank-set"):
+        interval = row["rank_interval"] if key == "rank-range" else row.get("rank_set")
+        return None if not interval else interval[0] + interval[1] / 1000
+    if key == "rating":
+        return row["rating"]["ordinal"]
+    if key == "faults":
+        return row["faults"]["total"]
+    if key == "notice-faults":
+        return row["notice_faults"]
+    return row.get(key)
+
+
+def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, str], link: Callable[[str], str]) -> str:
     e = html.escape
     rows = doc["standings"]
     spans = [r["mean_score_ci"] for r in rows if r["mean_score_ci"]]
@@ -248,60 +397,88 @@ def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, s
     columns = standings_columns(game, rows)
     head = []
     for c in columns:
-        head.append(f"<th>{e(c.header)}</th>")
+        kind = "text" if c.key == "bot" else "num"
+        cls = ' class="name"' if c.key == "bot" else ""
+        head.append(f'<th{cls} data-sort="{kind}" title="{e(_TITLES.get(c.key, c.header))}">{e(c.header)}</th>')
         if c.key == "mean-score":
             head.append(f'<th class="axis-head">{_ci_axis(lo, hi)}</th>')
-    out = ['<div class="scroll"><table id="standings"><thead><tr>', "".join(head), "</tr></thead><tbody>"]
+    out = [
+        f'<div class="scroll"><table id="standings"{_paged(len(rows))}><thead><tr>',
+        "".join(head),
+        "</tr></thead><tbody>",
+    ]
     for r in rows:
-        rating = r["rating"]
-        attrs = {
-            "bot": r["name"],
-            "rank": r["rank"],
-            "matches": r["matches"],
-            "wins": r["wins"],
-            "mean-rank": r["mean_rank"],
-            "mean-rank-lo": _ci(r["mean_rank_ci"], 0),
-            "mean-rank-hi": _ci(r["mean_rank_ci"], 1),
-            "mean-score": r["mean_score"],
-            "mean-score-lo": _ci(r["mean_score_ci"], 0),
-            "mean-score-hi": _ci(r["mean_score_ci"], 1),
-            "rank-lo": _ci(r["rank_interval"], 0),
-            "rank-hi": _ci(r["rank_interval"], 1),
-            "rank-set-lo": _ci(r.get("rank_set"), 0),
-            "rank-set-hi": _ci(r.get("rank_set"), 1),
-            "mu": rating["mu"],
-            "sigma": rating["sigma"],
-            "ordinal": rating["ordinal"],
-            "notice-faults": r["notice_faults"],
-            "disqualified": r["disqualified"],
-        }
-        cells = []
-        for c in columns:
-            if c.key == "bot":
-                text = (
-                    f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{e(r["name"] + role_mark(r))}'
-                )
-            elif c.value is not None and c.interval is not None:
-                text = _value_ci(c.value(r), c.interval(r))
-            elif c.key == "rating":
-                text = (
-                    f"{fmt(rating['ordinal'])}<small>\u03bc {fmt(rating['mu'])} \u03c3 {fmt(rating['sigma'])}</small>"
-                )
-            else:
-                text = e(c.text(r))
-            cells.append((c.key, text))
-            if c.key == "mean-score":
-                cells.append(("ci-bar", _ci_bar(r, lo, hi, colours[r["name"]])))
-        cls = ' class="dq-row"' if r["disqualified"] else ""
-        out.append(
-            f"<tr{cls} "
-            + " ".join(f'data-{k}="{_attr(v)}"' for k, v in attrs.items())
-            + ">"
-            + "".join(f'<td data-col="{k}">{v}</td>' for k, v in cells)
-            + "</tr>"
-        )
+        out.append(_standings_row(r, columns, colours, link, lo, hi))
     out.append("</tbody></table></div>")
     return "".join(out)
+
+
+_NAME = ' class="name"'
+_TITLES = {
+    "rank": "Place in the standings (DQ: disqualified)",
+    "mean-rank": "Mean finishing place in a match (1 is best) with its 95% interval",
+    "mean-score": "Mean score per match with its 95% interval",
+    "rank-range": "Where this bot lands in 95% of resampled leaderboards (one bot at a time)",
+    "rank-set": "Ranks that hold for every bot at once at 95%",
+    "rating": "Plackett-Luce rating \u03bc\u22123\u03c3",
+    "faults": "Faulted decisions: timeout/error/malformed/illegal",
+}
+
+
+def _standings_row(
+    r: Mapping[str, Any],
+    columns: Sequence[Any],
+    colours: Mapping[str, str],
+    link: Callable[[str], str],
+    lo: float,
+    hi: float,
+) -> str:
+    """One ``tr[data-bot]`` of the standings."""
+    e = html.escape
+    rating = r["rating"]
+    attrs = {
+        "bot": r["name"],
+        "rank": r["rank"],
+        "matches": r["matches"],
+        "wins": r["wins"],
+        "mean-rank": r["mean_rank"],
+        "mean-rank-lo": _ci(r["mean_rank_ci"], 0),
+        "mean-rank-hi": _ci(r["mean_rank_ci"], 1),
+        "mean-score": r["mean_score"],
+        "mean-score-lo": _ci(r["mean_score_ci"], 0),
+        "mean-score-hi": _ci(r["mean_score_ci"], 1),
+        "rank-lo": _ci(r["rank_interval"], 0),
+        "rank-hi": _ci(r["rank_interval"], 1),
+        "rank-set-lo": _ci(r.get("rank_set"), 0),
+        "rank-set-hi": _ci(r.get("rank_set"), 1),
+        "mu": rating["mu"],
+        "sigma": rating["sigma"],
+        "ordinal": rating["ordinal"],
+        "notice-faults": r["notice_faults"],
+        "disqualified": r["disqualified"],
+    }
+    cells = []
+    for c in columns:
+        if c.key == "bot":
+            version = f"<small>version {e(str(r['version']))}</small>" if r.get("version") else ""
+            text = (
+                f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{link(r["name"])}'
+                f"{e(role_mark(r))}{version}"
+            )
+        elif c.value is not None and c.interval is not None:
+            text = _value_ci(c.value(r), c.interval(r))
+        elif c.key == "rating":
+            text = f"{fmt(rating['ordinal'])}<small>\u03bc {fmt(rating['mu'])} \u03c3 {fmt(rating['sigma'])}</small>"
+        else:
+            text = e(c.text(r))
+        v = "" if c.key == "bot" else f' data-v="{_attr(sort_value(c.key, r))}"'
+        cls = ' class="name"' if c.key == "bot" else ""
+        cells.append(f'<td data-col="{c.key}"{cls}{v}>{text}</td>')
+        if c.key == "mean-score":
+            cells.append(f'<td data-col="ci-bar">{_ci_bar(r, lo, hi, colours[r["name"]])}</td>')
+    cls = ' class="dq-row"' if r["disqualified"] else ""
+    data = " ".join(f'data-{k}="{_attr(v)}"' for k, v in attrs.items())
+    return f"<tr{cls} {data}>{''.join(cells)}</tr>"
 
 
 def _ci_axis(lo: float, hi: float) -> str:
@@ -321,41 +498,40 @@ def _ci_axis(lo: float, hi: float) -> str:
     )
 
 
-def _differences(game: Game, doc: Mapping[str, Any]) -> str:
+def _differences(game: Game, doc: Mapping[str, Any], link: Callable[[str], str]) -> str:
     """Adjacent rows of the standings: the difference with its interval and P(above)."""
     e = html.escape
     diffs = doc.get("differences") or []
     if not diffs:
         return f'<p class="note" id="differences">{NO_DIFFERENCES}</p>'
-    head, cells = difference_rows(game, diffs, _value_ci, e)
+    head, cells = difference_rows(game, diffs, _value_ci, link)
+    kinds = ["text", "text"] + ["num"] * (len(head) - 3) + ["text"]
     body = [
         f'<tr data-bot="{e(d["bot"])}" data-next="{e(d["next"])}" data-separated="{_attr(d["separated"])}">'
-        + "".join(f"<td>{c}</td>" for c in row)
+        + "".join(f"<td{_NAME if i < 2 else ''}>{c}</td>" for i, c in enumerate(row))
         + "</tr>"
         for d, row in zip(diffs, cells)
     ]
     return (
-        '<div class="scroll"><table id="differences" class="narrow"><thead><tr>'
-        + "".join(f"<th>{h}</th>" for h in head)
+        f'<div class="scroll"><table id="differences"{_paged(len(diffs), 20)}>'
+        "<thead><tr>"
+        + "".join(f'<th data-sort="{k}"{_NAME if i < 2 else ""}>{h}</th>' for i, (h, k) in enumerate(zip(head, kinds)))
         + "</tr></thead><tbody>"
         + "".join(body)
         + "</tbody></table></div>"
     )
 
 
-def _above(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
+def _above(doc: Mapping[str, Any], link: Callable[[str], str]) -> str:
     """The P(row ranks above column) matrix, the first ``H2H_CAP`` bots."""
     e = html.escape
     above = doc.get("above") or {"bots": [], "p": []}
     names = above["bots"][:H2H_CAP]
-    out = ['<div class="scroll"><table id="p-above" class="heat"><thead><tr><th></th>']
-    out += [
-        f'<th class="opp" title="{e(n)}"><span class="swatch" style="background:{colours[n]}"></span>{e(n)}</th>'
-        for n in names
-    ]
+    out = ['<div class="scroll"><table id="p-above" class="heat" data-filter><thead><tr><th></th>']
+    out += [f'<th class="opp" title="{e(n)}">{e(n)}</th>' for n in names]
     out.append("</tr></thead><tbody>")
     for i, a in enumerate(names):
-        out.append(f'<tr><th class="me"><span class="swatch" style="background:{colours[a]}"></span>{e(a)}</th>')
+        out.append(f'<tr data-bot="{e(a)}"><th class="me">{link(a)}</th>')
         for j, b in enumerate(names):
             p = above["p"][i][j]
             if p is None:
@@ -393,94 +569,115 @@ def _ci_bar(row: Mapping[str, Any], lo: float, hi: float, colour: str) -> str:
     )
 
 
-def _score_distribution(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
+_DIST_W = 520.0
+
+
+def _score_distribution(doc: Mapping[str, Any], colours: Mapping[str, str], link: Callable[[str], str]) -> str:
+    """A table, one row per bot: its box plot on a scale shared by all, the axis above and below."""
     e = html.escape
     rows = [r for r in doc["standings"] if r["score_summary"]]
-    width, left, right, row_h, top = 1100.0, 150.0, 30.0, 34.0, 12.0
-    height = top + row_h * max(1, len(rows)) + 34
     lo = min((r["score_summary"]["min"] for r in rows), default=0.0)
     hi = max((r["score_summary"]["max"] for r in rows), default=1.0)
     ticks = _ticks(lo, hi)
     lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
-    x = _scale(lo, hi, left, width - right)
-    axis_y = top + row_h * max(1, len(rows)) + 4
+    x = _scale(lo, hi, 10.0, _DIST_W - 10.0)
     sense = "lower is better" if doc["lower_score_wins"] else "higher is better"
-    out = [
-        f'<svg id="score-distribution" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" role="img" '
-        f'aria-label="Score distribution per bot">'
-    ]
-    for t in ticks:
-        out.append(
-            f'<line class="grid" x1="{x(t):.1f}" y1="{top:.1f}" x2="{x(t):.1f}" y2="{axis_y:.1f}"/>'
-            f'<text class="tick" x="{x(t):.1f}" y="{axis_y + 14:.1f}" text-anchor="middle">{_num(t)}</text>'
-        )
-    out.append(
-        f'<text class="axis" x="{(left + width - right) / 2:.1f}" y="{height - 2:.1f}" '
-        f'text-anchor="middle">score per match ({sense})</text>'
+    axis = _dist_axis(ticks, x)
+    head = (
+        f'<tr><th class="name" data-sort="text">Bot</th><th class="plot">score per match ({sense}){axis}</th>'
+        '<th data-sort="num">Mean [95% CI]</th><th data-sort="num">Median</th></tr>'
     )
-    for i, r in enumerate(rows):
-        s, c, cy = r["score_summary"], colours[r["name"]], top + row_h * i + row_h / 2
+    body = []
+    for r in rows:
+        s, c = r["score_summary"], colours[r["name"]]
         ci = r["mean_score_ci"] or [r["mean_score"], r["mean_score"]]
         tip = (
             f"{r['name']}: min {_num(s['min'])}, quartiles {_num(s['q1'])} / {_num(s['median'])} / "
             f"{_num(s['q3'])}, max {_num(s['max'])}; mean {fmt_ci(r['mean_score'], r['mean_score_ci'])}"
         )
-        out.append(
-            f'<g class="dist" data-bot="{e(r["name"])}"><title>{e(tip)}</title>'
-            f'<text class="label" x="{left - 10:.1f}" y="{cy + 4:.1f}" text-anchor="end">{e(r["name"])}</text>'
-            f'<line class="whisker" x1="{x(s["min"]):.1f}" y1="{cy:.1f}" x2="{x(s["max"]):.1f}" y2="{cy:.1f}"/>'
-            f'<line class="whisker" x1="{x(s["min"]):.1f}" y1="{cy - 6:.1f}" x2="{x(s["min"]):.1f}" y2="{cy + 6:.1f}"/>'
-            f'<line class="whisker" x1="{x(s["max"]):.1f}" y1="{cy - 6:.1f}" x2="{x(s["max"]):.1f}" y2="{cy + 6:.1f}"/>'
-            f'<rect x="{x(s["q1"]):.1f}" y="{cy - 10:.1f}" width="{max(1.0, x(s["q3"]) - x(s["q1"])):.1f}" '
-            f'height="20" rx="3" fill="{c}" fill-opacity="0.28" stroke="{c}" stroke-width="1.5"/>'
-            f'<line x1="{x(s["median"]):.1f}" y1="{cy - 10:.1f}" x2="{x(s["median"]):.1f}" y2="{cy + 10:.1f}" '
-            f'stroke="{c}" stroke-width="2.5"/>'
-            f'<line class="meanci" x1="{x(ci[0]):.1f}" y1="{cy:.1f}" x2="{x(ci[1]):.1f}" y2="{cy:.1f}"/>'
-            f'<circle cx="{x(r["mean_score"]):.1f}" cy="{cy:.1f}" r="3.5" class="mean"/></g>'
+        svg = (
+            f'<svg viewBox="0 0 {_DIST_W:.0f} 26" width="{_DIST_W:.0f}" height="26" role="img" '
+            f'aria-label="{e(tip)}"><title>{e(tip)}</title>'
+            f'<line class="whisker" x1="{x(s["min"]):.1f}" y1="13" x2="{x(s["max"]):.1f}" y2="13"/>'
+            f'<line class="whisker" x1="{x(s["min"]):.1f}" y1="7" x2="{x(s["min"]):.1f}" y2="19"/>'
+            f'<line class="whisker" x1="{x(s["max"]):.1f}" y1="7" x2="{x(s["max"]):.1f}" y2="19"/>'
+            f'<rect x="{x(s["q1"]):.1f}" y="4" width="{max(1.0, x(s["q3"]) - x(s["q1"])):.1f}" height="18" rx="3" '
+            f'fill="{c}" fill-opacity="0.28" stroke="{c}" stroke-width="1.5"/>'
+            f'<line x1="{x(s["median"]):.1f}" y1="4" x2="{x(s["median"]):.1f}" y2="22" stroke="{c}" '
+            f'stroke-width="2.5"/><line class="meanci" x1="{x(ci[0]):.1f}" y1="13" x2="{x(ci[1]):.1f}" y2="13"/>'
+            f'<circle cx="{x(r["mean_score"]):.1f}" cy="13" r="3.5" class="mean"/></svg>'
         )
-    out.append("</svg>")
-    return "".join(out)
+        body.append(
+            f'<tr class="dist" data-bot="{e(r["name"])}"><td class="name">{link(r["name"])}</td>'
+            f'<td class="plot">{svg}</td><td data-v="{_attr(r["mean_score"])}">'
+            f"{_value_ci(r['mean_score'], r['mean_score_ci'])}</td>"
+            f'<td data-v="{_attr(s["median"])}">{_num(s["median"])}</td></tr>'
+        )
+    foot = f'<tfoot><tr><td></td><td class="plot">{axis}</td><td></td><td></td></tr></tfoot>'
+    return (
+        f'<div class="scroll"><table id="score-distribution" class="dist"{_paged(len(rows), 25)}>'
+        f"<thead>{head}</thead><tbody>{''.join(body)}</tbody>{foot if len(rows) > 12 else ''}</table></div>"
+    )
 
 
-def _head_to_head(doc: Mapping[str, Any], colours: Mapping[str, str]) -> str:
+def _dist_axis(ticks: Sequence[float], x: Callable[[float], float]) -> str:
+    """The score axis of the distribution table (drawn above and, when long, below)."""
+    marks = "".join(
+        f'<line class="grid" x1="{x(t):.1f}" y1="14" x2="{x(t):.1f}" y2="20"/>'
+        f'<text class="tick" x="{x(t):.1f}" y="11" text-anchor="middle">{_num(t)}</text>'
+        for t in ticks
+    )
+    return (
+        f'<svg viewBox="0 0 {_DIST_W:.0f} 22" width="{_DIST_W:.0f}" height="22" aria-hidden="true">{marks}'
+        f'<line class="axisline" x1="10" y1="20" x2="{_DIST_W - 10:.0f}" y2="20"/></svg>'
+    )
+
+
+def _head_to_head(doc: Mapping[str, Any], link: Callable[[str], str]) -> str:
     e = html.escape
     names = [r["name"] for r in doc["standings"]][:H2H_CAP]
-    pairs = {(p["bot"], p["opponent"]): p for p in doc["head_to_head"]}
-    out = ['<div class="scroll"><table id="head-to-head" class="heat"><thead><tr><th></th>']
-    out += [
-        f'<th class="opp" title="{e(n)}"><span class="swatch" style="background:{colours[n]}"></span>{e(n)}</th>'
-        for n in names
-    ]
+    pairs = {(p["bot"], p["opponent"]): p for p in doc["head_to_head"] if p["bot"] in names}
+    out = ['<div class="scroll"><table id="head-to-head" class="heat" data-filter><thead><tr><th></th>']
+    out += [f'<th class="opp" title="{e(n)}">{e(n)}</th>' for n in names]
     out.append("</tr></thead><tbody>")
     for a in names:
-        out.append(f'<tr><th class="me"><span class="swatch" style="background:{colours[a]}"></span>{e(a)}</th>')
+        out.append(f'<tr data-bot="{e(a)}"><th class="me">{link(a)}</th>')
         for b in names:
             if a == b:
                 out.append('<td class="self"></td>')
                 continue
-            p = pairs[(a, b)]
-            share = p["share"]
-            tip = f"{a} above {b} in {p['above']} of {p['meetings']} meetings ({p['below']} below, {p['ties']} ties)"
-            style = f' style="background:{_heat(share)}"' if share is not None else ""
-            head, counts = fmt_pair(p)
-            text = e(head) + (f"<small>{e(counts)}</small>" if counts else "")
-            out.append(
-                f'<td class="h2h" data-bot="{e(a)}" data-opponent="{e(b)}" data-share="{_attr(share)}" '
-                f'data-meetings="{p["meetings"]}" data-above="{p["above"]}" data-below="{p["below"]}" '
-                f'data-ties="{p["ties"]}" title="{e(tip)}"{style}>{text}</td>'
-            )
+            out.append(h2h_cell(pairs[(a, b)]))
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
 
 
-def _rating_history(doc: Mapping[str, Any], colours: Mapping[str, str], unit: str, width: float) -> str:
+def h2h_cell(p: Mapping[str, Any]) -> str:
+    """One ``td.h2h`` of a head-to-head table (the page's and a bot page's)."""
     e = html.escape
-    hist = doc["rating_history"]
-    steps: list[int] = hist["step"]
-    names = [r["name"] for r in doc["standings"]]
+    a, b, share = p["bot"], p["opponent"], p["share"]
+    tip = f"{a} above {b} in {p['above']} of {p['meetings']} meetings ({p['below']} below, {p['ties']} ties)"
+    style = f' style="background:{_heat(share)}"' if share is not None else ""
+    head, counts = fmt_pair(p)
+    text = e(head) + (f"<small>{e(counts)}</small>" if counts else "")
+    return (
+        f'<td class="h2h" data-bot="{e(a)}" data-opponent="{e(b)}" data-share="{_attr(share)}" '
+        f'data-meetings="{p["meetings"]}" data-above="{p["above"]}" data-below="{p["below"]}" '
+        f'data-ties="{p["ties"]}" data-v="{_attr(share)}" title="{e(tip)}"{style}>{text}</td>'
+    )
+
+
+def rating_svg(
+    steps: Sequence[int],
+    series: Sequence[tuple[str, Sequence[float], str, bool]],
+    unit: str,
+    width: float,
+    link: Callable[[str], str] | None = None,
+) -> str:
+    """The rating lines: (name, mu per step, colour, drawn in colour) each, the first on top."""
+    e = html.escape
     height, left, right, top, bottom = 330.0, 44.0, 100.0, 14.0, 40.0
-    values = [v for n in names for v in hist["mu"][n]]
+    values = [v for _, mus, _, _ in series for v in mus]
     lo, hi = (min(values), max(values)) if values else (0.0, 50.0)
     yt = _ticks(lo, hi, 5)
     lo, hi = min(lo, yt[0]), max(hi, yt[-1])
@@ -503,28 +700,43 @@ def _rating_history(doc: Mapping[str, Any], colours: Mapping[str, str], unit: st
         )
     out.append(
         f'<line class="axisline" x1="{left:.1f}" y1="{height - bottom:.1f}" x2="{width - right:.1f}" '
-        f'y2="{height - bottom:.1f}"/>'
-    )
-    out.append(
-        f'<text class="axis" x="{(left + width - right) / 2:.1f}" y="{height - 6:.1f}" '
-        f'text-anchor="middle">rated {unit}</text>'
+        f'y2="{height - bottom:.1f}"/><text class="axis" x="{(left + width - right) / 2:.1f}" '
+        f'y="{height - 6:.1f}" text-anchor="middle">rated {unit}</text>'
     )
     ends: list[tuple[float, str]] = []
-    for n in reversed(names):  # the leader is drawn last, on top
-        mus = hist["mu"][n]
+    faint_labels = []
+    for n, mus, colour, strong in reversed(series):  # the first is drawn last, on top
         points = " ".join(f"{x(s):.1f},{y(m):.1f}" for s, m in zip(steps, mus))
+        cls = "series" if strong else "series faint"
         out.append(
-            f'<polyline class="series" data-bot="{e(n)}" points="{points}" stroke="{colours[n]}">'
+            f'<polyline class="{cls}" data-bot="{e(n)}" data-line="{e(n)}" points="{points}" stroke="{colour}">'
             f"<title>{e(n)}: \u03bc {fmt(mus[-1]) if mus else ''}</title></polyline>"
         )
-        if mus:
+        if mus and strong:
             ends.append((y(mus[-1]), n))
+        elif mus:
+            faint_labels.append(
+                f'<text class="label faint" data-line="{e(n)}" x="{width - right + 8:.1f}" '
+                f'y="{y(mus[-1]) + 4:.1f}">{e(n)}</text>'
+            )
+    colour_of = {n: c for n, _, c, _ in series}
     for label_y, n in _spread(ends, 13.0, top + 4, height - bottom):
         out.append(
-            f'<text class="label" x="{width - right + 8:.1f}" y="{label_y + 4:.1f}" fill="{colours[n]}">{e(n)}</text>'
+            f'<text class="label" data-line="{e(n)}" x="{width - right + 8:.1f}" y="{label_y + 4:.1f}" '
+            f'style="fill:{colour_of[n]}">{e(n)}</text>'
         )
+    out += faint_labels
     out.append("</svg>")
     return "".join(out)
+
+
+def _rating_history(
+    doc: Mapping[str, Any], colours: Mapping[str, str], unit: str, width: float, link: Callable[[str], str]
+) -> str:
+    hist = doc["rating_history"]
+    names = [r["name"] for r in doc["standings"]]
+    series = [(n, hist["mu"][n], colours[n], i < TOP_LINES) for i, n in enumerate(names)]
+    return rating_svg(hist["step"], series, unit, width, link)
 
 
 def _seat_bias(doc: Mapping[str, Any]) -> str:
@@ -539,7 +751,7 @@ def _seat_bias(doc: Mapping[str, Any]) -> str:
         for s in doc["seat_bias"]
     )
     return (
-        f'<table id="seat-bias" class="narrow"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        f'<div class="scroll"><table id="seat-bias"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
         f'<p class="note">{SEAT_NOTE}</p>'
     )
 
@@ -595,52 +807,3 @@ def _attr(value: Any) -> str:
 
 def _num(x: float) -> str:
     return f"{x:g}"
-
-
-_CSS = """
-:root{--ink:#1f2933;--muted:#616e7c;--line:#e4e7eb;--bg:#f5f7fa;--card:#fff;--accent:#4e79a7}
-*{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--ink);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:1240px;margin:0 auto;padding:28px 24px 40px}
-header{margin-bottom:18px}
-.kicker{margin:0;color:var(--accent);font-weight:600;text-transform:uppercase;letter-spacing:.08em;font-size:12px}
-h1{margin:2px 0 12px;font-size:28px;letter-spacing:-.01em}
-h2{margin:0 0 12px;font-size:17px}
-.settings{display:grid;grid-template-columns:max-content 1fr;gap:3px 16px;margin:0;color:var(--muted)}
-.settings dt{font-weight:600;color:var(--ink)}
-.settings dd{margin:0}
-section{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:18px 20px;margin:0 0 18px;box-shadow:0 1px 2px rgba(31,41,51,.04)}
-.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(440px,1fr));gap:18px}
-.pair section{margin:0 0 18px;min-width:0}
-.stack section{min-width:0}
-.scroll{overflow-x:auto}
-table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums;font-size:13.5px}
-th,td{padding:6px 8px;text-align:right;white-space:nowrap;border-bottom:1px solid var(--line)}
-th{font-size:12px;color:var(--muted);font-weight:600;background:#fafbfc;white-space:normal;vertical-align:bottom}
-td small{display:block;color:var(--muted);font-size:11px}
-#standings td[data-col=bot],#standings th:nth-child(2){text-align:left;font-weight:600}
-#standings td[data-col=rank]{font-weight:700}
-#standings tbody tr:hover{background:#f8fafc}
-tr.dq-row td{color:var(--muted);background:#fdf2f2}
-.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:7px;vertical-align:0}
-.cibar .track{stroke:var(--line);stroke-width:2}
-table.narrow{width:auto;min-width:420px}
-.heat th.me{text-align:left;vertical-align:middle}
-.heat td{text-align:center;min-width:64px;border:2px solid #fff;font-weight:600}
-.heat td small{font-weight:400;color:inherit;opacity:.7}
-.heat td.self{background:repeating-linear-gradient(45deg,#f1f3f5,#f1f3f5 4px,#fff 4px,#fff 8px)}
-svg text{font:12px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;fill:var(--ink)}
-svg .tick,svg .axis{fill:var(--muted);font-size:11px}
-svg .label{font-weight:600}
-svg .grid{stroke:var(--line);stroke-width:1}
-svg .axisline{stroke:#9aa5b1}
-svg .whisker{stroke:#9aa5b1;stroke-width:1.5}
-svg .meanci{stroke:var(--ink);stroke-width:3;stroke-linecap:round}
-svg .mean{fill:#fff;stroke:var(--ink);stroke-width:2}
-svg .series{fill:none;stroke-width:2;stroke-linejoin:round}
-.note{color:var(--muted);font-size:12.5px;margin:10px 0 0}
-.warn{margin:10px 0 0;padding:8px 12px;border-left:3px solid #edc948;background:#fdf8e6}
-.dq{margin:10px 0 0;padding:8px 12px;border-left:3px solid #d64545;background:#fdf2f2;color:#8a1c1c}
-footer{color:var(--muted);font-size:12px;text-align:center;margin-top:8px}
-code{font-size:12px;background:#eef1f4;padding:1px 4px;border-radius:3px}
-""".strip().replace("\n", "")

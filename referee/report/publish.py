@@ -7,7 +7,8 @@ through the same functions, so both write the same bytes. Files:
   lines, a head-to-head table and a seat-bias table.
 - ``standings.json``: the document described below.
 - ``standings.csv``: one row per bot, flat columns.
-- ``index.html``: the self-contained page (``page.py``).
+- ``index.html``: the self-contained page (``page.py``), and with it a page per bot,
+  ``bots/<name>.html`` with its data files (``bot_pages.py``).
 - ``timings.json``: response times per bot (decisions, p50, p90, p99, max ms), the
   run's total match seconds and the decisions voided because the referee itself was
   late: the only output that differs between two runs of the same tournament with
@@ -47,7 +48,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ from referee.errors import JournalError, LeaderboardError
 from referee.games import get_game
 from referee.games.base import Game
 from referee.report import text
+from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bot_pages
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
 from referee.report.text import md, standings_columns
 from referee.stats.columns import build_columns
@@ -83,6 +85,7 @@ class Leaderboard:
     game: Game
     document: dict[str, Any]  # standings.json
     timings: dict[str, Any]  # timings.json
+    matches: BotMatches | None = None  # every bot's matches, for the bot pages
 
 
 def build_leaderboard(
@@ -101,10 +104,13 @@ def build_leaderboard(
     ):  # the lines of a bot removed from the file are left out
         known = set(names)
         records = (d for d in records if known.issuperset(d.get("bots", ())))
+    tap = MatchTap()
     try:
-        cols = build_columns(records, names, [s.key for s in game.info.stats], JOURNAL)
+        cols = build_columns(tap.wrap(records), names, [s.key for s in game.info.stats], JOURNAL)
     except JournalError as exc:
         raise LeaderboardError(str(exc)) from exc
+    matches = bot_matches(cols, tap, game.info.cooperative)
+    del tap
     rows = standings_from_columns(game, cols)
     order = [r["name"] for r in rows]
     verdicts = analyse_columns(game, cols, order, settings["seed"], resamples)
@@ -132,11 +138,18 @@ def build_leaderboard(
             row["role"] = "challenger" if row["name"] in settings["challengers"] else "field"
     if "stopped" in tournament:  # stop = "settled": why the run ended before (or at) its budget
         doc["stopped"] = tournament["stopped"]
-    return Leaderboard(game, doc, {"tournament": settings["name"], **timings_from_columns(cols)})
+    return Leaderboard(game, doc, {"tournament": settings["name"], **timings_from_columns(cols)}, matches)
 
 
-def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tuple(FORMATS)) -> list[Path]:
-    """Write the files of ``formats`` (keys of FORMATS) into ``out``; return their paths."""
+def write_leaderboard(
+    out: Path,
+    board: Leaderboard,
+    formats: Iterable[str] = tuple(FORMATS),
+    on_progress: Callable[[int, int, str], None] | None = None,
+) -> list[Path]:
+    """Write the files of ``formats`` (keys of FORMATS) into ``out``; return their paths.
+    With ``html`` also the bot pages (``bots/``, not in the list: the list names files of
+    ``out`` itself); ``on_progress(done, total, what)`` follows the files and the bot pages."""
     render = {
         "README.md": lambda: render_markdown(board),
         "index.html": lambda: render_page(board.game, board.document),
@@ -146,10 +159,15 @@ def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tu
     }
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for fmt_name in formats:
-        for filename in FORMATS[fmt_name]:
-            paths.append(out / filename)
-            atomic_write(paths[-1], render[filename]())
+    formats = list(formats)
+    names = [filename for fmt_name in formats for filename in FORMATS[fmt_name]]
+    for done, filename in enumerate(names):
+        paths.append(out / filename)
+        atomic_write(paths[-1], render[filename]())
+        if on_progress is not None:
+            on_progress(done + 1, len(names), "leaderboard files")
+    if "html" in formats:
+        write_bot_pages(out, board.game, board.document, board.matches, on_progress)
     return paths
 
 

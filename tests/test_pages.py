@@ -1,0 +1,200 @@
+"""The leaderboard page and the bot pages of a 200-bot tournament in the system Chromium.
+
+The folder is synthesized (``benchmarks.pages.synth``: 2,000 matches with the numbers of
+real sample-bot matches, one bot at every tenth table, one bot that times out once a
+match) and published in-process with small data chunks, so a bot's match list spans
+several data files loaded from ``file://``. Takes about 10 s.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.pages import FAULTY, HERO, synth
+from referee.report import bot_pages
+from referee.report.publish import build_leaderboard, load_output_dir, read_records, write_leaderboard
+from tests.test_page import CHROMIUM, LAUNCH_ARGS, require_chromium
+
+RESAMPLES = 200  # enough for the page; the verdicts' own tests use the default
+
+
+@pytest.fixture(scope="module")
+def season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A published 200-bot folder whose bot pages keep 64 matches a data file."""
+    out = tmp_path_factory.mktemp("season") / "out"
+    synth(out)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bot_pages, "CHUNK", 64)
+        tournament, records = load_output_dir(out)
+        write_leaderboard(out, build_leaderboard(tournament, records, RESAMPLES))
+        yield out
+
+
+@pytest.fixture(scope="module")
+def browser(season: Path) -> Iterator[Any]:
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def open_page(browser: Any, path: Path, width: int = 1366, height: int = 800) -> Any:
+    page = browser.new_page(viewport={"width": width, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(path.as_uri(), wait_until="load")
+    page.errors = errors
+    return page
+
+
+def journal(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (out / "matches.jsonl").read_text().splitlines()]
+
+
+def test_standings_come_first_and_search_keeps_only_the_bots_typed(season: Path, browser: Any) -> None:
+    page = open_page(browser, season / "index.html")
+    rows = page.locator("#standings tbody tr")
+    assert rows.count() == 200
+    for i in range(5):  # the top five rows on the first screen of a laptop
+        box = rows.nth(i).bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 800, (i, box)
+    assert page.locator("#standings tbody tr:visible").count() == 50  # paged: the rest behind "Show all"
+    assert page.locator("#bot-list li").count() == 200 and not page.locator("#bot-list li").first.is_visible()
+
+    page.fill("#search", FAULTY)
+    shown = page.eval_on_selector_all("#standings tbody tr:visible", "rs => rs.map(r => r.dataset.bot)")
+    assert shown == [FAULTY]
+    assert page.inner_text("#search-count") == "1 of 200 bots"
+    assert page.eval_on_selector_all("#score-distribution tbody tr:visible", "rs => rs.map(r => r.dataset.bot)") == [
+        FAULTY
+    ]
+    assert page.get_attribute(f'polyline[data-line="{FAULTY}"]', "class") == "series faint hi"
+    page.fill("#search", f"{HERO}, {FAULTY}")
+    shown = page.eval_on_selector_all("#standings tbody tr:visible", "rs => rs.map(r => r.dataset.bot)")
+    assert sorted(shown) == sorted([HERO, FAULTY])
+    page.fill("#search", "")
+    assert page.locator("#standings tbody tr:visible").count() == 50
+    assert page.errors == []
+
+
+def test_sorting_a_column_orders_the_rows_by_its_numbers(season: Path, browser: Any) -> None:
+    page = open_page(browser, season / "index.html")
+    header = page.locator('#standings thead th:has-text("Matches")')
+    header.click()
+    got = page.eval_on_selector_all("#standings tbody tr", "rs => rs.map(r => +r.dataset.matches)")
+    assert got == sorted(got) and got[0] < got[-1]
+    assert header.get_attribute("aria-sort") == "ascending"
+    header.click()
+    got = page.eval_on_selector_all("#standings tbody tr", "rs => rs.map(r => +r.dataset.matches)")
+    assert got == sorted(got, reverse=True)
+    assert page.eval_on_selector_all("#standings tbody tr:visible", "rs => rs[0].dataset.bot") == HERO
+    page.locator('#standings thead th:has-text("Rank")').first.click()
+    ranks = page.eval_on_selector_all("#standings tbody tr", "rs => rs.map(r => +r.dataset.rank)")
+    assert ranks == sorted(ranks)
+
+
+def test_a_bot_page_lists_every_match_it_played_with_replay_links(season: Path, browser: Any) -> None:
+    lines = journal(season)
+    mine = [d for d in sorted(lines, key=lambda d: d["index"]) if HERO in d["bots"]]
+    assert len(mine) > 2 * bot_pages.PER_PAGE  # several pages, several data files
+    assert len(list((season / "bots" / "data").glob(f"{HERO}.*.js"))) == -(-len(mine) // 64) - 1
+    page = open_page(browser, season / "index.html")
+    page.fill("#search", HERO)  # its row is past the first page of the standings
+    page.click(f'#standings a:text-is("{HERO}")')
+    page.wait_for_selector("#matches tbody tr")
+    assert page.url.endswith(f"/bots/{HERO}.html")
+    seen: list[dict[str, Any]] = []
+    while True:
+        shown = page.eval_on_selector_all(
+            "#matches tbody tr",
+            """rs => rs.map(r => ({id: r.dataset.match, href: r.cells[1].querySelector('a').getAttribute('href'),
+                 seat: +r.cells[2].textContent, rank: +r.cells[4].textContent, score: +r.cells[5].textContent}))""",
+        )
+        seen += shown
+        nxt = page.locator('#pager button:has-text("next")')
+        if nxt.is_disabled():
+            break
+        nxt.click()  # the next page may need a data file: wait until its first row is drawn
+        page.wait_for_function(
+            f"() => document.querySelector('#matches tbody tr').dataset.match !== {shown[0]['id']!r}"
+        )
+    assert [s["id"] for s in seen] == [d["id"] for d in mine]
+    for s, d in zip(seen, mine):
+        seat = d["bots"].index(HERO)
+        assert s["href"] == f"../replays/index.html#{d['id']}"
+        assert (s["seat"], s["rank"], s["score"]) == (seat, d["ranks"][seat], d["scores"][seat])
+    assert page.errors == []
+
+
+def test_a_bot_page_shows_its_row_faults_and_opponents(season: Path, browser: Any) -> None:
+    doc = json.loads((season / "standings.json").read_text())
+    row = next(r for r in doc["standings"] if r["name"] == FAULTY)
+    page = open_page(browser, season / "bots" / f"{FAULTY}.html")
+    assert page.inner_text("#bot-name") == FAULTY
+    assert page.inner_text('#summary [data-col="rank"] dd').startswith(str(row["rank"]))
+    lo, hi = row["mean_rank_ci"]
+    assert f"[{lo:.2f}, {hi:.2f}]" in page.inner_text('#summary [data-col="mean-rank"] dd')
+    faults = [d for d in journal(season) if FAULTY in d["bots"]]
+    links = page.eval_on_selector_all(
+        "#fault-list tbody tr td:nth-child(2) a", "as => as.map(a => a.getAttribute('href'))"
+    )
+    assert sorted(links) == sorted(f"../replays/index.html#{d['id']}/3" for d in faults)
+    assert "no reply within 1000 ms" in page.inner_text("#fault-list tbody tr >> nth=0")
+    met = {p["opponent"] for p in doc["head_to_head"] if p["bot"] == FAULTY and p["meetings"]}
+    page.click('#opponents button:has-text("Show all")') if page.locator("#opponents button").count() else None
+    shown = page.eval_on_selector_all("#opponents tbody tr", "rs => rs.map(r => r.dataset.bot)")
+    assert set(shown) == met and len(shown) == len(met)
+
+
+def test_no_page_scrolls_sideways_on_a_phone(season: Path, browser: Any) -> None:
+    for path in (season / "index.html", season / "bots" / f"{HERO}.html"):
+        page = open_page(browser, path, 390, 844)
+        page.wait_for_timeout(100)
+        width = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert width[0] <= width[1] == 390, (path.name, width)
+        assert page.locator('meta[name="viewport"]').count() == 1
+        page.close()
+
+
+def test_the_pages_are_a_function_of_the_journal(season: Path, tmp_path: Path) -> None:
+    tournament, _ = load_output_dir(season)
+    records = read_records(season / "matches.jsonl")
+    random.Random(5).shuffle(records)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bot_pages, "CHUNK", 64)
+        calls: list[tuple[int, int, str]] = []
+        write_leaderboard(
+            tmp_path, build_leaderboard(tournament, records, RESAMPLES), ["html"], lambda *a: calls.append(a)
+        )
+    assert calls[0] == (1, 1, "leaderboard files") and calls[-1] == (200, 200, "bot pages") and len(calls) == 201
+    for rel in ["index.html", *(str(p.relative_to(season)) for p in (season / "bots").rglob("*.*"))]:
+        assert (tmp_path / rel).read_bytes() == (season / rel).read_bytes(), rel
+    assert {p.relative_to(tmp_path) for p in (tmp_path / "bots").rglob("*.*")} == {
+        p.relative_to(season) for p in (season / "bots").rglob("*.*")
+    }
+
+
+def test_versions_and_excluded_bots_are_shown_when_the_document_has_them(season: Path, tmp_path: Path) -> None:
+    tournament, records = load_output_dir(season)
+    board = build_leaderboard(tournament, records, RESAMPLES)
+    row = next(r for r in board.document["standings"] if r["name"] == HERO)
+    row["version"], row["versions"] = "9f3a", [{"version": "11aa", "matches": 100}, {"version": "9f3a", "matches": 142}]
+    board.document["excluded"] = [{"name": "late-Bot", "reason": "not ready: no answer to hello"}]
+    write_leaderboard(tmp_path, board, ["html"])
+    index = (tmp_path / "index.html").read_text()
+    assert '<a href="bots/late-bot.html">late-Bot</a> (not ready: no answer to hello)' in index
+    late = (tmp_path / "bots" / "late-bot.html").read_text()
+    assert "Excluded from this run: not ready: no answer to hello" in late and 'id="summary"' not in late
+    hero = (tmp_path / "bots" / f"{HERO}.html").read_text()
+    assert "version 9f3a" in hero and hero.index('data-version="11aa"') < hero.index('data-version="9f3a"')
