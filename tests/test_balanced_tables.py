@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_limits import Steady
 
 from referee.cli import main
 from referee.cli import play as cli_play
 from referee.config.model import TournamentConfig
 from referee.run.seeds import resolve_schedule_version
 from referee.schedule.tables import BalancedTables, RandomTables
+from tests.support.steady import Steady
 
 
 def counts(tables: list[tuple[int, ...]], n: int, k: int) -> tuple[list[int], list[list[int]]]:

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_e2e import ROOT
-from test_limits import Steady
-from test_resume import journal, kill9_after, lines, published, start
 
 from referee.cli import main
 from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.run import ladder
+from tests.support.cli import ROOT, start
+from tests.support.steady import Steady
+from tests.support.tournament import journal, kill9_after, lines, published
 
 
 def write(tmp: Path, url: str, names: list[str], matches: int, file: str = "ladder.toml", **extra: str) -> Path:
@@ -158,7 +158,7 @@ def test_kill_9_and_resume_of_a_ladder_equals_an_uninterrupted_one(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr
     assert json.loads((whole / "tournament.json").read_text())["settings"]["ladder"]["epoch_tables"] == 64
-    first = kill9_after(start(cfg, cut), cut, 50, timeout_s=120)
+    first = kill9_after(start("run", str(cfg), "--output", str(cut), "-q"), cut, 50, timeout_s=120)
     assert 50 <= first < 72
     final = subprocess.run(
         [sys.executable, "-m", "referee", "run", str(cfg), "--output", str(cut), "-q", "--resume"],

@@ -18,8 +18,9 @@ import pytest
 
 from benchmarks.pages import FAULTY, HERO, synth
 from referee.report import bot_pages
-from referee.report.publish import build_leaderboard, load_output_dir, read_records, write_leaderboard
-from tests.test_page import CHROMIUM, LAUNCH_ARGS, require_chromium
+from referee.report.publish import build_leaderboard, write_leaderboard
+from referee.store.tournament_file import iter_journal, load_output_dir
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
 
 RESAMPLES = 200  # enough for the page; the verdicts' own tests use the default
 
@@ -169,7 +170,7 @@ def test_no_page_scrolls_sideways_on_a_phone(season: Path, browser: Any) -> None
 
 def test_the_pages_are_a_function_of_the_journal(season: Path, tmp_path: Path) -> None:
     tournament, _ = load_output_dir(season)
-    records = read_records(season / "matches.jsonl")
+    records = list(iter_journal(season / "matches.jsonl"))
     random.Random(5).shuffle(records)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bot_pages, "CHUNK", 64)
