@@ -302,19 +302,11 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     games_bot, games_rank = contests(cols, credit, coop)
     ratings, history = rate(games_bot, games_rank, names)
     summary = _summaries(cols, credit)
-    bots = {}
-    for i, name in enumerate(names):
-        span = _percentile_pair(positions[:, i]) if positions.size else None
-        rs = rank_set.get(name)
-        bots[name] = {
-            "deals": int(np.unique(cols.deal[(cols.bot == i).any(axis=1)]).shape[0]) if cols.matches else 0,
-            "mean_score_ci": _pair(score_iv, i) if played[i] else None,
-            "mean_rank_ci": None if coop or not played[i] else _pair(rank_iv, i),
-            "rank_interval": None if name in dq or not played[i] or span is None else [span[0], span[1]],
-            "rank_set": None if rs is None else [rs[0], rs[1]],
-            "rating": ratings[name],
-            "score_summary": summary[i],
-        }
+    bots = {
+        name: _bot_row(cols, i, played[i], name in dq, coop, score_iv, rank_iv, positions, rank_set.get(name))
+        | {"rating": ratings[name], "score_summary": summary[i]}
+        for i, name in enumerate(names)
+    }
     bounds = game.info.score_bounds(seats)
     differences = _differences(order, pos, played, is_dq, w, score, rank, count, above, coop, seats, bounds)
     order_idx = [pos[name] for name in order]
@@ -332,6 +324,28 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
         rating_history=history,
         method=_method(cols, coop, n_deals, n_units, resamples, crit, rank_iv if not coop else score_iv, played),
     )
+
+
+def _bot_row(
+    cols: Columns,
+    i: int,
+    played: bool,
+    dq: bool,
+    coop: bool,
+    score_iv: Any,
+    rank_iv: Any,
+    positions: Any,
+    rs: Any,
+) -> dict[str, Any]:
+    """Bot ``i``'s deals and intervals (its rating and summary are added by the caller)."""
+    span = _percentile_pair(positions[:, i]) if positions.size else None
+    return {
+        "deals": int(np.unique(cols.deal[(cols.bot == i).any(axis=1)]).shape[0]) if cols.matches else 0,
+        "mean_score_ci": _pair(score_iv, i) if played else None,
+        "mean_rank_ci": None if coop or not played else _pair(rank_iv, i),
+        "rank_interval": None if dq or not played or span is None else [span[0], span[1]],
+        "rank_set": None if rs is None else [rs[0], rs[1]],
+    }
 
 
 def _rank_sets(
