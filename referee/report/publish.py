@@ -56,18 +56,20 @@ from tabulate import tabulate
 
 from referee import __version__
 from referee.errors import JournalError, LeaderboardError
-from referee.games import get_game
 from referee.games.base import Game
 from referee.report import text
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
+from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
 from referee.stats.columns import build_columns
 from referee.stats.standings import standings_from_columns, timings_from_columns
 from referee.stats.verdicts import DEFAULT_RESAMPLES, analyse_columns
-from referee.store.files import atomic_write
+from referee.store.files import atomic_write, write_error
 from referee.store.journal import JOURNAL
-from referee.store.tournament_file import TOURNAMENT_FILE, check_tournament
+from referee.store.matches import game_of, options_of
+from referee.store.tournament_file import check_tournament
 
+FILES_STEP = "leaderboard files"  # the step of write_leaderboard's progress
 FORMATS: dict[str, tuple[str, ...]] = {
     "md": ("README.md",),
     "html": ("index.html",),
@@ -91,10 +93,9 @@ def build_leaderboard(
     """Standings, verdicts and timings of the journal lines ``records`` (any order), read once."""
     check_tournament(tournament)
     settings = tournament["settings"]
-    try:
-        game = get_game(settings["game"])
-    except KeyError as exc:
-        raise LeaderboardError(f"unknown game {settings['game']!r} in {TOURNAMENT_FILE}") from exc
+    game = game_of(settings)
+    if isinstance(settings.get("players"), int):  # a refused option fails here, before any file is written
+        options_of(game, settings, settings["players"])
     names = list(settings["bots"])
     if settings.get("grow"):  # a tournament that grows: the lines of a bot removed from the file are left out
         known = set(names)
@@ -133,8 +134,11 @@ def build_leaderboard(
     return Leaderboard(game, doc, {"tournament": settings["name"], **timings_from_columns(cols)})
 
 
-def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tuple(FORMATS)) -> list[Path]:
-    """Write the files of ``formats`` (keys of FORMATS) into ``out``; return their paths."""
+def write_leaderboard(
+    out: Path, board: Leaderboard, formats: Iterable[str] = tuple(FORMATS), on_progress: OnProgress = nothing
+) -> list[Path]:
+    """Write the files of ``formats`` (keys of FORMATS) into ``out``; return their paths
+    (``on_progress`` is told of each file written)."""
     render = {
         "README.md": lambda: render_markdown(board),
         "index.html": lambda: render_page(board.game, board.document),
@@ -142,12 +146,17 @@ def write_leaderboard(out: Path, board: Leaderboard, formats: Iterable[str] = tu
         "timings.json": lambda: _json(board.timings),
         "standings.csv": lambda: render_csv(board),
     }
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(out, exc) from exc
+    names = [filename for fmt_name in formats for filename in FORMATS[fmt_name]]
     paths = []
-    for fmt_name in formats:
-        for filename in FORMATS[fmt_name]:
-            paths.append(out / filename)
-            atomic_write(paths[-1], render[filename]())
+    on_progress(0, len(names), FILES_STEP)
+    for filename in names:
+        paths.append(out / filename)
+        atomic_write(paths[-1], render[filename]())
+        on_progress(len(paths), len(names), FILES_STEP)
     return paths
 
 
