@@ -201,6 +201,9 @@ def test_a_secret_seed_is_committed_survives_kill_9_and_is_revealed_at_the_end(t
     assert [r["seed"] for r in recs] == [derive_seed(seed, i, secret=True) for i in range(6)]
     board = json.loads((out / "standings.json").read_text())
     assert board["settings"]["seed_secret"] is True and board["settings"]["seed"] == seed
+    readme = (out / "README.md").read_text()
+    assert f"seed {seed} (secret until the end, drawn by the referee)" in readme and "can guess" not in readme
+    assert "anyone who can guess it" not in final.stderr, "no note about a given seed when it is secret"
     assert str(seed) not in (out / "logs" / "greedy.log").read_text()
 
     # another run of the same file deals other cards

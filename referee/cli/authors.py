@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from referee.cli.common import EXIT_FAILED, EXIT_OK, usage
+from referee.bots.process import log_section
+from referee.cli.common import EXIT_FAILED, EXIT_OK, command_line, usage
 from referee.config.redacted import Secret
 from referee.games import GAMES
 
@@ -123,7 +124,8 @@ def check_bot_command(
         max_concurrent=max_concurrent,
         token=_token(token_env),
     )
-    reports = asyncio.run(check_bot(settings))
+    with log_section("check-bot", command_line("check-bot")):
+        reports = asyncio.run(check_bot(settings))
     for report in reports:
         for line in report.lines():
             click.echo(line)
