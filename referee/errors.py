@@ -10,7 +10,8 @@
     ├── LeaderboardError   an output folder whose leaderboard cannot be rendered
     ├── TranscriptError    a transcript line that cannot be read
     ├── ReplayError        a match that cannot be replayed
-    └── ClusterError       a Dask cluster that cannot be started or reached
+    ├── ClusterError       a Dask cluster that cannot be started or reached
+    └── OutputError        a file of the output folder that cannot be written (a full disk)
 
 A layer's internal exceptions stay inside it and are translated at its boundary with
 ``raise ... from exc``: the rules' ``GameError`` tree (``games/base.py``), the transport's
@@ -52,3 +53,12 @@ class ReplayError(RefereeError):
 
 class ClusterError(RefereeError):
     """The Dask cluster could not be started or reached, or lost a batch for good."""
+
+
+class OutputError(RefereeError):
+    """A file of the output folder that cannot be written (a full disk, a read-only folder);
+    the message names the file. ``disk_full`` tells a full disk from other failures."""
+
+    def __init__(self, message: str, disk_full: bool = False) -> None:
+        super().__init__(message)
+        self.disk_full = disk_full

@@ -3,7 +3,11 @@ log (not a tail cut off by what came after), and the log stays in the output fol
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 from referee.bots.process import first_error
@@ -62,3 +66,45 @@ def test_first_error_of_a_long_traceback_keeps_its_last_line() -> None:
     assert shown[-2] == "ModuleNotFoundError: No module named 'numpyy'"
     assert shown[-1] == "... (21 more line(s) in the log)"
     assert first_error(["--- start", "a", "b"]) == ["a", "b"]
+
+
+def test_check_run_and_check_bot_mark_their_sections_of_a_bot_log(tmp_path: Path) -> None:
+    """Each command opens its part of ``logs/<bot>.log`` with ``--- <command> <UTC time>
+    (<command line>)`` just before the bot's first start line; the stop line ends it."""
+    cfg = tmp_path / "t.toml"
+    fine = ["python", "-m", "sample_bots.nimmt", "random", "--port", "{port}"]
+    cfg.write_text(
+        "\n".join(
+            ["[tournament]", 'game = "nimmt_plus"', "seed = 3", "players = 2", "rounds = 1"]
+            + [f'output = "{tmp_path / "out"}"']
+            + [f'[[bot]]\nname = "{n}"\ncommand = {json.dumps(fine)}' for n in ("a", "b")]
+        )
+        + "\n"
+    )
+    logs = tmp_path / "out" / "logs"
+    for command in (["check", str(cfg)], ["run", str(cfg), "-q"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "referee", *command], cwd=ROOT, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the file gives a seed: the run says once what that means, and so do the published settings
+    assert proc.stderr.count("note: the seed is given") == 1 and "predict every hand" in proc.stderr
+    note = "seed 3 (given, not secret: anyone who can guess it can predict every hand)"
+    assert note in (tmp_path / "out" / "README.md").read_text()
+    assert html.escape(note, quote=False) in (tmp_path / "out" / "index.html").read_text()
+    check_bot = ["check-bot", "--game", "nimmt_plus", "--matches", "1", "--log-dir", str(logs), "--", *fine]
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee", *check_bot], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert "start" in proc.stdout, proc.stdout + proc.stderr
+    own = [line for line in (logs / "a.log").read_text().splitlines() if line.startswith("--- ")]
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+    assert re.fullmatch(rf"--- check {stamp} \(referee check {re.escape(str(cfg))}\)", own[0]), own
+    assert re.fullmatch(rf"--- run {stamp} \(referee run {re.escape(str(cfg))} -q\)", own[3]), own
+    kinds = ["start" if line[4].isdigit() else line.split()[1] for line in own]
+    assert kinds == ["check", "start", "stop", "run", "start", "stop"], own
+    candidate = [f.read_text() for f in logs.glob("*.log") if f.name not in ("a.log", "b.log")]
+    assert any(
+        re.match(rf"--- check-bot {stamp} \(referee check-bot --game nimmt_plus .* --port '\{{port}}'\)\n--- ", text)
+        for text in candidate
+    ), candidate

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
 import pytest
 
+from referee.errors import OutputError
+from referee.store import files
 from referee.store.files import atomic_write
 
 
@@ -31,6 +34,22 @@ def test_a_stale_temp_file_does_not_stop_a_write(tmp_path: Path) -> None:
 
 def test_a_failed_write_leaves_the_old_file(tmp_path: Path) -> None:
     path = tmp_path / "gone" / "x.txt"
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match=f"^{path}: cannot write: No such file or directory$"):
         atomic_write(path, "nowhere to go")
     assert not path.exists()
+
+
+def test_a_full_disk_leaves_the_old_file_and_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENOSPC injected at the write seam (tests/test_resume.py fills a real tmpfs)."""
+    path = tmp_path / "README.md"
+    path.write_text("old")
+
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "write", full)
+    with pytest.raises(OutputError) as err:
+        atomic_write(path, "new")
+    monkeypatch.undo()
+    assert str(err.value) == f"{path}: the disk is full (No space left on device)" and err.value.disk_full
+    assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from referee.cli.main import main
 from referee.config.model import NAME_RE
-from referee.errors import JournalError
+from referee.errors import JournalError, OutputError
 from referee.record import MatchRecord
 from referee.store import journal as jn
 from referee.store.timings import TIMINGS_STATE, Timings
@@ -230,11 +230,12 @@ def test_a_full_disk_names_the_path_and_keeps_the_journal_whole(tmp_path: Path) 
     w = jn.JournalWriter(path)
     w.write(record())
     w._fh = _FullDisk(w._fh, room=100)  # type: ignore[assignment]
-    with pytest.raises(JournalError) as err:
+    with pytest.raises(OutputError) as err:
         w.write(record(id="m000001", index=1))
-    assert str(path) in str(err.value) and "disk is full" in str(err.value) and "--resume" in str(err.value)
+    assert str(err.value) == f"{path}: the disk is full (No space left on device)" and err.value.disk_full
     assert path.read_text() == jn.record_line(record()), "the partial line was cut back"
-    w.write(record(id="m000001", index=1))  # space freed: writing goes on
+    w._fh = w._fh.real  # space freed: writing goes on
+    w.write(record(id="m000001", index=1))
     w.close()
     assert [d["index"] for d in jn.read_journal(path)] == [json.loads(LINES[0])["index"], 1]
 
@@ -355,3 +356,22 @@ def test_the_fast_reader_accepts_and_refuses_exactly_as_the_plain_reader(
     assert fast == plain
     if fast[0] == "ok":  # the same values and the same types (an integer stays an integer)
         assert json.dumps(fast[1]) == json.dumps(plain[1])
+
+
+def test_a_full_disk_under_a_transcript_part_is_one_error_and_close_does_not_raise_again(tmp_path: Path) -> None:
+    """The transcript writer meets the full disk first: one OutputError naming the part,
+    later writes refused with it, and closing (the end of the run) raises nothing more."""
+    from referee.store import transcripts
+
+    w = transcripts.Writer(tmp_path)
+    w.write(record(id="m000000", index=0))
+    part = next((tmp_path / transcripts.FOLDER).iterdir())
+    w._fh = _FullDisk(w._fh, room=2)  # type: ignore[assignment]
+    with pytest.raises(OutputError) as err:
+        w.write(record(id="m000007", index=7))
+    assert str(err.value) == f"{part}: the disk is full (No space left on device)"
+    with pytest.raises(OutputError):
+        w.write(record(id="m000002", index=2))
+    w.__exit__(OutputError, err.value, None)  # as the run's `with` does while the error is in flight
+    w.close()
+    assert [line["id"] for _, line in transcripts.read_lines(tmp_path)] == ["m000000"], "the torn tail is dropped"

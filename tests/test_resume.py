@@ -132,6 +132,9 @@ def test_a_secret_seed_is_committed_survives_kill_9_and_is_revealed_at_the_end(t
     assert [r["seed"] for r in recs] == [derive_seed(seed, i, secret=True) for i in range(6)]
     board = json.loads((out / "standings.json").read_text())
     assert board["settings"]["seed_secret"] is True and board["settings"]["seed"] == seed
+    readme = (out / "README.md").read_text()
+    assert f"seed {seed} (secret until the end, drawn by the referee)" in readme and "can guess" not in readme
+    assert "anyone who can guess it" not in final.stderr, "no note about a given seed when it is secret"
     assert str(seed) not in (out / "logs" / "greedy.log").read_text()
 
     # another run of the same file deals other cards
@@ -145,24 +148,39 @@ def _mount_tmpfs(path: Path, size: str) -> bool:
     return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)]).returncode == 0
 
 
-def test_a_full_disk_is_a_clear_error_and_resume_finishes_once_space_is_freed(tmp_path: Path) -> None:
-    """A real full disk: a tmpfs of 40 KB mounted for the test (skipped where mounting is not
-    allowed; tests/test_journal.py injects ENOSPC at the file-write seam everywhere)."""
+@pytest.mark.parametrize(
+    ("size", "first"),
+    [
+        ("8k", r"transcripts/part-00000\.jsonl\.gz"),  # the first transcript part meets it
+        ("40k", r"(matches\.jsonl|\.timings-state\.json)"),  # the journal, or the summary saved beside it
+    ],
+)
+def test_a_full_disk_is_a_clear_error_and_resume_finishes_once_space_is_freed(
+    tmp_path: Path, size: str, first: str
+) -> None:
+    """A real full disk: a small tmpfs mounted for the test (skipped where mounting is not
+    allowed; tests/test_journal.py and test_files.py inject ENOSPC at the write seams).
+    Whichever file meets it first, the run ends with one line naming that file."""
     disk = tmp_path / "disk"
-    if os.geteuid() != 0 or not _mount_tmpfs(disk, "40k"):
+    if os.geteuid() != 0 or not _mount_tmpfs(disk, size):
         pytest.skip("cannot mount a tmpfs here (needs root)")
     try:
         config = write_config(tmp_path, BOTS[:3], players=3, rounds=60, concurrency=2)
         out = disk / "out"
         full = referee("run", str(config), "--output", str(out), "-q", timeout=300)
         assert full.returncode == 1
-        # the journal's line or the response-time summary saved beside it met the full disk first
-        assert re.search(rf"error: {re.escape(str(out))}/[.\w-]+: the disk is full", full.stderr), full.stderr
-        assert "Traceback" not in full.stderr
+        errors = [line for line in full.stderr.splitlines() if "error" in line.lower()]
+        assert len(errors) == 1, full.stderr
+        assert re.fullmatch(
+            rf"error: {re.escape(str(out))}/{first}: the disk is full \(No space left on device\); the journal is "
+            rf"intact up to the last complete match: free some space and go on with: referee run \S+ --resume",
+            errors[0],
+        ), full.stderr
+        assert "Traceback" not in full.stderr and not list(out.glob("**/*.tmp")), "no temporary file is left"
         data = (out / "matches.jsonl").read_bytes()
-        assert data.endswith(b"\n"), "the journal ends with a complete line"
+        assert not data or data.endswith(b"\n"), "the journal ends with a complete line"
         kept = [json.loads(line) for line in data.splitlines()]
-        assert 0 < len(kept) < 60
+        assert len(kept) < 60
 
         subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
         resumed = referee("run", str(config), "--output", str(out), "-q", "--resume", timeout=300)

@@ -26,17 +26,20 @@ from typing import Any
 import orjson
 
 from referee.bots.protocol import find_legal
-from referee.games import get_game
 from referee.games.base import Game, IllegalAction, InvalidExtras, Result, ranks_from_scores
 from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
 from referee.record import MALFORMED
+from referee.report.policy import STANDINGS_STEP
+from referee.report.progress import OnProgress, nothing
 from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store import transcripts
 from referee.store.journal import journal_details
+from referee.store.matches import game_of, options_of
 from referee.store.timings import Timings
 from referee.store.tournament_file import load_output_dir
 
 MAX_SHOWN = 20  # problems kept for the report; the count goes on
+MATCHES_STEP = "matches verified"
 
 
 @dataclass
@@ -101,8 +104,12 @@ class Report:
         return f"FAILED {self.folder}: {self.problems[0]}{more}; {what}{missing}"
 
 
-def verify(out: Path) -> Report:
-    """Check every match and the standings files of the output folder ``out``.
+PROGRESS_EVERY = 64  # matches between two progress reports (the display throttles further)
+
+
+def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
+    """Check every match and the standings files of the output folder ``out``;
+    ``on_progress`` is told how many matches are checked, then the files.
 
     A folder that is not a tournament's output raises LeaderboardError."""
     started, cpu = time.perf_counter(), time.process_time()
@@ -110,12 +117,15 @@ def verify(out: Path) -> Report:
     records = list(lines)
     settings = tournament["settings"]
     report = Report(out, matches=len(records))
-    game = get_game(settings["game"])
+    game = game_of(settings)
     has_transcripts = transcripts.exists(out)
     pending: dict[str, transcripts.Transcript] = {}
     stream = transcripts.read_all(out) if has_transcripts else iter(())
     checker = _Checker(game, settings, report)
-    for rec in records:
+    total = len(records)
+    for done, rec in enumerate(records):
+        if done % PROGRESS_EVERY == 0:
+            on_progress(done, total, MATCHES_STEP)
         mid = str(rec.get("id"))
         tr = _next_transcript(mid, stream, pending) if has_transcripts else None
         if tr is None:
@@ -131,9 +141,10 @@ def verify(out: Path) -> Report:
             f"actions, legality, scores, details and faults of {len(records)} matches (no transcripts: "
             'run with [tournament] transcripts = "all")'
         )
+    on_progress(total, total, MATCHES_STEP)
     report.replay_seconds = time.perf_counter() - started
     report.replay_cpu_seconds = time.process_time() - cpu
-    _check_files(out, tournament, records, report)
+    _check_files(out, tournament, records, report, on_progress)
     report.seconds = time.perf_counter() - started
     report.cpu_seconds = time.process_time() - cpu
     return report
@@ -168,7 +179,7 @@ class _Checker:
     def options(self, n: int) -> dict[str, Any]:
         """The game's options for ``n`` seats, defaults filled."""
         if n not in self._options:
-            self._options[n] = self.game.check_options(n, self.settings.get("options", {}))
+            self._options[n] = options_of(self.game, self.settings, n)
         return self._options[n]
 
     def without_transcript(self, rec: Mapping[str, Any]) -> None:
@@ -348,15 +359,21 @@ class _Checker:
 
 
 def _check_files(
-    out: Path, tournament: Mapping[str, Any], records: Sequence[Mapping[str, Any]], report: Report
+    out: Path,
+    tournament: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    report: Report,
+    on_progress: OnProgress,
 ) -> None:
     """Render the standings files from the journal again and compare them byte for byte."""
+    on_progress(0, 1, STANDINGS_STEP)
     board = build_leaderboard(tournament, records)
+    on_progress(1, 1, STANDINGS_STEP)
     saved = Timings.load(out)  # response times: the run's summary (the journal keeps none)
     if saved is not None:
         board.timings = {"tournament": board.timings["tournament"], **saved.document(tournament["settings"]["bots"])}
     with tempfile.TemporaryDirectory(prefix="referee-verify-") as tmp:
-        for path in write_leaderboard(Path(tmp), board):
+        for path in write_leaderboard(Path(tmp), board, on_progress=on_progress):
             mine = out / path.name
             if not mine.is_file():
                 report.not_checked.append(f"{path.name} (not in the folder)")

@@ -37,9 +37,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import errno
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -47,7 +49,7 @@ import subprocess
 import sys
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -120,6 +122,35 @@ def as_spec(bot: BotSpec | _StartsLikeABot) -> BotSpec:
     return BotSpec(bot.name, tuple(bot.command or ()), token=bot.token)
 
 
+_SECTION: str | None = None  # see log_section
+
+
+@contextlib.contextmanager
+def log_section(command: str, argv: Sequence[str]) -> Iterator[str]:
+    """While it lasts, every managed bot started opens its lines in its log with the mark
+    ``--- <command> <UTC time> (<argv>)`` (``check``, ``run`` and ``check-bot`` mark their
+    sections of a log the next command appends to); yields the mark."""
+    global _SECTION
+    at = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    mark = printable(f"{command} {at} ({shlex.join(argv)})")
+    previous, _SECTION = _SECTION, mark
+    try:
+        yield mark
+    finally:
+        _SECTION = previous
+
+
+def set_log_section(mark: str | None) -> None:
+    """Use ``mark`` (a ``log_section`` of the head process) for the bots this process starts."""
+    global _SECTION
+    _SECTION = mark
+
+
+def current_log_section() -> str | None:
+    """The mark of the section in force, if any (a Dask worker is given its head's)."""
+    return _SECTION
+
+
 class ManagedBot:
     """One bot process the referee started, restarted when it crashes. Its async
     methods belong to one event loop (the tournament's)."""
@@ -148,6 +179,8 @@ class ManagedBot:
         self._cage: Cage | None = None
         self._netns: int | None = None  # the network namespace of the bot's current start
         self.token = spec.token if spec.token is not None else new_token()  # per run: in its env and requests
+        self._section = _SECTION  # the command whose section of the log this bot's lines open
+        self._marked = False
 
     @property
     def url(self) -> str:
@@ -226,7 +259,12 @@ class ManagedBot:
                     env=prepared.env,
                 )
         except OSError as exc:
-            raise BotStartError(f"bot {name!r}: cannot start its guard: {exc.strerror or exc}") from exc
+            where = (
+                f"cannot open its log {self.log_path}"
+                if exc.filename == str(self.log_path)
+                else "cannot start its guard"
+            )
+            raise BotStartError(f"bot {name!r}: {where}: {exc.strerror or exc}") from exc
 
     def alive(self) -> bool:
         """True while the bot runs; once it has exited, ``proc.returncode`` is its code."""
@@ -390,10 +428,18 @@ class ManagedBot:
         return self._stopped
 
     def _log_line(self, text: str) -> None:
-        """A ``--- `` line of the referee's own in the bot's log."""
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            log.write(f"--- {text}\n".encode())
+        """A ``--- `` line of the referee's own in the bot's log; the first one of this bot
+        is preceded by the section mark of the command (``log_section``). Best effort: a
+        full disk costs the line, the run reports it where the journal meets it."""
+        lines = f"--- {text}\n"
+        if not self._marked:
+            self._marked = True
+            if self._section:
+                lines = f"--- {self._section}\n" + lines
+        with contextlib.suppress(OSError):
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.log_path, "ab") as log:
+                log.write(lines.encode())
 
 
 def printable(text: str) -> str:

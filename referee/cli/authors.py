@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from referee.cli.common import EXIT_FAILED, EXIT_OK, usage
+from referee.bots.process import log_section
+from referee.cli.common import EXIT_FAILED, EXIT_OK, command_line, usage
 from referee.config.redacted import Secret
 from referee.games import GAMES
 
@@ -106,7 +107,8 @@ def check_bot_command(target: tuple[str, ...], config_path: Path | None, bot_nam
         settings = _settings_from_file(target, config_path, bot_name, flags)
     else:
         settings = _settings_from_flags(target, flags)
-    reports = asyncio.run(check_bot(settings))
+    with log_section("check-bot", command_line("check-bot")):
+        reports = asyncio.run(check_bot(settings))
     for report in reports:
         for line in report.lines():
             click.echo(line)

@@ -14,6 +14,15 @@ from referee.errors import ConfigError
 from referee.schedule.formats import check_count
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+ARGV_KEY = "referee.argv"
+
+
+def command_line(command: str) -> list[str]:
+    """The command line this command was called with, as ``referee <args>`` (its own
+    name and arguments when it was called without the ``referee`` group)."""
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.meta.get(ARGV_KEY) if ctx is not None else None
+    return ["referee", *(argv if argv else [command])]
 
 
 def load(

@@ -10,11 +10,21 @@ import click
 
 from referee import __version__
 from referee.cli.authors import check_bot_command, games, schema
+from referee.cli.common import ARGV_KEY
 from referee.cli.outputs import leaderboard, replay, verify
 from referee.cli.play import check, plan, run
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Referee(click.Group):
+    """The command group; it keeps the command line for the commands that mark bots' logs."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Parse as a group does, keeping ``args`` (see ``common.command_line``)."""
+        ctx.meta[ARGV_KEY] = list(args)
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_Referee, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def main() -> None:
     """A tournament referee for card-game bots that talk over HTTP."""

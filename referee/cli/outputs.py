@@ -8,9 +8,12 @@ from pathlib import Path
 import click
 
 from referee.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from referee.errors import LeaderboardError, RefereeError, TranscriptError
+from referee.cli.progress import ProgressLine
+from referee.errors import OutputError, RefereeError
 from referee.report.policy import rebuild
 from referee.report.publish import FORMATS
+
+QUIET = click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 
 
 def _formats(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -33,13 +36,21 @@ def _formats(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
     metavar="md|html|json|csv",
     help="Files to write: md, html, json or csv; repeat or comma-separate (default: all).",
 )
-def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
+@QUIET
+def leaderboard(output_dir: Path, formats: tuple[str, ...], quiet: bool) -> None:
     """Rebuild the leaderboard files of OUTPUT_DIR from its matches.jsonl and tournament.json."""
+    display = ProgressLine(quiet)
     try:
-        published = rebuild(output_dir, formats)
-    except LeaderboardError as exc:
+        published = rebuild(output_dir, formats, display.step)
+    except OutputError as exc:  # the folder is fine, the disk is not
+        display.finish()
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    except RefereeError as exc:
+        display.finish()
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    display.finish()
     for path in published.paths:
         click.echo(str(path))
     for warning in published.warnings:
@@ -48,16 +59,20 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
 
 @click.command()
 @click.argument("output_dir", type=click.Path(path_type=Path))
-def verify(output_dir: Path) -> None:
+@QUIET
+def verify(output_dir: Path, quiet: bool) -> None:
     """Rebuild every match of OUTPUT_DIR from its seed and transcript through the rules, and
     check the journal and the standings files against them."""
     from referee.audit.verify import verify as run_verify
 
+    display = ProgressLine(quiet)
     try:
-        report = run_verify(output_dir)
-    except (LeaderboardError, TranscriptError) as exc:
+        report = run_verify(output_dir, display.step)
+    except RefereeError as exc:
+        display.finish()
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    display.finish()
     click.echo(report.verdict())
     for p in report.problems[1:]:
         click.echo(f"  also: {p}", err=True)

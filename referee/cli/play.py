@@ -5,25 +5,30 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-import time
 from pathlib import Path
 
 import click
 
 from referee import __version__
-from referee.cli.common import EXIT_FAILED, EXIT_OK, load, usage
+from referee.bots.process import log_section
+from referee.cli.common import EXIT_FAILED, EXIT_OK, command_line, load, usage
+from referee.cli.progress import RunDisplay
 from referee.config.model import TournamentConfig
-from referee.errors import BotStartError, RefereeError
+from referee.errors import BotStartError, OutputError, RefereeError
 from referee.report.policy import announce, publish_final
 from referee.report.publish import render_console
-from referee.run.lineup import BotStatus, greet_all, readiness
+from referee.run.lineup import greet_all, readiness
 from referee.run.pilot import pilot
 from referee.run.runner import RunReport, read_journal, run_tournament
 from referee.run.season import resolve_ladder
 from referee.run.seeds import resolve_schedule_version, resolve_seed
-from referee.run.sink import Progress
 from referee.schedule.formats import match_count, schedule, seat_balance
 from referee.store.journal import JOURNAL
+
+SEED_NOTE = (
+    "note: the seed is given (in the file or by --seed): anyone who can guess it can predict every hand; "
+    "for a competition leave it out (a secret seed is drawn, committed to, and revealed at the end)"
+)
 
 
 @click.command()
@@ -52,18 +57,19 @@ def run(
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
     cfg = _start(config, load(config, seed, concurrency, output, workers, cluster), resume)
-    display = _ProgressDisplay(quiet)
+    display = RunDisplay(quiet)
     code, report = EXIT_OK, None
     try:
-        report = asyncio.run(_run_with_sigterm(cfg, resume, display))
+        with log_section("run", command_line("run")):
+            report = asyncio.run(_run_with_sigterm(cfg, resume, display))
     except (KeyboardInterrupt, asyncio.CancelledError):
         display.finish()
         click.echo(f"interrupted: finished matches are kept; go on with: referee run {config} --resume", err=True)
         code = EXIT_FAILED
     except RefereeError as exc:
         display.finish()
-        click.echo(f"error: {exc}", err=True)
-        if isinstance(exc, BotStartError):  # nothing was played: nothing to publish
+        click.echo(f"error: {exc}{_go_on(exc, config)}", err=True)
+        if isinstance(exc, BotStartError | OutputError):  # nothing to publish, or no room to publish it
             sys.exit(EXIT_FAILED)
         code = EXIT_FAILED
     display.finish()
@@ -71,10 +77,12 @@ def run(
     if stopped is not None:
         click.echo(f"stopped: {stopped.reason}", err=True)
     try:
-        published = publish_final(cfg, stopped.document() if stopped is not None else None)
+        published = publish_final(cfg, stopped.document() if stopped is not None else None, display.step)
     except RefereeError as exc:
-        click.echo(f"error: {exc}", err=True)
+        display.finish()
+        click.echo(f"error: {exc}{_go_on(exc, config)}", err=True)
         sys.exit(EXIT_FAILED)
+    display.finish()
     for warning in published.warnings:
         click.echo(f"warning: {warning}", err=True)
     if code == EXIT_OK:
@@ -82,6 +90,14 @@ def run(
         _print_lag(report)
         click.echo(f"\nleaderboard: {cfg.output / 'README.md'}  standings: {cfg.output / 'standings.json'}", err=True)
     sys.exit(code)
+
+
+def _go_on(exc: RefereeError, config: Path) -> str:
+    """How to go on after an output file could not be written (nothing for other errors)."""
+    if not isinstance(exc, OutputError):
+        return ""
+    fix = "free some space" if exc.disk_full else "make it writable"
+    return f"; the journal is intact up to the last complete match: {fix} and go on with: referee run {config} --resume"
 
 
 def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
@@ -102,6 +118,8 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
         + (", secret seed" if cfg.seed_secret else ""),
         err=True,
     )
+    if not cfg.seed_secret:
+        click.echo(SEED_NOTE, err=True)
     if resume:
         try:
             state = read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
@@ -118,6 +136,9 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
             click.echo(f"grow: {state.count} finished matches kept, {len(fixtures) - state.count} to play", err=True)
     try:
         announce(cfg, len(fixtures))
+    except OutputError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
     except OSError as exc:
         click.echo(f"error: {cfg.output}: cannot write tournament.json: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_FAILED)
@@ -135,7 +156,7 @@ def _print_lag(report: RunReport | None) -> None:
         )
 
 
-async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _ProgressDisplay) -> RunReport:
+async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: RunDisplay) -> RunReport:
     """``run_tournament`` with SIGTERM cancelling it as Ctrl-C does."""
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
@@ -170,7 +191,8 @@ def check(config: Path) -> None:
             f"use a multiple of {cfg.players}",
             err=True,
         )
-    statuses = asyncio.run(greet_all(cfg))
+    with log_section("check", command_line("check")):
+        statuses = asyncio.run(greet_all(cfg))
     for s in statuses:
         mark = "ok  " if s.ok else "FAIL"
         kind = "started" if s.managed else "remote"
@@ -212,53 +234,3 @@ def plan(config: Path, deals: int, seed: int | None) -> None:
         f"a settled {what} at confidence {cfg.confidence}: about {est.needed} deals, {matches} matches "
         f"({fits} the budget of {match_count(cfg)} matches)"
     )
-
-
-class _ProgressDisplay:
-    """One updating line on a terminal; a line every few seconds otherwise."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
-        self.last = 0.0
-        self.shown = False
-        self.progress: Progress | None = None
-
-    def ready(self, statuses: list[BotStatus]) -> None:
-        """The bots' hello, in one line."""
-        line, all_ready = readiness(statuses)
-        if not (all_ready and self.quiet):  # bots that failed are named even with --quiet
-            click.echo(line, err=True)
-
-    def warn(self, message: str) -> None:
-        """A warning from the run (a live publish that failed), on a line of its own."""
-        click.echo(f"\nwarning: {message}", err=True)
-
-    def update(self, p: Progress) -> None:
-        """Show ``p``, at most every 0.2 s on a terminal (every 5 s otherwise) and at the end."""
-        self.progress = p
-        now = time.monotonic()
-        if self.quiet or (p.done < p.total and now - self.last < (0.2 if self.tty else 5.0)):
-            return
-        self.last = now
-        self._show(p)
-
-    def _show(self, p: Progress) -> None:
-        eta = (p.total - p.done) / p.rate if p.rate > 0 else 0.0
-        line = (
-            f"matches {p.done}/{p.total}  faults {p.faults}  {p.rate:.1f} matches/s"
-            f"  elapsed {p.elapsed_s:.1f}s  eta {eta:.0f}s"
-        )
-        if self.tty:
-            sys.stderr.write("\r" + line + "\x1b[K")
-            sys.stderr.flush()
-            self.shown = True
-        else:
-            click.echo(line, err=True)
-
-    def finish(self) -> None:
-        """End the updating line."""
-        if self.tty and self.shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-            self.shown = False

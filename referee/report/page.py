@@ -45,6 +45,7 @@ from referee.report.text import (
     fmt_pair,
     fmt_toml,
     role_mark,
+    seed_text,
     standings_columns,
 )
 from referee.report.ui import CSS, SCRIPT
@@ -102,7 +103,7 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
     deals = doc["method"]["deals"]
     lines = [
         ("Game", f"{game.info.title} ({s['game']}), options: {opts}"),
-        ("Format", f"{format_text(s)}; seed {fmt_toml(s['seed'])}"),
+        ("Format", f"{format_text(s)}; {seed_text(s)}"),
         ("Matches played", f"{doc['matches']} of {doc['scheduled']} ({deals} deal{'s' if deals != 1 else ''})"),
         ("Limits", _limits_text(s)),
         ("Bots", ", ".join(s["bots"])),

@@ -20,14 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from referee.config.model import TournamentConfig
-from referee.errors import LeaderboardError, RefereeError
+from referee.errors import RefereeError
+from referee.report.progress import OnProgress, nothing
 from referee.report.publish import Leaderboard, build_leaderboard, write_leaderboard
 from referee.report.viewer import write_replays
 from referee.schedule.formats import schedule
 from referee.store import journal as jn
+from referee.store.files import write_error
 from referee.store.journal import JOURNAL
 from referee.store.timings import Timings
 from referee.store.tournament_file import load_output_dir, tournament_document, write_tournament_file
+
+STANDINGS_STEP = "standings"  # the step of reading the journal and computing the verdicts
 
 
 @dataclass(frozen=True)
@@ -61,11 +65,14 @@ def announce(config: TournamentConfig, scheduled: int) -> Path:
     return write_tournament_file(config.output, published_settings(config, complete=False), scheduled)
 
 
-def publish_final(config: TournamentConfig, stopped: Mapping[str, Any] | None = None) -> Published:
+def publish_final(
+    config: TournamentConfig, stopped: Mapping[str, Any] | None = None, on_progress: OnProgress = nothing
+) -> Published:
     """Write the leaderboard files from the journal at the end of a run (also an
     interrupted one). A complete run with a secret seed reveals it in ``tournament.json``
     first; a run that stopped settled (``stopped``) is complete and says why there.
-    A ``RefereeError`` names what could not be read or written."""
+    A ``RefereeError`` names what could not be read or written (``OutputError``: a file
+    that could not be written); ``on_progress`` is told how the writing goes."""
     fixtures = schedule(config)
     names = [b.name for b in config.bots]
     journal = config.output / JOURNAL
@@ -75,13 +82,14 @@ def publish_final(config: TournamentConfig, stopped: Mapping[str, Any] | None = 
         settings = published_settings(config, complete=complete)
         if (config.seed_secret and complete) or stopped is not None:
             write_tournament_file(config.output, settings, fixtures.total, stopped)
+        on_progress(0, 1, STANDINGS_STEP)
         board = build_leaderboard(tournament_document(settings, fixtures.total, stopped), jn.read_journal(journal))
+        on_progress(1, 1, STANDINGS_STEP)
         use_run_timings(board, config.output, names)
-        paths = write_leaderboard(config.output, board)
+        paths = write_leaderboard(config.output, board, on_progress=on_progress)
     except OSError as exc:
-        where = exc.filename or config.output
-        raise LeaderboardError(f"cannot write the leaderboard: {where}: {exc.strerror}") from exc
-    return Published(board, tuple(paths), _write_replays(config.output))
+        raise write_error(Path(exc.filename or config.output), exc) from exc
+    return Published(board, tuple(paths), _write_replays(config.output, on_progress))
 
 
 def _complete(config: TournamentConfig, count: int, total: int, stopped: bool) -> bool:
@@ -107,16 +115,19 @@ def publish_live(config: TournamentConfig, scheduled: int, now: datetime.datetim
     return board
 
 
-def rebuild(out: Path, formats: Iterable[str]) -> Published:
+def rebuild(out: Path, formats: Iterable[str], on_progress: OnProgress = nothing) -> Published:
     """Render the files of ``formats`` in the output folder ``out`` again from its journal
     and ``tournament.json`` (``referee leaderboard``), with the replay pages when html is
-    among them. ``LeaderboardError``: a folder that cannot be rendered."""
+    among them. ``LeaderboardError``: a folder that cannot be rendered; ``OutputError``: a
+    file that cannot be written. ``on_progress`` is told how the work goes."""
     formats = tuple(formats)
     tournament, records = load_output_dir(out)
+    on_progress(0, 1, STANDINGS_STEP)
     board = build_leaderboard(tournament, records)
+    on_progress(1, 1, STANDINGS_STEP)
     use_run_timings(board, out, tournament["settings"]["bots"])
-    paths = write_leaderboard(out, board, formats)
-    return Published(board, tuple(paths), _write_replays(out) if "html" in formats else ())
+    paths = write_leaderboard(out, board, formats, on_progress)
+    return Published(board, tuple(paths), _write_replays(out, on_progress) if "html" in formats else ())
 
 
 def use_run_timings(board: Leaderboard, out: Path, names: list[str]) -> None:
@@ -127,11 +138,11 @@ def use_run_timings(board: Leaderboard, out: Path, names: list[str]) -> None:
         board.timings = {"tournament": board.timings["tournament"], **saved.document(names)}
 
 
-def _write_replays(out: Path) -> tuple[str, ...]:
+def _write_replays(out: Path, on_progress: OnProgress) -> tuple[str, ...]:
     """Write the match list and replay pages; a bad transcript or a full disk costs the
     pages (a warning), never the journal or the standings."""
     try:
-        write_replays(out)
+        write_replays(out, on_progress=on_progress)
     except RefereeError as exc:
         return (f"replay pages not written: {exc}",)
     except OSError as exc:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,19 +57,21 @@ from tabulate import tabulate
 
 from referee import __version__
 from referee.errors import JournalError, LeaderboardError
-from referee.games import get_game
 from referee.games.base import Game
 from referee.report import text
 from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bot_pages
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
+from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
 from referee.stats.columns import build_columns
 from referee.stats.standings import standings_from_columns, timings_from_columns
 from referee.stats.verdicts import DEFAULT_RESAMPLES, analyse_columns
-from referee.store.files import atomic_write
+from referee.store.files import atomic_write, write_error
 from referee.store.journal import JOURNAL
-from referee.store.tournament_file import TOURNAMENT_FILE, check_tournament
+from referee.store.matches import game_of, options_of
+from referee.store.tournament_file import check_tournament
 
+FILES_STEP = "leaderboard files"  # the step of write_leaderboard's progress
 FORMATS: dict[str, tuple[str, ...]] = {
     "md": ("README.md",),
     "html": ("index.html",),
@@ -94,10 +96,9 @@ def build_leaderboard(
     """Standings, verdicts and timings of the journal lines ``records`` (any order), read once."""
     check_tournament(tournament)
     settings = tournament["settings"]
-    try:
-        game = get_game(settings["game"])
-    except KeyError as exc:
-        raise LeaderboardError(f"unknown game {settings['game']!r} in {TOURNAMENT_FILE}") from exc
+    game = game_of(settings)
+    if isinstance(settings.get("players"), int):  # a refused option fails here, before any file is written
+        options_of(game, settings, settings["players"])
     names = list(settings["bots"])
     if (
         settings.get("grow") or settings.get("format") == "ladder"
@@ -142,10 +143,7 @@ def build_leaderboard(
 
 
 def write_leaderboard(
-    out: Path,
-    board: Leaderboard,
-    formats: Iterable[str] = tuple(FORMATS),
-    on_progress: Callable[[int, int, str], None] | None = None,
+    out: Path, board: Leaderboard, formats: Iterable[str] = tuple(FORMATS), on_progress: OnProgress = nothing
 ) -> list[Path]:
     """Write the files of ``formats`` (keys of FORMATS) into ``out``; return their paths.
     With ``html`` also the bot pages (``bots/``, not in the list: the list names files of
@@ -157,15 +155,18 @@ def write_leaderboard(
         "timings.json": lambda: _json(board.timings),
         "standings.csv": lambda: render_csv(board),
     }
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(out, exc) from exc
     formats = list(formats)
     names = [filename for fmt_name in formats for filename in FORMATS[fmt_name]]
-    for done, filename in enumerate(names):
+    paths = []
+    on_progress(0, len(names), FILES_STEP)
+    for filename in names:
         paths.append(out / filename)
         atomic_write(paths[-1], render[filename]())
-        if on_progress is not None:
-            on_progress(done + 1, len(names), "leaderboard files")
+        on_progress(len(paths), len(names), FILES_STEP)
     if "html" in formats:
         write_bot_pages(out, board.game, board.document, board.matches, on_progress)
     return paths

@@ -86,6 +86,20 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+def seed_text(settings: Mapping[str, Any]) -> str:
+    """The seed as the settings show it: a seed given in the tournament file (or by
+    ``--seed``) says that it makes every hand predictable; a secret one, drawn by the
+    referee, says so (``seed_secret``), with the seed once revealed."""
+    seed = settings.get("seed")
+    if settings.get("seed_secret"):
+        return (
+            "secret seed (drawn by the referee, revealed at the end)"
+            if seed is None
+            else (f"seed {fmt_toml(seed)} (secret until the end, drawn by the referee)")
+        )
+    return f"seed {fmt_toml(seed)} (given, not secret: anyone who can guess it can predict every hand)"
+
+
 def md(text: Any) -> str:
     """``text`` safe inside a Markdown table cell or line: markup characters escaped, control
     characters and line breaks replaced, so a name from a file cannot add links, HTML or rows."""

@@ -24,6 +24,7 @@ from typing import Any
 
 from referee.games import get_game
 from referee.record import FALLBACK
+from referee.report.progress import OnProgress, nothing
 from referee.store import transcripts
 from referee.store.files import atomic_write
 from referee.store.matches import Match, match_of
@@ -34,9 +35,10 @@ RECENT = 100  # most recent matches listed and given a page
 FAULTED = 200  # and up to this many matches with faults
 
 
-def write_replays(out: Path) -> list[Path]:
+def write_replays(out: Path, on_progress: OnProgress = nothing) -> list[Path]:
     """Write the match list and the pages of its matches into ``out/replays``; nothing
-    when the folder has no transcripts. Returns the pages written."""
+    when the folder has no transcripts. Returns the pages written (``on_progress`` is told
+    of each)."""
     if not transcripts.exists(out):
         return []
     tournament, lines = load_output_dir(out)
@@ -49,11 +51,13 @@ def write_replays(out: Path) -> list[Path]:
     settings = tournament["settings"]
     game = get_game(settings["game"])
     written = []
-    for mid, rec in by_id.items():
+    for done, (mid, rec) in enumerate(by_id.items()):
+        on_progress(done, len(by_id), "replay pages")
         tr = found.get(mid)
         if tr is None:
             continue
         written.append(write_replay_page(out, match_of(game, settings, rec, tr)))
+    on_progress(len(by_id), len(by_id), "replay pages")
     atomic_write(folder / "index.html", render_list(settings, chosen, counted.count, set(found)))
     return written
 

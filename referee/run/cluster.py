@@ -30,7 +30,7 @@ import dask
 from distributed import Client, LocalCluster, Reschedule, Semaphore
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from referee.bots import wire
+from referee.bots import process, wire
 from referee.bots.control import BotRuntime, Pacer
 from referee.bots.pool import LeanPool
 from referee.config.model import TournamentConfig
@@ -212,9 +212,11 @@ class _Plugin(WorkerPlugin):  # type: ignore[misc]
         self.config = config
         self.log_root = log_root
         self.name = f"referee-{token}"
+        self.log_section = process.current_log_section()  # the head's command marks the bots' logs
 
     async def setup(self, worker: Any) -> None:
         """Start the run's bots on this worker."""
+        process.set_log_section(self.log_section)
         log_dir = Path(self.log_root) / _worker_dir(worker.name)
         state = _WorkerState(self.token, self.config, log_dir, worker=worker, topic=self.topic)
         _STATES[self.token] = state

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.config.model import TournamentConfig
-from referee.errors import ConfigError, JournalError
+from referee.errors import ConfigError, RefereeError
 from referee.run.dq import Gate, judge_for
 from referee.run.executor import Executor
 from referee.run.lineup import BotStatus, require_ready
@@ -121,15 +121,28 @@ async def run_tournament(
                     stopped = await play_until_settled(config, fixtures, state, sink, executor, pilot_deals, dropped)
                 else:
                     await executor.play(pending(fixtures, state, dropped), sink)
-            finally:
-                if live is not None:
-                    await live.stop()
-                lag = await executor.lag()  # an interrupted run's lag too
-                if lag is not None:
-                    sink.timings.referee_lag.append({k: v for k, v in lag.items() if isinstance(v, (int, float))})
-                with contextlib.suppress(JournalError):  # a full disk: the journal's error is the one to report
-                    sink.save_timings()
+            except BaseException:
+                await _wind_down(executor, sink, live, failed=True)
+                raise
+            lag = await _wind_down(executor, sink, live, failed=False)
     return RunReport(lag or {"samples": 0}, stopped)
+
+
+async def _wind_down(executor: Executor, sink: Sink, live: LivePublisher | None, failed: bool) -> dict[str, Any] | None:
+    """The end of a run, also an interrupted or ``failed`` one: live publishing stopped,
+    the executor's lag kept, the response-time summary saved (when the run failed, only
+    if it can be: the error in flight, such as the journal's full disk, is the one to report)."""
+    if live is not None:
+        await live.stop()
+    lag = await executor.lag()
+    if lag is not None:
+        sink.timings.referee_lag.append({k: v for k, v in lag.items() if isinstance(v, (int, float))})
+    if not failed:
+        sink.save_timings()
+    else:
+        with contextlib.suppress(RefereeError):
+            sink.save_timings()
+    return lag
 
 
 def _journal_state(config: TournamentConfig, fixtures: Schedule, resume: bool) -> JournalState:

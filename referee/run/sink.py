@@ -19,6 +19,7 @@ from referee.record import MatchRecord
 from referee.schedule.formats import Fixture
 from referee.store import journal as jn
 from referee.store import transcripts
+from referee.store.files import write_error
 from referee.store.journal import JOURNAL, JournalState
 from referee.store.timings import Timings
 
@@ -71,7 +72,7 @@ class Sink:
             try:
                 hook(fixture, rec)
             except OSError as exc:  # a full disk under a transcript: a message naming the file
-                raise jn.write_error(Path(exc.filename or "output"), exc) from exc
+                raise write_error(Path(exc.filename or self.writer.path.parent), exc) from exc
         self.writer.write(rec)
         self.timings.add(rec)
         if time.monotonic() - self._saved > TIMINGS_EVERY_S:

@@ -15,7 +15,6 @@ line and the field. A line (keys in this order; bracketed ones only when they ha
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import math
 import os
@@ -23,12 +22,13 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 
 import orjson
 
 from referee.errors import JournalError, RefereeError
 from referee.record import FAULT_KINDS, MatchRecord
+from referee.store.files import write_error as write_error  # re-exported: a failed write names its file
 
 JOURNAL = "matches.jsonl"
 
@@ -70,61 +70,52 @@ def record_line(rec: MatchRecord) -> str:
 
 
 class JournalWriter:
-    """Appends match lines to the journal at ``path``, each flushed as it is written."""
+    """Appends match lines to the journal at ``path``, each written whole as it ends.
+
+    Unbuffered: a line is written at once (no bytes left in a buffer that a later close
+    could append after a cut back). A failed write cuts the partial line back and raises
+    ``OutputError``; once space is freed, writing may go on."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            self._fh: IO[bytes] = open(path, "ab")  # noqa: SIM115 (held for the whole run)
+            self._fh = open(path, "ab", buffering=0)  # noqa: SIM115 (held for the whole run)
         except OSError as exc:
             raise write_error(path, exc) from exc
         self._good = self._fh.tell()
 
     def write(self, rec: MatchRecord) -> None:
-        """Append the line of ``rec``; on a write error cut the partial line and raise JournalError."""
-        data = record_line(rec).encode()
+        """Append the line of ``rec``; on a write error cut the partial line and raise OutputError."""
+        data = memoryview(record_line(rec).encode())
         try:
-            self._fh.write(data)
-            self._fh.flush()
+            while data:
+                data = data[self._fh.write(data) or 0 :]
         except OSError as exc:
-            self._cut_back()
+            with contextlib.suppress(OSError):  # else every reader drops the torn line anyway
+                os.ftruncate(self._fh.fileno(), self._good)
             raise write_error(self.path, exc) from exc
-        self._good += len(data)
-
-    def _cut_back(self) -> None:
-        """Drop the bytes of a line that could not be written whole."""
-        with contextlib.suppress(OSError):  # the buffered bytes could not be written either
-            self._fh.close()
-        with contextlib.suppress(OSError), open(self.path, "r+b") as fh:  # else every reader drops it anyway
-            fh.truncate(self._good)
-        self._fh = open(self.path, "ab")  # noqa: SIM115
+        self._good = self._fh.tell()
 
     def close(self) -> None:
-        """Flush to disk and close."""
+        """Sync to disk and close."""
+        if self._fh.closed:
+            return
         try:
-            self._fh.flush()
             os.fsync(self._fh.fileno())
         except OSError as exc:
-            self._cut_back()
-            self._fh.close()
             raise write_error(self.path, exc) from exc
-        self._fh.close()
+        finally:
+            self._fh.close()
 
     def __enter__(self) -> JournalWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def write_error(path: Path, exc: OSError) -> JournalError:
-    """The error of a failed write to ``path``: a full disk says so and how to go on."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return JournalError(
-            f"{path}: the disk is full ({exc.strerror}); the journal is intact up to the last complete match: "
-            "free some space and go on with --resume"
-        )
-    return JournalError(f"{path}: cannot write: {exc.strerror or exc}")
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None:
+            self.close()
+            return
+        with contextlib.suppress(RefereeError):  # the error in flight is the one to report
+            self.close()
 
 
 class JournalReader:

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.errors import ReplayError
+from referee.errors import LeaderboardError, ReplayError
 from referee.games import get_game
-from referee.games.base import Game
+from referee.games.base import Game, OptionError
 from referee.match.frames import Frame, frames
 from referee.store import transcripts
-from referee.store.tournament_file import load_output_dir
+from referee.store.tournament_file import TOURNAMENT_FILE, load_output_dir
 
 
 @dataclass
@@ -40,7 +40,7 @@ def match_of(
     game: Game, settings: Mapping[str, Any], record: Mapping[str, Any], transcript: transcripts.Transcript
 ) -> Match:
     """The match of the journal line ``record`` in a tournament of ``settings``."""
-    options = game.check_options(len(record["bots"]), settings.get("options", {}))
+    options = options_of(game, settings, len(record["bots"]))
     return Match(game, options, dict(record), transcript, str(settings.get("name", "")))
 
 
@@ -56,4 +56,21 @@ def load_match(out: Path, match_id: str) -> Match:
     tr = transcripts.find(out, str(rec["id"]))
     if tr is None:
         raise ReplayError(f"{out}: match {rec['id']} has no transcript")
-    return match_of(get_game(settings["game"]), settings, rec, tr)
+    return match_of(game_of(settings), settings, rec, tr)
+
+
+def game_of(settings: Mapping[str, Any]) -> Game:
+    """The game of a tournament's ``settings``; LeaderboardError naming the file if unknown."""
+    try:
+        return get_game(str(settings["game"]))
+    except KeyError as exc:
+        raise LeaderboardError(f"unknown game {settings['game']!r} in {TOURNAMENT_FILE}") from exc
+
+
+def options_of(game: Game, settings: Mapping[str, Any], seats: int) -> dict[str, Any]:
+    """The game's options of ``settings`` for ``seats`` seats, defaults filled; an option the
+    game refuses (a hand-edited or hostile file) is a LeaderboardError naming the file."""
+    try:
+        return game.check_options(seats, settings.get("options", {}))
+    except OptionError as exc:
+        raise LeaderboardError(f"{TOURNAMENT_FILE}: settings.options: {exc}") from exc

@@ -19,19 +19,21 @@ A seat's decision number is its count of earlier decisions in the match (as ``pl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import orjson
 
 from referee.bots.protocol import dumps
-from referee.errors import TranscriptError
+from referee.errors import OutputError, RefereeError, TranscriptError
 from referee.record import BOT, FALLBACK, MatchRecord, Move
+from referee.store.files import write_error
 
 FOLDER = "transcripts"
 PER_PART = 1000  # matches per part file: a million matches make a thousand files
@@ -128,54 +130,84 @@ def _ints(values: list[Any]) -> bool:
 
 
 class Writer:
-    """Appends transcripts to the parts of ``out/transcripts``; a no-op when disabled."""
+    """Appends transcripts to the parts of ``out/transcripts``; a no-op when disabled.
+    A part that cannot be written (a full disk) is an ``OutputError`` naming it; after
+    that the writer takes no more matches and closes without a second error."""
 
     def __init__(self, out: Path, enabled: bool = True, resume: bool = False, per_part: int = PER_PART) -> None:
         self.enabled = enabled
         self.folder = out / FOLDER
         self.per_part = per_part
         self._fh: IO[bytes] | None = None
+        self._path = self.folder
         self._z: Any = None
         self._in_part = 0
         self._next = 0
+        self._failed: OutputError | None = None
         if not enabled:
             return
-        if not resume and self.folder.exists():  # a fresh run: the old transcripts go with the old journal
-            prev = out / (FOLDER + ".prev")
-            shutil.rmtree(prev, ignore_errors=True)
-            self.folder.replace(prev)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            if not resume and self.folder.exists():  # a fresh run: the old transcripts go with the old journal
+                prev = out / (FOLDER + ".prev")
+                shutil.rmtree(prev, ignore_errors=True)
+                self.folder.replace(prev)
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(self.folder, exc) from exc
         self._next = max((_part_number(p) for p in _parts(self.folder)), default=-1) + 1
 
     def write(self, rec: MatchRecord) -> None:
         """Append ``rec``'s transcript and flush it to the file (before its journal line)."""
         if not self.enabled:
             return
-        if self._fh is None or self._in_part >= self.per_part:
-            self._roll()
-        assert self._fh is not None
-        self._fh.write(self._z.compress(line_of(rec)) + self._z.flush(zlib.Z_SYNC_FLUSH))
-        self._fh.flush()
+        if self._failed is not None:
+            raise self._failed
+        try:
+            if self._fh is None or self._in_part >= self.per_part:
+                self._roll()
+            assert self._fh is not None
+            self._fh.write(self._z.compress(line_of(rec)) + self._z.flush(zlib.Z_SYNC_FLUSH))
+            self._fh.flush()
+        except OSError as exc:
+            self._fail(exc)
         self._in_part += 1
 
     def close(self) -> None:
         """End the current part's gzip stream and close it."""
-        if self._fh is not None:
-            self._fh.write(self._z.flush(zlib.Z_FINISH))
-            self._fh.close()
-            self._fh = None
+        if self._fh is None:
+            return
+        fh, self._fh = self._fh, None
+        if self._failed is not None:  # its bytes could not be written: readers drop the torn tail
+            with contextlib.suppress(OSError):
+                fh.close()
+            return
+        try:
+            fh.write(self._z.flush(zlib.Z_FINISH))
+            fh.close()
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                fh.close()
+            self._fail(exc)
 
     def __enter__(self) -> Writer:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None:
+            self.close()
+            return
+        with contextlib.suppress(RefereeError):  # the error in flight is the one to report
+            self.close()
+
+    def _fail(self, exc: OSError) -> NoReturn:
+        self._failed = write_error(self._path, exc)
+        raise self._failed from exc
 
     def _roll(self) -> None:
         self.close()
-        path = self.folder / f"{_PREFIX}{self._next:05d}{_SUFFIX}"
+        self._path = self.folder / f"{_PREFIX}{self._next:05d}{_SUFFIX}"
         self._next += 1
-        self._fh = open(path, "wb")  # noqa: SIM115 - kept open across matches, closed by close()
+        self._fh = open(self._path, "wb")  # noqa: SIM115 - kept open across matches, closed by close()
         # wbits 31: a gzip stream. Level 6 (zlib's default), not 9: on 6 nimmt! lines 150
         # against 530 µs of CPU a match for 3 % more bytes (592 against 575 a match), and
         # this runs in the process that writes the journal (the head, with Dask workers)

@@ -1,0 +1,100 @@
+"""The one progress display of every long command (``run``, the publish at its end,
+``verify``, ``leaderboard``): one line on stderr, rewritten in place on a terminal.
+
+Off a terminal it is silent, but for the run's matches: a line every 5 s, so a log shows
+the run is alive (``every_s``); ``--quiet`` silences it everywhere. Our own ~80 lines
+rather than a library such as ``rich``: the run's line already existed, its off-terminal
+behaviour (a line every 5 s) is one a library would not give, and no dependency is added.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from referee.run.lineup import BotStatus, readiness
+from referee.run.sink import Progress
+
+TTY_EVERY_S = 0.2  # redraws on a terminal
+LOG_EVERY_S = 5.0  # lines off a terminal, for the commands that print them
+
+
+class ProgressLine:
+    """One updating line (see the module doc); ``step`` is an ``on_progress(done, total,
+    what)`` callback of the publishing code."""
+
+    def __init__(self, quiet: bool, every_s: float | None = None) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.every_s = TTY_EVERY_S if self.tty else every_s
+        self.last = 0.0
+        self.shown = False
+        self._step: tuple[str, float] = ("", 0.0)  # the step shown and when it began
+
+    def show(self, line: str, final: bool = False) -> None:
+        """Show ``line``, at most every ``every_s`` unless ``final`` (a step's end)."""
+        now = time.monotonic()
+        if self.quiet or self.every_s is None or (not final and now - self.last < self.every_s):
+            return
+        self.last = now
+        if self.tty:
+            sys.stderr.write("\r" + line + "\x1b[K")
+            sys.stderr.flush()
+            self.shown = True
+        else:
+            click.echo(line, err=True)
+
+    def step(self, done: int, total: int, what: str) -> None:
+        """``done`` of ``total`` items of the step ``what``, with its rate and time left
+        (on a terminal only: off one, the steps of a publish are silent)."""
+        if not self.tty:
+            return
+        now = time.monotonic()
+        if self._step[0] != what or done == 0:
+            self._step = (what, now)
+        elapsed = now - self._step[1]
+        line = f"{what} {done}/{total}"
+        if 0 < done < total and elapsed > 0:
+            rate = done / elapsed
+            line += f"  {rate:.1f}/s  elapsed {elapsed:.1f}s  eta {(total - done) / rate:.0f}s"
+        elif done >= total:
+            line += f"  in {elapsed:.1f}s"
+        self.show(line, final=done >= total)
+
+    def finish(self) -> None:
+        """End the updating line (a message printed next starts on a line of its own)."""
+        if self.tty and self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.shown = False
+
+
+class RunDisplay(ProgressLine):
+    """The run's display: its bots' hello, its matches, its warnings, then its publish."""
+
+    def __init__(self, quiet: bool) -> None:
+        super().__init__(quiet, every_s=LOG_EVERY_S)
+        self.progress: Progress | None = None
+
+    def ready(self, statuses: list[BotStatus]) -> None:
+        """The bots' hello, in one line."""
+        line, all_ready = readiness(statuses)
+        if not (all_ready and self.quiet):  # bots that failed are named even with --quiet
+            click.echo(line, err=True)
+
+    def warn(self, message: str) -> None:
+        """A warning from the run (a live publish that failed), on a line of its own."""
+        self.finish()
+        click.echo(f"warning: {message}", err=True)
+
+    def update(self, p: Progress) -> None:
+        """Show ``p`` (at most every 0.2 s on a terminal, every 5 s otherwise, and at the end)."""
+        self.progress = p
+        eta = (p.total - p.done) / p.rate if p.rate > 0 else 0.0
+        line = (
+            f"matches {p.done}/{p.total}  faults {p.faults}  {p.rate:.1f} matches/s"
+            f"  elapsed {p.elapsed_s:.1f}s  eta {eta:.0f}s"
+        )
+        self.show(line, final=p.done >= p.total)
