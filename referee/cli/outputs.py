@@ -59,6 +59,8 @@ def verify(output_dir: Path) -> None:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     click.echo(report.verdict())
+    for line in report.version_lines():
+        click.echo(line)
     for p in report.problems[1:]:
         click.echo(f"  also: {p}", err=True)
     sys.exit(EXIT_OK if report.ok else EXIT_FAILED)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import signal
 import sys
 import time
@@ -13,16 +14,17 @@ import click
 from referee import __version__
 from referee.cli.common import EXIT_FAILED, EXIT_OK, load, usage
 from referee.config.model import TournamentConfig
-from referee.errors import BotStartError, RefereeError
+from referee.errors import BotStartError, LeaderboardError, RefereeError
 from referee.report.policy import announce, publish_final
 from referee.report.publish import render_console
-from referee.run.lineup import BotStatus, greet_all, readiness
+from referee.run.lineup import BotStatus, excluded_before, greet_all, readiness, readiness_list, without
 from referee.run.pilot import pilot
 from referee.run.runner import RunReport, read_journal, run_tournament
 from referee.run.seeds import resolve_seed
 from referee.run.sink import Progress
 from referee.schedule.formats import match_count, schedule, seat_balance
 from referee.store.journal import JOURNAL
+from referee.store.tournament_file import read_settings
 
 
 @click.command()
@@ -39,6 +41,7 @@ from referee.store.journal import JOURNAL
 @click.option("--quiet", "-q", is_flag=True, help="No live progress display.")
 @click.option("--workers", type=int, default=None, help="Override [tournament] workers (processes on this machine).")
 @click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Play on the Dask scheduler at this address.")
+@click.option("--verbose", "-v", is_flag=True, help="Every bot's answer to hello, one line each.")
 def run(
     config: Path,
     resume: bool,
@@ -48,16 +51,20 @@ def run(
     quiet: bool,
     workers: int | None,
     cluster: str | None,
+    verbose: bool,
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
     cfg = _start(config, load(config, seed, concurrency, output, workers, cluster), resume)
-    display = _ProgressDisplay(quiet)
+    display = _ProgressDisplay(quiet, verbose)
     code, report = EXIT_OK, None
     try:
         report = asyncio.run(_run_with_sigterm(cfg, resume, display))
     except (KeyboardInterrupt, asyncio.CancelledError):
         display.finish()
-        click.echo(f"interrupted: finished matches are kept; go on with: referee run {config} --resume", err=True)
+        again = resume_command(
+            config, seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
+        )
+        click.echo(f"interrupted: finished matches are kept; go on with: {again}", err=True)
         code = EXIT_FAILED
     except RefereeError as exc:
         display.finish()
@@ -66,6 +73,7 @@ def run(
             sys.exit(EXIT_FAILED)
         code = EXIT_FAILED
     display.finish()
+    cfg = report.config if report is not None and report.config is not None else display.lineup or cfg
     stopped = report.stopped if report is not None else None
     if stopped is not None:
         click.echo(f"stopped: {stopped.reason}", err=True)
@@ -88,6 +96,8 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     the folder is touched, and ``tournament.json`` written; exit 1 on failure."""
     try:
         cfg = resolve_seed(cfg, resume)
+        if resume:  # a tournament without grow keeps the bots it started with
+            cfg = without(cfg, excluded_before(cfg, read_settings(cfg.output) or {}))
     except (RefereeError, OSError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_FAILED)
@@ -142,7 +152,12 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: _Progr
         loop.add_signal_handler(signal.SIGTERM, task.cancel)
     try:
         return await run_tournament(
-            cfg, resume=resume, on_progress=display.update, on_ready=display.ready, on_warning=display.warn
+            cfg,
+            resume=resume,
+            on_progress=display.update,
+            on_ready=display.ready,
+            on_warning=display.warn,
+            on_lineup=display.lineup_judged,
         )
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
@@ -210,24 +225,72 @@ def plan(config: Path, deals: int, seed: int | None) -> None:
     click.echo(
         f"a settled {what} at confidence {cfg.confidence}: about {est.needed} deals, {matches} matches "
         f"({fits} the budget of {match_count(cfg)} matches)"
+        + (", if the pilot's differences are real" if est.equal else "")
     )
+    for a, b in est.equal:
+        click.echo(
+            f"warning: {a} and {b} look equal in the pilot (their difference is within its noise): if they are, "
+            f"no budget settles them, and the run spends all {match_count(cfg)} matches and ends 'not settled'"
+        )
+
+
+def resume_command(
+    config: Path,
+    *,
+    seed: int | None = None,
+    concurrency: int | None = None,
+    output: Path | None = None,
+    workers: int | None = None,
+    cluster: str | None = None,
+) -> str:
+    """The command that goes on with an interrupted run: the same overrides, and --resume."""
+    args = ["referee", "run", str(config)]
+    for flag, value in (
+        ("--output", output),
+        ("--seed", seed),
+        ("--concurrency", concurrency),
+        ("--workers", workers),
+        ("--cluster", cluster),
+    ):
+        if value is not None:
+            args += [flag, str(value)]
+    return shlex.join([*args, "--resume"])
 
 
 class _ProgressDisplay:
     """One updating line on a terminal; a line every few seconds otherwise."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, verbose: bool = False) -> None:
         self.quiet = quiet
+        self.verbose = verbose
         self.tty = sys.stderr.isatty()
         self.last = 0.0
         self.shown = False
         self.progress: Progress | None = None
+        self.lineup: TournamentConfig | None = None  # the config played, once the lineup is judged
 
     def ready(self, statuses: list[BotStatus]) -> None:
-        """The bots' hello, in one line."""
+        """The bots' hello in one line (every bot's with --verbose)."""
         line, all_ready = readiness(statuses)
-        if not (all_ready and self.quiet):  # bots that failed are named even with --quiet
+        if not (all_ready and self.quiet) or self.verbose:  # bots that failed are named even with --quiet
             click.echo(line, err=True)
+        if self.verbose or not all_ready:
+            for text in readiness_list(statuses) if self.verbose else readiness_list([s for s in statuses if not s.ok]):
+                click.echo(text, err=True)
+
+    def lineup_judged(self, config: TournamentConfig) -> None:
+        """The lineup the run plays: name the excluded bots, write ``tournament.json`` again."""
+        self.lineup = config
+        if config.excluded:
+            click.echo(
+                f"on_unready = 'exclude': playing without {len(config.excluded)} bot(s): "
+                + "; ".join(f"{n} ({r})" for n, r in config.excluded),
+                err=True,
+            )
+        try:
+            announce(config, len(schedule(config)))
+        except OSError as exc:
+            raise LeaderboardError(f"{config.output}: cannot write tournament.json: {exc.strerror or exc}") from exc
 
     def warn(self, message: str) -> None:
         """A warning from the run (a live publish that failed), on a line of its own."""

@@ -32,6 +32,7 @@ CAGE_KEYS = (  # the [limits] keys a [[bot]] may override in its own `limits` ta
     "cpus",
 )
 STOP_RULES = ("all", "settled")
+ON_UNREADY = ("stop", "exclude")
 TRANSCRIPTS = ("all", "none")
 # a bot's (or tournament's) name; \Z: "$" also matches before a final newline
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
@@ -134,6 +135,11 @@ class TournamentConfig:
     batch: int = setting(10, minimum=1, unit=" deal", doc='stop = "settled": deals played between two looks')
     publish_every_s: float = setting(0.0, minimum=0, maximum=86400, note="(seconds; 0: only at the end)", doc=_LIVE_DOC)
     grow: bool = setting(False, doc="fixtures keyed by bot names: bots may be added (or removed) and the run resumed")
+    on_unready: str = choice(
+        ON_UNREADY,
+        "policy",
+        explain="stop: a bot that does not answer hello stops the run; exclude: the run plays without it and names it",
+    )
     workers: int = setting(1, minimum=1, doc="worker processes on this machine (more than 1: Dask)")
     transcripts: str = choice(TRANSCRIPTS, explain="all: every decision kept in OUT/transcripts; none: none")
     options: Mapping[str, Any]
@@ -142,6 +148,8 @@ class TournamentConfig:
     cluster: str | None = CLUSTER_KEYS["address"].default
     seed_secret: bool = False  # the seed was drawn by the referee (no seed in the file)
     gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
+    # on_unready = "exclude": the bots of the file this run plays without, with the reason (run.lineup)
+    excluded: tuple[tuple[str, str], ...] = ()
 
     def with_overrides(
         self,
@@ -193,6 +201,7 @@ class TournamentConfig:
             "duplicate": self.duplicate,
             **self._gauntlet_settings(),
             **({"grow": True} if self.grow else {}),
+            **({"on_unready": self.on_unready} if self.on_unready != "stop" else {}),
             **(
                 {"stop": self.stop, "confidence": self.confidence, "top": self.top, "batch": self.batch}
                 if self.stop != "all"
@@ -204,6 +213,7 @@ class TournamentConfig:
             **self._cage_settings(),
             "bots": [b.name for b in self.bots],
             "transcripts": self.transcripts,
+            **({"excluded": [{"name": n, "reason": r} for n, r in self.excluded]} if self.excluded else {}),
         }
 
     def _cage_settings(self) -> dict[str, Any]:

@@ -122,6 +122,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         batch=tv["batch"],
         publish_every_s=tv["publish_every_s"],
         grow=tv["grow"],
+        on_unready=tv["on_unready"],
     )
 
 
