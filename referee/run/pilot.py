@@ -38,7 +38,8 @@ async def pilot(config: TournamentConfig, deals: int) -> PilotEstimate:
         trial = config.with_overrides(output=Path(tmp))
         if trial.seed_secret:
             trial = trial.with_overrides(seed=secrets.randbits(63))
-        await run_tournament(trial, pilot_deals=deals)
+        report = await run_tournament(trial, pilot_deals=deals)
+        trial = report.config or trial  # without the bots on_unready = "exclude" left out
         values = DealValues(trial)
         values.add_lines(jn.read_journal(trial.output / JOURNAL))
     played = min(deals, values.deals)
