@@ -266,12 +266,13 @@ def judge_lineup(config: TournamentConfig, statuses: Sequence[BotStatus], fixed:
 
 
 def excluded_before(config: TournamentConfig, settings: Mapping[str, Any]) -> dict[str, str]:
-    """The bots of ``config`` that a resumed tournament without grow plays without: those
-    not in the ``bots`` its ``tournament.json`` ``settings`` started with (name -> reason)."""
-    if config.grow or not isinstance(settings.get("bots"), list):
-        return {}
-    started = set(settings["bots"])
+    """The bots of ``config`` that a resumed tournament without grow still plays without:
+    those its ``tournament.json`` ``settings`` name as excluded when it started (name ->
+    reason). Any other change of the bot list stays what it was: another tournament."""
     earlier = settings.get("excluded")
-    reasons = {e["name"]: e["reason"] for e in earlier if isinstance(e, dict)} if isinstance(earlier, list) else {}
-    note = "not in the tournament when it started (without grow = true it keeps the bots it started with)"
-    return {b.name: str(reasons.get(b.name, note)) for b in config.bots if b.name not in started}
+    if config.grow or not isinstance(earlier, list):
+        return {}
+    reasons = {e["name"]: str(e["reason"]) for e in earlier if isinstance(e, dict)}
+    bots = settings.get("bots")
+    started = set(bots) if isinstance(bots, list) else set()
+    return {b.name: reasons[b.name] for b in config.bots if b.name in reasons and b.name not in started}
