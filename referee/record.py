@@ -58,6 +58,7 @@ class MatchRecord:
     disqualified: list[int] = field(default_factory=list)  # seats whose bot was disqualified
     voided: int = 0  # decisions asked again because the referee itself was late
     deal: int | None = None  # the deal index where several fixtures share a deal (duplicate, team)
+    versions: list[str] = field(default_factory=list)  # each seat's bot version (run.versions), set by the sink
     extra: dict[str, Any] = field(default_factory=dict)
     # every decision in order (``Move``); for transcripts, never written to the journal
     moves: list[Move] = field(default_factory=list, compare=False, repr=False)
@@ -93,6 +94,8 @@ class MatchRecord:
         out.update(self.extra)
         if self.deal is not None:
             out["deal"] = self.deal
+        if self.versions:
+            out["versions"] = self.versions
         return out
 
     @classmethod

@@ -11,6 +11,9 @@ by the publish functions and compared byte for byte with the files in the folder
 Without transcripts (``transcripts = "none"``) the deal fingerprints, the ranks as they
 follow from the scores, and the standings files are checked; the report says what could
 not be.
+
+Where the journal records bot versions (``versions``), a problem at a decision names the
+seat's bot and version, and the report names every bot's versions.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class Problem:
     field: str
     detail: str
     decision: tuple[int, int, int] | None = None
+    who: str = ""  # the decision's seat: its bot, and its version where the journal has one
 
     def __str__(self) -> str:
         if self.match == "-":  # a file of the folder, not a match
@@ -58,7 +62,7 @@ class Problem:
         where = f"match {self.match}"
         if self.decision is not None:
             i, seat, d = self.decision
-            where += f", decision {i} (seat {seat}'s decision {d})"
+            where += f", decision {i} (seat {seat}'s decision {d}{', ' + self.who if self.who else ''})"
         return f"{where}: {self.field}: {self.detail}"
 
 
@@ -78,6 +82,8 @@ class Report:
     replay_seconds: float = 0.0  # reading transcripts and replaying, without the standings files
     cpu_seconds: float = 0.0  # this process's CPU time, the whole check
     replay_cpu_seconds: float = 0.0  # this process's CPU time, without the standings files
+    versions: dict[str, dict[str, int]] = field(default_factory=dict)  # bot -> version -> matches, first seen first
+    line: Mapping[str, Any] | None = None  # the journal line being checked (names a problem's seat)
 
     @property
     def ok(self) -> bool:
@@ -88,7 +94,24 @@ class Report:
         """Count ``p``; keep it when fewer than MAX_SHOWN are kept."""
         self.problem_count += 1
         if len(self.problems) < MAX_SHOWN:
+            if p.decision is not None and self.line is not None and 0 <= p.decision[1] < len(self.line["bots"]):
+                seat = p.decision[1]
+                versions = self.line.get("versions")
+                p.who = f"bot {self.line['bots'][seat]}" + (f" version {versions[seat]}" if versions else "")
             self.problems.append(p)
+
+    def count_versions(self, rec: Mapping[str, Any]) -> None:
+        """Count the version of every seat of the journal line ``rec``."""
+        for bot, v in dict(zip(rec["bots"], rec.get("versions") or ())).items():  # a match once per bot
+            per = self.versions.setdefault(bot, {})
+            per[v] = per.get(v, 0) + 1
+
+    def version_lines(self) -> list[str]:
+        """A line per bot naming its versions and their matches (oldest first)."""
+        return [
+            f"  {bot}: " + ", ".join(f"version {v} ({n} matches)" for v, n in per.items())
+            for bot, per in sorted(self.versions.items())
+        ]
 
     def verdict(self) -> str:
         """The one-line verdict."""
@@ -97,6 +120,8 @@ class Report:
             f"{self.matches} matches, {self.replayed} replayed through the rules ({self.decisions} decisions, "
             f"{rate:,.0f} matches/s), {len(self.files)} standings files re-rendered"
         )
+        if self.versions:
+            what += f", {len(self.versions)} bots in {sum(len(p) for p in self.versions.values())} versions"
         missing = f"; not checked: {'; '.join(self.not_checked)}" if self.not_checked else ""
         if self.ok:
             return f"verified {self.folder}: {what}, all consistent{missing}"
@@ -126,6 +151,8 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
     for done, rec in enumerate(records):
         if done % PROGRESS_EVERY == 0:
             on_progress(done, total, MATCHES_STEP)
+        report.line = rec
+        report.count_versions(rec)
         mid = str(rec.get("id"))
         tr = _next_transcript(mid, stream, pending) if has_transcripts else None
         if tr is None:
@@ -142,6 +169,7 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
             'run with [tournament] transcripts = "all")'
         )
     on_progress(total, total, MATCHES_STEP)
+    report.line = None
     report.replay_seconds = time.perf_counter() - started
     report.replay_cpu_seconds = time.process_time() - cpu
     _check_files(out, tournament, records, report, on_progress)

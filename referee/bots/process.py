@@ -561,9 +561,16 @@ async def start_managed(
 
 
 async def wait_ready(
-    bot: ManagedBot, endpoint: wire.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
+    bot: ManagedBot,
+    endpoint: wire.Endpoint,
+    hello_body: bytes,
+    startup_ms: int,
+    deadline_ms: int,
+    max_bytes: int,
+    answer: list[bytes] | None = None,
 ) -> float:
-    """Poll ``hello`` until it succeeds; return seconds taken or raise BotStartError."""
+    """Poll ``hello`` until it succeeds; return seconds taken or raise BotStartError.
+    ``answer``: the reply's body is appended to it (its optional ``version``)."""
     started = time.monotonic()
     last = "no answer"
     async with wire.new_client(2) as client:
@@ -576,6 +583,8 @@ async def wait_ready(
                 )
             ex = await wire.post(client, endpoint, hello_body, min(deadline_ms, 2000), max_bytes)
             if ex.fault is None:
+                if answer is not None:
+                    answer.append(ex.body or b"")
                 return time.monotonic() - started
             last = ex.detail
             if (time.monotonic() - started) * 1000 > startup_ms:

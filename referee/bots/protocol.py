@@ -162,6 +162,24 @@ def hello(tournament: str, game: str, options: Mapping[str, Any], bot: str) -> b
     )
 
 
+HELLO_VERSION_MAX = 64  # characters of the ``version`` a hello reply may carry
+
+
+def hello_version(body: bytes | None) -> str:
+    """The optional ``version`` of a hello reply: a string of 1-64 printable ASCII
+    characters in a JSON object; anything else (no body, not JSON, too long) is ""."""
+    if not body or len(body) > 65536:
+        return ""
+    try:
+        reply = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return ""
+    v = reply.get("version") if isinstance(reply, dict) else None
+    if isinstance(v, str) and 0 < len(v) <= HELLO_VERSION_MAX and v.isascii() and v.isprintable():
+        return v
+    return ""
+
+
 def start(ctx: MatchContext, seat: int) -> bytes:
     """A match begins; ``seat`` is the receiver's seat."""
     return _notice_head("start", ctx, seat) + b"}"

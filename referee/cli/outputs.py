@@ -74,6 +74,8 @@ def verify(output_dir: Path, quiet: bool) -> None:
         sys.exit(EXIT_USAGE)
     display.finish()
     click.echo(report.verdict())
+    for line in report.version_lines():
+        click.echo(line)
     for p in report.problems[1:]:
         click.echo(f"  also: {p}", err=True)
     sys.exit(EXIT_OK if report.ok else EXIT_FAILED)

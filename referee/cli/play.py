@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import signal
 import sys
 from pathlib import Path
@@ -17,13 +18,14 @@ from referee.config.model import TournamentConfig
 from referee.errors import BotStartError, OutputError, RefereeError
 from referee.report.policy import announce, publish_final
 from referee.report.publish import render_console
-from referee.run.lineup import greet_all, readiness
+from referee.run.lineup import excluded_before, greet_all, readiness, without
 from referee.run.pilot import pilot
 from referee.run.runner import RunReport, read_journal, run_tournament
 from referee.run.season import resolve_ladder
 from referee.run.seeds import resolve_schedule_version, resolve_seed
 from referee.schedule.formats import match_count, schedule, seat_balance
 from referee.store.journal import JOURNAL
+from referee.store.tournament_file import read_settings
 
 SEED_NOTE = (
     "note: the seed is given (in the file or by --seed): anyone who can guess it can predict every hand; "
@@ -45,6 +47,7 @@ SEED_NOTE = (
 @click.option("--quiet", "-q", is_flag=True, help="No live progress display.")
 @click.option("--workers", type=int, default=None, help="Override [tournament] workers (processes on this machine).")
 @click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Play on the Dask scheduler at this address.")
+@click.option("--verbose", "-v", is_flag=True, help="Every bot's answer to hello, one line each.")
 def run(
     config: Path,
     resume: bool,
@@ -54,17 +57,21 @@ def run(
     quiet: bool,
     workers: int | None,
     cluster: str | None,
+    verbose: bool,
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
     cfg = _start(config, load(config, seed, concurrency, output, workers, cluster), resume)
-    display = RunDisplay(quiet)
+    display = RunDisplay(quiet, verbose)
     code, report = EXIT_OK, None
     try:
         with log_section("run", command_line("run")):
             report = asyncio.run(_run_with_sigterm(cfg, resume, display))
     except (KeyboardInterrupt, asyncio.CancelledError):
         display.finish()
-        click.echo(f"interrupted: finished matches are kept; go on with: referee run {config} --resume", err=True)
+        again = resume_command(
+            config, seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
+        )
+        click.echo(f"interrupted: finished matches are kept; go on with: {again}", err=True)
         code = EXIT_FAILED
     except RefereeError as exc:
         display.finish()
@@ -73,6 +80,7 @@ def run(
             sys.exit(EXIT_FAILED)
         code = EXIT_FAILED
     display.finish()
+    cfg = report.config if report is not None and report.config is not None else display.lineup or cfg
     stopped = report.stopped if report is not None else None
     if stopped is not None:
         click.echo(f"stopped: {stopped.reason}", err=True)
@@ -105,6 +113,8 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     the folder is touched, and ``tournament.json`` written; exit 1 on failure."""
     try:
         cfg = resolve_ladder(resolve_schedule_version(resolve_seed(cfg, resume), resume), resume)
+        if resume:  # a tournament without grow keeps the bots it started with
+            cfg = without(cfg, excluded_before(cfg, read_settings(cfg.output) or {}))
     except (RefereeError, OSError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_FAILED)
@@ -164,7 +174,12 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: RunDis
         loop.add_signal_handler(signal.SIGTERM, task.cancel)
     try:
         return await run_tournament(
-            cfg, resume=resume, on_progress=display.update, on_ready=display.ready, on_warning=display.warn
+            cfg,
+            resume=resume,
+            on_progress=display.update,
+            on_ready=display.ready,
+            on_warning=display.warn,
+            on_lineup=display.lineup_judged,
         )
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
@@ -233,4 +248,33 @@ def plan(config: Path, deals: int, seed: int | None) -> None:
     click.echo(
         f"a settled {what} at confidence {cfg.confidence}: about {est.needed} deals, {matches} matches "
         f"({fits} the budget of {match_count(cfg)} matches)"
+        + (", if the pilot's differences are real" if est.equal else "")
     )
+    for a, b in est.equal:
+        click.echo(
+            f"warning: {a} and {b} look equal in the pilot (their difference is within its noise): if they are, "
+            f"no budget settles them, and the run spends all {match_count(cfg)} matches and ends 'not settled'"
+        )
+
+
+def resume_command(
+    config: Path,
+    *,
+    seed: int | None = None,
+    concurrency: int | None = None,
+    output: Path | None = None,
+    workers: int | None = None,
+    cluster: str | None = None,
+) -> str:
+    """The command that goes on with an interrupted run: the same overrides, and --resume."""
+    args = ["referee", "run", str(config)]
+    for flag, value in (
+        ("--output", output),
+        ("--seed", seed),
+        ("--concurrency", concurrency),
+        ("--workers", workers),
+        ("--cluster", cluster),
+    ):
+        if value is not None:
+            args += [flag, str(value)]
+    return shlex.join([*args, "--resume"])

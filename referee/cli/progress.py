@@ -14,8 +14,12 @@ import time
 
 import click
 
-from referee.run.lineup import BotStatus, readiness
+from referee.config.model import TournamentConfig
+from referee.errors import LeaderboardError
+from referee.report.policy import announce
+from referee.run.lineup import BotStatus, readiness, readiness_list
 from referee.run.sink import Progress
+from referee.schedule.formats import schedule
 
 TTY_EVERY_S = 0.2  # redraws on a terminal
 LOG_EVERY_S = 5.0  # lines off a terminal, for the commands that print them
@@ -74,15 +78,34 @@ class ProgressLine:
 class RunDisplay(ProgressLine):
     """The run's display: its bots' hello, its matches, its warnings, then its publish."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, verbose: bool = False) -> None:
         super().__init__(quiet, every_s=LOG_EVERY_S)
+        self.verbose = verbose
         self.progress: Progress | None = None
+        self.lineup: TournamentConfig | None = None  # the config played, once the lineup is judged
 
     def ready(self, statuses: list[BotStatus]) -> None:
-        """The bots' hello, in one line."""
+        """The bots' hello in one line (every bot's with --verbose; the unready ones always)."""
         line, all_ready = readiness(statuses)
-        if not (all_ready and self.quiet):  # bots that failed are named even with --quiet
+        if not (all_ready and self.quiet) or self.verbose:  # bots that failed are named even with --quiet
             click.echo(line, err=True)
+        if self.verbose or not all_ready:
+            for text in readiness_list(statuses if self.verbose else [s for s in statuses if not s.ok]):
+                click.echo(text, err=True)
+
+    def lineup_judged(self, config: TournamentConfig) -> None:
+        """The lineup the run plays: name the excluded bots, write ``tournament.json`` again."""
+        self.lineup = config
+        if config.excluded:
+            click.echo(
+                f"on_unready = 'exclude': playing without {len(config.excluded)} bot(s): "
+                + "; ".join(f"{n} ({r})" for n, r in config.excluded),
+                err=True,
+            )
+        try:
+            announce(config, len(schedule(config)))
+        except OSError as exc:
+            raise LeaderboardError(f"{config.output}: cannot write tournament.json: {exc.strerror or exc}") from exc
 
     def warn(self, message: str) -> None:
         """A warning from the run (a live publish that failed), on a line of its own."""

@@ -35,6 +35,7 @@ STOP_RULES = ("all", "settled")
 # The version of the tables a random tournament deals (tournament.json's ``schedule_version``;
 # absent: 1, the unbalanced tables drawn before). A resumed run keeps its journal's.
 SCHEDULE_VERSION = 2
+ON_UNREADY = ("stop", "exclude")
 TRANSCRIPTS = ("all", "none")
 # a bot's (or tournament's) name; \Z: "$" also matches before a final newline
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
@@ -138,6 +139,11 @@ class TournamentConfig:
     publish_every_s: float = setting(0.0, minimum=0, maximum=86400, note="(seconds; 0: only at the end)", doc=_LIVE_DOC)
     grow: bool = setting(False, doc="fixtures keyed by bot names: bots may be added (or removed) and the run resumed")
     closed: bool = setting(False, doc="ladder: the season is over; the run that plays its last match reveals the seed")
+    on_unready: str = choice(
+        ON_UNREADY,
+        "policy",
+        explain="stop: a bot that does not answer hello stops the run; exclude: the run plays without it and names it",
+    )
     workers: int = setting(1, minimum=1, doc="worker processes on this machine (more than 1: Dask)")
     transcripts: str = choice(TRANSCRIPTS, explain="all: every decision kept in OUT/transcripts; none: none")
     options: Mapping[str, Any]
@@ -148,6 +154,8 @@ class TournamentConfig:
     schedule_version: int = SCHEDULE_VERSION  # random: which tables (1: a journal made before balanced tables)
     ladder: Mapping[str, Any] | None = None  # ladder: epoch size and lineup history (run.season.LadderPlan.document)
     gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
+    # on_unready = "exclude": the bots of the file this run plays without, with the reason (run.lineup)
+    excluded: tuple[tuple[str, str], ...] = ()
 
     def with_overrides(
         self,
@@ -205,6 +213,7 @@ class TournamentConfig:
             **self._gauntlet_settings(),
             **({"grow": True} if self.grow else {}),
             **self._ladder_settings(),
+            **({"on_unready": self.on_unready} if self.on_unready != "stop" else {}),
             **(
                 {"stop": self.stop, "confidence": self.confidence, "top": self.top, "batch": self.batch}
                 if self.stop != "all"
@@ -216,6 +225,7 @@ class TournamentConfig:
             **self._cage_settings(),
             "bots": [b.name for b in self.bots],
             "transcripts": self.transcripts,
+            **({"excluded": [{"name": n, "reason": r} for n, r in self.excluded]} if self.excluded else {}),
         }
 
     def _cage_settings(self) -> dict[str, Any]:

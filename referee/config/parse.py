@@ -124,6 +124,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         publish_every_s=tv["publish_every_s"],
         grow=tv["grow"],
         closed=tv["closed"],
+        on_unready=tv["on_unready"],
     )
 
 

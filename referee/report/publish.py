@@ -38,6 +38,11 @@ temporary name and renamed, so a reader never sees half a file.
     seat_bias       [{seat, matches, mean_score, mean_score_ci, mean_rank,
                     mean_rank_ci}], or null for cooperative games
     rating_history  {games, step: [rated games so far], mu: {bot: [mu at each step]}}
+    excluded        [{name, reason}]: bots of the file the run played without
+                    (on_unready = "exclude"); [] when none
+
+    Where the journal records bot versions, every standings row also has ``version``
+    (the bot's latest, a short hex id) and ``versions`` [{version, matches}], oldest first.
 
 Exception: ``LeaderboardError`` (a ``RefereeError``): an output folder that cannot be
 rendered (no folder, journal or tournament.json; a damaged journal; an unknown game).
@@ -66,6 +71,7 @@ from referee.report.text import md, standings_columns
 from referee.stats.columns import build_columns
 from referee.stats.standings import standings_from_columns, timings_from_columns
 from referee.stats.verdicts import DEFAULT_RESAMPLES, analyse_columns
+from referee.stats.versions import VersionTally
 from referee.store.files import atomic_write, write_error
 from referee.store.journal import JOURNAL
 from referee.store.matches import game_of, options_of
@@ -106,8 +112,9 @@ def build_leaderboard(
         known = set(names)
         records = (d for d in records if known.issuperset(d.get("bots", ())))
     tap = MatchTap()
+    tally = VersionTally()
     try:
-        cols = build_columns(tap.wrap(records), names, [s.key for s in game.info.stats], JOURNAL)
+        cols = build_columns(tap.wrap(tally.watch(records)), names, [s.key for s in game.info.stats], JOURNAL)
     except JournalError as exc:
         raise LeaderboardError(str(exc)) from exc
     matches = bot_matches(cols, tap, game.info.cooperative)
@@ -122,7 +129,7 @@ def build_leaderboard(
         "matches": cols.matches,
         "scheduled": tournament["scheduled"],
         "lower_score_wins": cols.lower,
-        "settings": dict(settings),
+        "settings": {k: v for k, v in settings.items() if k != "excluded"},
         "method": verdicts.method,
         "standings": [_row(r, verdicts.bots[r["name"]]) for r in rows],
         "differences": verdicts.differences,
@@ -133,7 +140,11 @@ def build_leaderboard(
             **verdicts.rating_history,
             "mu": {name: verdicts.rating_history["mu"][name] for name in order},
         },
+        "excluded": [{"name": e["name"], "reason": e["reason"]} for e in settings.get("excluded", ())],
     }
+    if tally.seen:
+        for row in doc["standings"]:
+            row.update(tally.fields(row["name"]))
     if settings.get("challengers"):  # a gauntlet: the challengers are ranked, the field shown for reference
         for row in doc["standings"]:
             row["role"] = "challenger" if row["name"] in settings["challengers"] else "field"
@@ -183,6 +194,11 @@ def render_markdown(board: Leaderboard) -> str:
     lines += [""] + ([f"> **Warning.** {md(warn)}", ""] if warn else [])
     lines += [render_table(game, doc), ""]
     lines += dq + ([""] if dq else [])
+    excluded = [f"- **Excluded** {md(e['name'])}: {md(e['reason'])}" for e in doc.get("excluded", ())]
+    lines += excluded + ([""] if excluded else [])
+    changed = [r for r in rows if len(r.get("versions") or ()) > 1]
+    if changed:
+        lines += ["## Bot versions", "", _VERSIONS_NOTE, ""] + [_versions_line(r) for r in changed] + [""]
     lines += [md(ranking_text(game, doc)), ""]
     lines += ["## Differences between neighbours", "", _DIFF_NOTE, "", _diff_table(game, doc), ""]
     cap = (
@@ -209,6 +225,17 @@ _DIFF_NOTE = (
     "one, the 95% interval of the difference (paired by deal, so duplicate deals tighten it); *separated* "
     "when it excludes 0. P(above): share of bootstrap resamples in which the bot ranks above the next."
 )
+
+
+_VERSIONS_NOTE = (
+    "Bots that changed during the tournament (files, command, URL or the version their hello reply names); "
+    "each match counts for the version that played it, oldest first. Every row of `standings.json` has its versions."
+)
+
+
+def _versions_line(row: Mapping[str, Any]) -> str:
+    played = ", ".join(f"`{md(v['version'])}` ({v['matches']} matches)" for v in row["versions"])
+    return f"- {md(row['name'])}: {played}; latest `{md(row['version'])}`"
 
 
 def table_rows(game: Game, doc: Mapping[str, Any], stats: bool = True) -> tuple[list[str], list[list[str]]]:

@@ -38,7 +38,7 @@ from referee.errors import ClusterError, RefereeError
 from referee.games import get_game
 from referee.record import MatchRecord
 from referee.run.dq import DqJudge, Gate
-from referee.run.lineup import BotPool, BotStatus
+from referee.run.lineup import BotPool, BotStatus, without
 from referee.run.local import play_fixture, play_gc
 from referee.run.security import NO_HTTP_PAGES, PROTOCOL, address_security, run_security
 from referee.run.sink import Sink
@@ -109,11 +109,23 @@ class _WorkerState:
     decisions: int = 0
     cpu0: float = 0.0  # CPU seconds of this process when its bots were up
     gc: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)  # the play thresholds while the run lasts
+    excluded: tuple[str, ...] = ()  # bots the head excluded (on_unready): not played here
 
     @property
     def ready(self) -> bool:
         """True when every bot answered hello on this worker."""
         return bool(self.statuses) and all(s.ok for s in self.statuses)
+
+    async def keep(self, excluded: tuple[str, ...]) -> None:
+        """Play without the bots ``excluded`` by the head (their processes stopped here), the
+        schedule of the config without them: the head's."""
+        if excluded == self.excluded or self.pool is None:
+            return
+        self.config = without(self.config, dict.fromkeys(excluded, ""))
+        await asyncio.to_thread(self.pool.keep, self.config)
+        self.fixtures = schedule(self.config)
+        self.statuses = [s for s in self.statuses if s.name not in excluded]
+        self.excluded = excluded
 
     async def start(self) -> None:
         """Start and greet the bots; start the pacer."""
@@ -230,11 +242,18 @@ class _Plugin(WorkerPlugin):  # type: ignore[misc]
 
 
 async def _play_batch(
-    token: str, indices: list[int], disqualified: list[list[int]], seats: list[tuple[int, ...]]
+    token: str,
+    indices: list[int],
+    disqualified: list[list[int]],
+    seats: list[tuple[int, ...]],
+    excluded: tuple[str, ...] = (),
 ) -> list[int]:
     """Play the fixtures ``indices`` (each with its disqualified seats and the head's seats:
-    a ladder's tables come from the head) on this worker; every record is shipped on return."""
+    a ladder's tables come from the head) on this worker, without the bots ``excluded`` by
+    the head; every record is shipped on return."""
     state = _STATES.get(token)
+    if state is not None:
+        await state.keep(excluded)  # a worker that joined after the lineup was judged
     if state is None or not state.ready:
         raise Reschedule()  # this worker's bots are not up: let another worker play it
     state.active += 1
@@ -264,12 +283,19 @@ async def _play_batch(
     return indices
 
 
-def _worker_statuses(token: str) -> list[tuple[str, bool, str, float]]:
-    """How the run's bots answered hello on this worker (name, ok, detail, ms)."""
+def _worker_statuses(token: str) -> list[tuple[str, bool, str, float, str]]:
+    """How the run's bots answered hello on this worker (name, ok, detail, ms, version)."""
     state = _STATES.get(token)
     if state is None:
-        return [("*", False, "the run was not set up on this worker", 0.0)]
-    return [(s.name, s.ok, s.detail, s.ms) for s in state.statuses]
+        return [("*", False, "the run was not set up on this worker", 0.0, "")]
+    return [(s.name, s.ok, s.detail, s.ms, s.version) for s in state.statuses]
+
+
+async def _worker_keep(token: str, excluded: tuple[str, ...]) -> None:
+    """Play this run without the bots ``excluded`` by the head."""
+    state = _STATES.get(token)
+    if state is not None:
+        await state.keep(excluded)
 
 
 def _worker_report(token: str) -> dict[str, Any]:
@@ -311,6 +337,7 @@ class DaskExecutor:
         self.topic = ""  # where workers ship records: the head client's id, so the scheduler drops the
         # events it keeps of it (the last 1000) when the head leaves, after events-cleanup-delay
         self.record_cpu_s = 0.0  # head CPU spent on records: unpickle, judge, journal line
+        self.excluded: tuple[str, ...] = ()  # bots the head's lineup leaves out (on_unready = "exclude")
         self.cut_short = False  # a play ended by an exception: no worker is asked for figures
 
     async def __aenter__(self) -> DaskExecutor:
@@ -379,20 +406,35 @@ class DaskExecutor:
                 await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
         plugin = _Plugin(self.token, cfg, str((cfg.output / "logs").resolve()), self.topic)
         await self.client.register_plugin(plugin, name=plugin.name)
-        answers: dict[str, list[tuple[str, bool, str, float]]] = await self.client.run(_worker_statuses, self.token)
+        answers: dict[str, list[tuple[str, bool, str, float, str]]] = await self.client.run(
+            _worker_statuses, self.token
+        )
         by_bot: dict[str, BotStatus] = {}
         for worker, statuses in sorted(answers.items()):
-            for name, ok, detail, ms in statuses:
+            for name, ok, detail, ms, version in statuses:
                 cur = by_bot.get(name)
                 if cur is None or (cur.ok and not ok) or (cur.ok == ok and ms > cur.ms):
                     where = f" (on worker {worker})" if not ok else ""
                     url = next((b.url or "" for b in cfg.bots if b.name == name), "")
                     managed = next((b.managed for b in cfg.bots if b.name == name), False)
-                    by_bot[name] = BotStatus(name, url or "started on every worker", managed, ok, detail + where, ms)
+                    by_bot[name] = BotStatus(
+                        name, url or "started on every worker", managed, ok, detail + where, ms, version
+                    )
         self.started_cpu = time.process_time()
         self.statuses = [by_bot[b.name] for b in cfg.bots if b.name in by_bot] + [
             s for n, s in by_bot.items() if n not in {b.name for b in cfg.bots}
         ]
+
+    async def use(self, config: TournamentConfig, judge: Gate) -> None:
+        """Play ``config``'s lineup under ``judge``: every worker stops the excluded bots."""
+        if judge.lag < BATCH - 1:
+            raise ClusterError(f"disqualification lag {judge.lag} is shorter than a batch ({BATCH})")
+        kept = {b.name for b in config.bots}
+        self.excluded = tuple(b.name for b in self.config.bots if b.name not in kept)
+        if self.excluded:
+            assert self.client is not None
+            await self.client.run(_worker_keep, self.token, self.excluded)
+        self.config, self.judge, self.total = config, judge, len(schedule(config))
 
     async def play(self, fixtures: Iterator[Fixture], sink: Sink) -> None:
         """Play ``fixtures`` on the workers; ``sink.accept`` each record as its match ends,
@@ -453,6 +495,7 @@ class DaskExecutor:
             [f.index for f in batch],
             [self.judge.seats(f.index, f.seats) for f in batch],
             [f.seats for f in batch],
+            self.excluded,
             key=f"referee-batch-{self.token}-{batch[0].index}-{uuid.uuid4().hex[:6]}",
             pure=False,
         )

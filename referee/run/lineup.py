@@ -1,13 +1,20 @@
 """The tournament's bots before and after play: managed ones started and stopped, every
-one greeted with ``hello``, and what each answered (``BotStatus``)."""
+one greeted with ``hello``, and what each answered (``BotStatus``); with
+``on_unready = "exclude"`` the lineup the run plays with (``judge_lineup``).
+
+A URL bot is greeted again and again (backoff from 0.1 s, doubling to 1 s) until it
+answers or ``startup_ms`` has passed, as a started bot is. The lineup is judged once, by
+the head, on every bot's worst answer (on Dask: over every worker)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from referee.bots import protocol, wire
 from referee.bots.control import BotRuntime, ReviveArgs
@@ -16,6 +23,9 @@ from referee.bots.sandbox import BotSpec, CageLimits
 from referee.bots.wire import Endpoint
 from referee.config.model import BotConfig, TournamentConfig
 from referee.errors import BotStartError
+
+GREET_BACKOFF_S = 0.1  # first wait before a running bot is greeted again
+GREET_BACKOFF_MAX_S = 1.0
 
 
 @dataclass
@@ -28,6 +38,7 @@ class BotStatus:
     ok: bool
     detail: str
     ms: float
+    version: str = ""  # the optional ``version`` of its hello reply
 
 
 class BotPool:
@@ -97,18 +108,62 @@ class BotPool:
         if name in self.start_errors:
             return BotStatus(name, ep.url, True, False, self.start_errors[name], 0.0)
         if name in self.managed:
+            answer: list[bytes] = []
             try:
-                await wait_ready(self.managed[name], ep, body, lim.startup_ms, lim.deadline_ms, lim.max_response_bytes)
+                await wait_ready(
+                    self.managed[name], ep, body, lim.startup_ms, lim.deadline_ms, lim.max_response_bytes, answer
+                )
             except BotStartError as exc:
                 return BotStatus(name, ep.url, True, False, str(exc), (time.perf_counter() - t0) * 1000)
-            return BotStatus(name, ep.url, True, True, "ready", (time.perf_counter() - t0) * 1000)
-        async with wire.new_client(1) as client:
-            ex = await wire.post(client, ep, body, max(lim.deadline_ms, 2000), lim.max_response_bytes)
+            ms = (time.perf_counter() - t0) * 1000
+            return BotStatus(
+                name, ep.url, True, True, "ready", ms, protocol.hello_version(answer[0] if answer else None)
+            )
+        ex = await _greet_url(ep, body, lim.startup_ms, max(lim.deadline_ms, 2000), lim.max_response_bytes)
+        ms = (time.perf_counter() - t0) * 1000
         if ex.fault is not None:
             return BotStatus(
-                name, ep.url, False, False, f"bot {name!r} at {ep.url} did not answer hello: {ex.detail}", ex.latency_ms
+                name,
+                ep.url,
+                False,
+                False,
+                f"bot {name!r} at {ep.url} did not answer hello within {lim.startup_ms} ms "
+                f"(limits.startup_ms; last: {ex.detail})",
+                ms,
             )
-        return BotStatus(name, ep.url, False, True, f"answered hello (HTTP {ex.status})", ex.latency_ms)
+        return BotStatus(
+            name, ep.url, False, True, f"answered hello (HTTP {ex.status})", ms, protocol.hello_version(ex.body)
+        )
+
+    def keep(self, config: TournamentConfig) -> None:
+        """Play on with the bots of ``config`` only (a subset of this pool's): the others'
+        runtimes dropped and their started processes stopped."""
+        names = {b.name for b in config.bots}
+        gone = [self.managed.pop(n) for n in list(self.managed) if n not in names]
+        for bot in gone:
+            bot.begin_stop()
+        for bot in gone:
+            bot.wait_stopped()
+        kept = [i for i, b in enumerate(self.config.bots) if b.name in names]
+        self.endpoints = [self.endpoints[i] for i in kept]
+        self.runtimes = [self.runtimes[i] for i in kept]
+        self.config = config
+
+
+async def _greet_url(ep: Endpoint, body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> wire.Exchange:
+    """Send hello to a running bot until it answers or ``startup_ms`` has passed (backoff
+    from ``GREET_BACKOFF_S`` doubling to ``GREET_BACKOFF_MAX_S``); the last exchange."""
+    started = time.monotonic()
+    wait = GREET_BACKOFF_S
+    async with wire.new_client(1) as client:
+        while True:
+            left_ms = startup_ms - (time.monotonic() - started) * 1000
+            ex = await wire.post(client, ep, body, max(1.0, min(deadline_ms, left_ms)), max_bytes)
+            left_s = (startup_ms - (time.monotonic() - started) * 1000) / 1000
+            if ex.fault is None or left_s <= 0:
+                return ex
+            await asyncio.sleep(min(wait, left_s))
+            wait = min(wait * 2, GREET_BACKOFF_MAX_S)
 
 
 async def greet_all(config: TournamentConfig) -> list[BotStatus]:
@@ -132,14 +187,24 @@ def bot_spec(config: TournamentConfig, bot: BotConfig) -> BotSpec:
 
 
 def readiness(statuses: Sequence[BotStatus]) -> tuple[str, bool]:
-    """One line on the bots' hello (the ones not ready by name, first) and whether all are ready."""
-    ready = ", ".join(f"{s.name} ({s.ms:.0f} ms)" for s in statuses if s.ok)
+    """One short line on the bots' hello (the ones not ready by name) and whether all are ready."""
+    ready = [s for s in statuses if s.ok]
     failed = [s.name for s in statuses if not s.ok]
+    slowest = max(ready, key=lambda s: s.ms, default=None)
+    slow = f", slowest {slowest.name} {slowest.ms:.0f} ms" if slowest is not None else ""
     if not failed:
-        return f"all {len(statuses)} bots ready: {ready}", True
-    return f"{len(failed)} of {len(statuses)} bots not ready: {', '.join(failed)}" + (
-        f"; ready: {ready}" if ready else ""
-    ), False
+        return f"{len(statuses)} bots ready{slow}", True
+    return f"{len(failed)} of {len(statuses)} bots not ready: {', '.join(failed)}; {len(ready)} ready{slow}", False
+
+
+def readiness_list(statuses: Sequence[BotStatus]) -> list[str]:
+    """A line per bot: ready (with its hello's time and version) or why not (``--verbose``)."""
+    return [
+        f"  {s.name}: ready in {s.ms:.0f} ms" + (f", version {s.version!r}" if s.version else "")
+        if s.ok
+        else f"  {s.name}: NOT READY: {s.detail}"
+        for s in statuses
+    ]
 
 
 def require_ready(statuses: Sequence[BotStatus]) -> None:
@@ -147,3 +212,67 @@ def require_ready(statuses: Sequence[BotStatus]) -> None:
     failed = [s for s in statuses if not s.ok]
     if failed:
         raise BotStartError("; ".join(s.detail for s in failed))
+
+
+def public_reason(status: BotStatus) -> str:
+    """Why a bot was excluded, fit to publish: the first line of its status, without its
+    URL, address or log path (``tournament.json`` never holds one)."""
+    text = status.detail.splitlines()[0] if status.detail else "did not answer hello"
+    text = re.sub(r" \(on worker [^()]*\)$", "", text.split("; its log ")[0])  # the same on any worker
+    if status.url:
+        text = text.replace(f" at {status.url}", "").replace(status.url, "its URL")
+    text = re.sub(r"^bot '[^']*' ", "", text)
+    text = re.sub(r"\S+://\S+", "its URL", text)
+    text = re.sub(r"\(?'?\[?[0-9A-Fa-f.:]*[.:][0-9A-Fa-f.:]*\]?'?,\s*[0-9]+\)?", "its address", text)  # ('1.2.3.4', 80)
+    text = re.sub(r"\[?[A-Za-z0-9.-]*[.:][A-Za-z0-9.:-]*\]?:[0-9]{1,5}\b", "its address", text)
+    return text[:300]
+
+
+def without(config: TournamentConfig, excluded: Mapping[str, str]) -> TournamentConfig:
+    """``config`` as if the bots ``excluded`` (name -> reason) were not in its file, with
+    them named in ``config.excluded``; a BotStartError when too few bots are left."""
+    if not excluded:
+        return config
+    bots = tuple(b for b in config.bots if b.name not in excluded)
+    challengers = tuple(c for c in config.challengers if c not in excluded)
+    named = ", ".join(sorted(excluded))
+    if len(bots) < config.players or (config.format == "gauntlet" and not challengers):
+        raise BotStartError(
+            f"{len(excluded)} bot(s) not ready ({named}): too few bots are left for {config.format} "
+            f"with {config.players} players"
+            + ("" if challengers or config.format != "gauntlet" else " (no challenger)")
+        )
+    known = {n for n, _ in config.excluded}
+    more = tuple((b.name, excluded[b.name]) for b in config.bots if b.name in excluded and b.name not in known)
+    return replace(config, bots=bots, challengers=challengers, excluded=config.excluded + more)
+
+
+def judge_lineup(config: TournamentConfig, statuses: Sequence[BotStatus], fixed: bool) -> TournamentConfig:
+    """The config the run plays with: with ``on_unready = "exclude"`` the bots that did
+    not answer hello are left out (``without``); else, or when the lineup is ``fixed``
+    (a resumed tournament that cannot grow), a BotStartError names them."""
+    failed = [s for s in statuses if not s.ok]
+    if not failed:
+        return config
+    if config.on_unready != "exclude":
+        require_ready(statuses)
+    if fixed:
+        raise BotStartError(
+            "; ".join(s.detail for s in failed) + ". A resumed tournament plays the fixtures it started with: "
+            "without grow = true no bot of them can be excluded now (wait until it answers, then --resume)"
+        )
+    names = {b.name for b in config.bots}
+    return without(config, {s.name: public_reason(s) for s in failed if s.name in names})
+
+
+def excluded_before(config: TournamentConfig, settings: Mapping[str, Any]) -> dict[str, str]:
+    """The bots of ``config`` that a resumed tournament without grow still plays without:
+    those its ``tournament.json`` ``settings`` name as excluded when it started (name ->
+    reason). Any other change of the bot list stays what it was: another tournament."""
+    earlier = settings.get("excluded")
+    if config.grow or not isinstance(earlier, list):
+        return {}
+    reasons = {e["name"]: str(e["reason"]) for e in earlier if isinstance(e, dict)}
+    bots = settings.get("bots")
+    started = set(bots) if isinstance(bots, list) else set()
+    return {b.name: reasons[b.name] for b in config.bots if b.name in reasons and b.name not in started}

@@ -85,6 +85,14 @@ class LocalExecutor:
     judge: Gate | None = None
     pool: LeanPool | None = None  # keep-alive connections shared by every match (else one client per match)
     statuses: list[BotStatus] = field(default_factory=list)
+    bots: BotPool | None = None
+
+    async def use(self, config: TournamentConfig, judge: Gate) -> None:
+        """Play ``config``'s lineup (the excluded bots' processes stopped) under ``judge``."""
+        if self.bots is not None and len(config.bots) != len(self.config.bots):
+            await asyncio.to_thread(self.bots.keep, config)
+            self.runtimes = self.bots.runtimes
+        self.config, self.judge = config, judge
 
     async def play(self, fixtures: Iterator[Fixture], sink: Sink) -> None:
         """Play ``fixtures``, pulling the next only when a slot frees."""
@@ -127,7 +135,7 @@ class LocalExecutor:
 
 
 @contextlib.asynccontextmanager
-async def open_local(config: TournamentConfig, judge: Gate) -> AsyncIterator[LocalExecutor]:
+async def open_local(config: TournamentConfig) -> AsyncIterator[LocalExecutor]:
     """The local executor of ``config``: its bots started and greeted, a pacer, one
     keep-alive pool for the run (a bot's connections are reused across matches) and the
     play GC thresholds; all of it stopped on exit."""
@@ -137,6 +145,6 @@ async def open_local(config: TournamentConfig, judge: Gate) -> AsyncIterator[Loc
         try:
             async with Pacer.for_tournament(config.limits.deadline_ms, config.concurrency, config.players) as pacer:
                 with play_gc():
-                    yield LocalExecutor(config, get_game(config.game), bots.runtimes, pacer, judge, lean, statuses)
+                    yield LocalExecutor(config, get_game(config.game), bots.runtimes, pacer, None, lean, statuses, bots)
         finally:
             lean.close()

@@ -26,12 +26,13 @@ from referee.config.model import TournamentConfig
 from referee.errors import ConfigError, RefereeError
 from referee.run.dq import Gate, judge_for
 from referee.run.executor import Executor
-from referee.run.lineup import BotStatus, require_ready
+from referee.run.lineup import BotStatus, judge_lineup
 from referee.run.live import LivePublisher
 from referee.run.local import open_local
-from referee.run.season import open_gate
+from referee.run.season import open_gate, resolve_ladder
 from referee.run.sink import Hook, Progress, Sink, open_sink
 from referee.run.stopping import DealValues, Stop, batches, look, make_stop
+from referee.run.versions import bot_versions
 from referee.schedule.formats import Fixture, Schedule, schedule
 from referee.store import journal as jn
 from referee.store.journal import JOURNAL as JOURNAL  # re-exported: callers may import it from here
@@ -44,6 +45,7 @@ class RunReport:
 
     lag: dict[str, Any]  # the referee's own event-loop lag (``Pacer.report``; with Dask, the workers')
     stopped: Stop | None = None  # stop = "settled": why the run stopped
+    config: TournamentConfig | None = None  # the config played: without the bots excluded (on_unready)
 
 
 def read_journal(path: Path, fixtures: Schedule, bot_names: list[str], repair: bool) -> JournalState:
@@ -90,29 +92,35 @@ async def run_tournament(
     before_write: list[Hook] | None = None,
     pilot_deals: int | None = None,
     on_warning: Callable[[str], None] | None = None,
+    on_lineup: Callable[[TournamentConfig], None] | None = None,
 ) -> RunReport:
     """Play every fixture not yet in the journal, appending each to it as it ends.
 
-    ``pilot_deals``: play only the first that many deals (``referee plan``). With
+    The bots are started and greeted first; the lineup judged on their answers
+    (``lineup.judge_lineup``) is the config played, handed to ``on_lineup`` before any
+    match (it differs from ``config`` only by the bots ``on_unready = "exclude"`` left
+    out). ``pilot_deals``: play only the first that many deals (``referee plan``). With
     ``publish_every_s`` the outputs are published while matches are played (not for a
     pilot); a failed live publish goes to ``on_warning``."""
-    fixtures = schedule(config)
-    state = _journal_state(config, fixtures, resume)
-    dq = judge_for(config, fixtures.total, config.output / JOURNAL, resume)  # disqualification in fixture order
-    judge: Gate = dq
-    dropped: Dropped = None
-    if config.format == "ladder":  # the tables of each epoch, chosen from the journal
-        judge = gate = open_gate(config, dq, fixtures.total, config.output / JOURNAL, resume)
-        dropped = gate.dropped
     started = time.perf_counter()
-    progress = Progress(state.count, fixtures.total, state.faults, 0.0, state.count)
-    if on_progress:
-        on_progress(progress)
-    async with _executor(config, judge, pilot_deals) as executor:
+    async with _executor(config, pilot_deals) as executor:
         if on_ready:
             on_ready(executor.statuses)
-        require_ready(executor.statuses)
+        fixed = resume and not config.grow and jn.has_lines(config.output / JOURNAL)
+        config = judge_lineup(config, executor.statuses, fixed)
+        if config.format == "ladder" and config.excluded:  # the plan's lineup without them
+            config = resolve_ladder(config, resume)
+        fixtures = schedule(config)
+        state = _journal_state(config, fixtures, resume)
+        judge, dropped = _judge(config, fixtures, resume)
+        await executor.use(config, judge)
+        if on_lineup:
+            on_lineup(config)
+        progress = Progress(state.count, fixtures.total, state.faults, 0.0, state.count)
+        if on_progress:
+            on_progress(progress)
         with open_sink(config, state, progress, started, on_progress, before_write, resume) as sink:
+            sink.versions = bot_versions(config, {s.name: s.version for s in executor.statuses})
             publishing = config.publish_every_s > 0 and pilot_deals is None
             live = LivePublisher(config, fixtures.total, on_warning) if publishing else None
             stopped: Stop | None = None
@@ -125,7 +133,7 @@ async def run_tournament(
                 await _wind_down(executor, sink, live, failed=True)
                 raise
             lag = await _wind_down(executor, sink, live, failed=False)
-    return RunReport(lag or {"samples": 0}, stopped)
+    return RunReport(lag or {"samples": 0}, stopped, config)
 
 
 async def _wind_down(executor: Executor, sink: Sink, live: LivePublisher | None, failed: bool) -> dict[str, Any] | None:
@@ -145,6 +153,16 @@ async def _wind_down(executor: Executor, sink: Sink, live: LivePublisher | None,
     return lag
 
 
+def _judge(config: TournamentConfig, fixtures: Schedule, resume: bool) -> tuple[Gate, Dropped]:
+    """The gate fixtures pass: disqualification in fixture order, and for a ladder the
+    tables of each epoch chosen from the journal (and the tables it dropped)."""
+    dq = judge_for(config, fixtures.total, config.output / JOURNAL, resume)
+    if config.format != "ladder":
+        return dq, None
+    gate = open_gate(config, dq, fixtures.total, config.output / JOURNAL, resume)
+    return gate, gate.dropped
+
+
 def _journal_state(config: TournamentConfig, fixtures: Schedule, resume: bool) -> JournalState:
     """The journal of a resumed run read back (a torn last line cut); else a fresh start,
     the journal of an earlier run kept aside as ``matches.jsonl.prev``."""
@@ -158,11 +176,11 @@ def _journal_state(config: TournamentConfig, fixtures: Schedule, resume: bool) -
     return jn.empty_state(fixtures.total)
 
 
-def _executor(config: TournamentConfig, judge: Gate, pilot_deals: int | None) -> AbstractAsyncContextManager[Executor]:
+def _executor(config: TournamentConfig, pilot_deals: int | None) -> AbstractAsyncContextManager[Executor]:
     """The executor of ``config``: Dask with ``workers`` > 1 or a cluster (imported only
     then), else this process."""
     if not (config.workers > 1 or config.cluster):
-        return open_local(config, judge)
+        return open_local(config)
     settled_here = config.stop == "settled" and config.format != "ladder"  # a ladder's gate orders its looks
     if settled_here or config.grow or pilot_deals is not None:
         raise ConfigError(
@@ -171,7 +189,7 @@ def _executor(config: TournamentConfig, judge: Gate, pilot_deals: int | None) ->
         )
     from referee.run.cluster import DaskExecutor  # Dask is imported only when used
 
-    return DaskExecutor(config, judge)
+    return DaskExecutor(config)
 
 
 async def play_until_settled(

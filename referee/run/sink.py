@@ -58,6 +58,7 @@ class Sink:
     timings: Timings = field(default_factory=Timings)
     timings_dir: Path | None = None  # where the response-time summary is saved (every few seconds)
     _saved: float = field(default_factory=time.monotonic)
+    versions: dict[str, str] = field(default_factory=dict)  # each bot's version (run.versions), into every line
 
     def save_timings(self) -> None:
         """Save the response-time summary now (at the end, and every few seconds)."""
@@ -68,6 +69,8 @@ class Sink:
     def accept(self, fixture: Fixture, rec: MatchRecord) -> None:
         """Journal one finished match (called once per match, in the head process)."""
         rec.deal = fixture.deal
+        if self.versions:
+            rec.versions = [self.versions[b] for b in rec.bots]
         for hook in self.before_write:
             try:
                 hook(fixture, rec)

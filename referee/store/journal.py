@@ -9,7 +9,9 @@ line and the field. A line (keys in this order; bracketed ones only when they ha
     id, index, seed, bots, scores, ranks, lower_is_better, forfeited, faults [{seat, bot,
     decision, phase, kind, detail, latency_ms}], [latency_ms (older journals)], decisions,
     stats, details (the game's flat summary), duration_s, deal_hash, [restarts],
-    [disqualified], [voided], [deal: where several fixtures share a deal]
+    [disqualified], [voided], [deal: where several fixtures share a deal],
+    [versions: each seat's bot version, a short hex id (run/versions.py); journals of
+    earlier referees have none]
 """
 
 from __future__ import annotations
@@ -305,6 +307,13 @@ def _common_shape(doc: Any) -> bool:
         for r in restarts:
             if type(r) is not int or r < 0:
                 return False
+    if "versions" in doc:
+        versions = doc["versions"]
+        if type(versions) is not list or len(versions) != n:
+            return False
+        for v in versions:
+            if type(v) is not str or not 0 < len(v) <= 64:
+                return False
     return True
 
 
@@ -384,6 +393,10 @@ def validate_line(doc: Any, where: str) -> dict[str, Any]:
         c.integer(doc, "voided", 0)
     if "deal" in doc:
         c.integer(doc, "deal", 0)
+    if "versions" in doc:
+        for i, v in enumerate(c.lst(doc, "versions", n, n)):
+            if not isinstance(v, str) or not 0 < len(v) <= 64:
+                c.fail(f"versions[{i}]", "must be a version id (a string of 1-64 characters)")
     return doc
 
 
@@ -563,6 +576,11 @@ def scan(path: Path, schedule: FixtureLookup, bot_names: Sequence[str]) -> Journ
         state.add(doc)
     state.good_end = reader.good_end
     return state
+
+
+def has_lines(path: Path) -> bool:
+    """True when the journal at ``path`` exists and is not empty."""
+    return path.is_file() and path.stat().st_size > 0
 
 
 def repair(path: Path, good_end: int) -> None:

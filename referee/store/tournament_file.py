@@ -52,6 +52,17 @@ def write_tournament_file(
     return path
 
 
+def read_settings(out: Path) -> dict[str, Any] | None:
+    """The checked settings of ``out/tournament.json``; None when there is none (or it
+    cannot be read: the run that reads it writes it again)."""
+    try:
+        doc = json.loads((out / TOURNAMENT_FILE).read_text(encoding="utf-8"), parse_constant=no_constant)
+        settings: dict[str, Any] = check_tournament(doc, out / TOURNAMENT_FILE)["settings"]
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError, LeaderboardError):
+        return None
+    return settings
+
+
 def load_output_dir(out: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     """The checked tournament document of the output folder ``out`` and its journal's lines
     (a generator: the journal is read once, line by line, when the lines are consumed)."""
@@ -162,6 +173,12 @@ def _check_settings(s: Mapping[str, Any], c: FieldCheck) -> None:
         c.integer(s, "time_bank_ms", 0)
     if "max_fault_rate" in s:
         c.number(s, "max_fault_rate")
+    if "excluded" in s:
+        for i, e in enumerate(c.lst(s, "excluded", 0, 100_000)):
+            if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not NAME_RE.match(e["name"]):
+                c.fail(f"excluded[{i}]", "not an object with a bot name")
+            if not isinstance(e.get("reason"), str) or len(e["reason"]) > MAX_STR:
+                c.fail(f"excluded[{i}].reason", "missing or not a string")
     if "seed_commitment" in s and (
         not isinstance(s["seed_commitment"], str) or not re.match(r"^[0-9a-f]{64}\Z", s["seed_commitment"])
     ):
