@@ -37,9 +37,15 @@ def frames(
     view its seat was sent; with ``after``, every seat's view once the decision is applied
     (what a spectator sees next). A move the rules refuse raises ReplayError."""
     state = game.setup(n, seed, options)
+    # with ``after``, the views after the last decision are the views a group is sent next
+    # (the state has not changed since): computed once, not twice
+    now = [game.view(state, k) for k in range(n)] if after else None
     i = 0
     while not game.is_over(state) and i < len(moves):
-        group = [(s, game.view(state, s), len(game.legal(state, s))) for s in game.to_act(state)]
+        group = [
+            (s, now[s] if now is not None else game.view(state, s), len(game.legal(state, s)))
+            for s in game.to_act(state)
+        ]
         for s, view, n_legal in group:
             if i >= len(moves):
                 return
@@ -59,3 +65,5 @@ def frames(
             views = [game.view(state, k) for k in range(n)] if after else None
             yield Frame(i, mv, view, n_legal, views)
             i += 1
+        if after:
+            now = views

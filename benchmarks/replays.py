@@ -1,0 +1,113 @@
+"""Publishing with replays against Markdown only (issue 28): figures, never asserts.
+
+Plays a synthetic 6 nimmt! Plus tournament in-process (``benchmarks.transcripts.play``:
+seeded random legal actions, rare fallbacks after a timeout), writes its journal,
+transcripts and tournament.json as a run would, then times ``referee leaderboard`` in a
+fresh process: ``-f md`` alone, every format on a folder without replay data (the first
+publish), and every format again (data already made). Prints wall and CPU seconds, peak
+RSS and the bytes of ``replays/``. Target: every format within 3x of Markdown alone.
+
+    python -m benchmarks.replays                        # 2,000 matches, 200 bots
+    python -m benchmarks.replays --matches 200 --bots 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.transcripts import play
+from referee.games import get_game
+from referee.report.publish import tournament_document
+from referee.store import transcripts
+
+
+def write_folder(out: Path, matches: int, bots: int, players: int = 4) -> None:
+    """A played output folder: ``matches`` matches of ``players`` seats among ``bots`` bots."""
+    game = get_game("nimmt_plus")
+    options = game.check_options(players, {})
+    names = [f"bot{i:03d}" for i in range(bots)]
+    settings = {
+        "name": f"replays-{matches}",
+        "game": "nimmt_plus",
+        "options": options,
+        "seed": 1,
+        "players": players,
+        "format": "random",
+        "rounds": None,
+        "matches": matches,
+        "deadline_ms": 1000,
+        "on_fault": "fallback",
+        "max_faults": 10,
+        "duplicate": False,
+        "time_bank_ms": 0,
+        "max_fault_rate": 1.0,
+        "bots": names,
+    }
+    out.mkdir(parents=True)
+    rng = random.Random(1)
+    with transcripts.Writer(out) as tw, open(out / "matches.jsonl", "w") as fh:
+        for i in range(matches):
+            rec = play("nimmt_plus", i, rng.getrandbits(63), rng.sample(names, players), options)
+            tw.write(rec)
+            line = rec.to_json()
+            line.pop("latency_ms", None)
+            fh.write(json.dumps(line, separators=(",", ":")) + "\n")
+    doc = tournament_document(settings, matches)
+    (out / "tournament.json").write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def leaderboard(out: Path, *formats: str) -> tuple[float, float, float]:
+    """``referee leaderboard OUT [-f F]...`` in a fresh process: wall s, CPU s, peak RSS MB."""
+    args = [a for f in formats for a in ("-f", f)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "referee", "leaderboard", str(out), *args], check=True, stdout=subprocess.DEVNULL
+    )
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, after.ru_maxrss / 1024
+
+
+def size(folder: Path) -> int:
+    """Bytes of the files under ``folder``."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Write the folder, time the three publishes, print the figures."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.replays", description=__doc__.splitlines()[0])
+    parser.add_argument("--matches", type=int, default=2000)
+    parser.add_argument("--bots", type=int, default=200)
+    parser.add_argument("--keep", type=Path, default=None, help="write the folder here and keep it")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = args.keep or Path(tmp) / "out"
+        t0 = time.perf_counter()
+        write_folder(out, args.matches, args.bots)
+        print(f"{args.matches} matches, {args.bots} bots: folder written in {time.perf_counter() - t0:.1f} s")
+        md = leaderboard(out, "md")
+        print(f"leaderboard -f md:               {md[0]:6.2f} s wall {md[1]:6.2f} s CPU {md[2]:6.0f} MB")
+        shutil.rmtree(out / "replays", ignore_errors=True)
+        first = leaderboard(out)
+        print(f"leaderboard (all), first:        {first[0]:6.2f} s wall {first[1]:6.2f} s CPU {first[2]:6.0f} MB")
+        again = leaderboard(out)
+        print(f"leaderboard (all), again:        {again[0]:6.2f} s wall {again[1]:6.2f} s CPU {again[2]:6.0f} MB")
+        print(
+            f"all/md: first {first[0] / md[0]:.2f}x, again {again[0] / md[0]:.2f}x wall (target <= 3x); "
+            f"replays/ {size(out / 'replays') / 1e6:.2f} MB"
+        )
+
+
+if __name__ == "__main__":
+    main()
