@@ -9,11 +9,14 @@ RSS and the bytes of ``replays/``. Target: every format within 3x of Markdown al
 
     python -m benchmarks.replays                        # 2,000 matches, 200 bots
     python -m benchmarks.replays --matches 200 --bots 20
+    python -m benchmarks.replays --matches 1000000 --bots 200 --distinct 500
+    python -m benchmarks.replays --folder OUT           # time an existing folder
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import resource
@@ -30,8 +33,9 @@ from referee.report.publish import tournament_document
 from referee.store import transcripts
 
 
-def write_folder(out: Path, matches: int, bots: int, players: int = 4) -> None:
-    """A played output folder: ``matches`` matches of ``players`` seats among ``bots`` bots."""
+def write_folder(out: Path, matches: int, bots: int, players: int = 4, distinct: int = 0) -> None:
+    """A played output folder: ``matches`` matches of ``players`` seats among ``bots`` bots;
+    with ``distinct``, only that many are played and repeated under new ids (large folders)."""
     game = get_game("nimmt_plus")
     options = game.check_options(players, {})
     names = [f"bot{i:03d}" for i in range(bots)]
@@ -54,9 +58,13 @@ def write_folder(out: Path, matches: int, bots: int, players: int = 4) -> None:
     }
     out.mkdir(parents=True)
     rng = random.Random(1)
+    pool = [play("nimmt_plus", i, rng.getrandbits(63), rng.sample(names, players), options) for i in range(distinct)]
     with transcripts.Writer(out) as tw, open(out / "matches.jsonl", "w") as fh:
         for i in range(matches):
-            rec = play("nimmt_plus", i, rng.getrandbits(63), rng.sample(names, players), options)
+            if pool:
+                rec = dataclasses.replace(pool[i % len(pool)], id=f"m{i:07d}", index=i)
+            else:
+                rec = play("nimmt_plus", i, rng.getrandbits(63), rng.sample(names, players), options)
             tw.write(rec)
             line = rec.to_json()
             line.pop("latency_ms", None)
@@ -90,12 +98,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--matches", type=int, default=2000)
     parser.add_argument("--bots", type=int, default=200)
     parser.add_argument("--keep", type=Path, default=None, help="write the folder here and keep it")
+    parser.add_argument("--distinct", type=int, default=0, help="play only this many, repeated (1,000,000)")
+    parser.add_argument("--folder", type=Path, default=None, help="time this existing folder instead")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        out = args.keep or Path(tmp) / "out"
-        t0 = time.perf_counter()
-        write_folder(out, args.matches, args.bots)
-        print(f"{args.matches} matches, {args.bots} bots: folder written in {time.perf_counter() - t0:.1f} s")
+        out = args.folder or args.keep or Path(tmp) / "out"
+        if args.folder is None:
+            t0 = time.perf_counter()
+            write_folder(out, args.matches, args.bots, distinct=args.distinct)
+            print(f"{args.matches} matches, {args.bots} bots: written in {time.perf_counter() - t0:.1f} s")
         md = leaderboard(out, "md")
         print(f"leaderboard -f md:               {md[0]:6.2f} s wall {md[1]:6.2f} s CPU {md[2]:6.0f} MB")
         shutil.rmtree(out / "replays", ignore_errors=True)

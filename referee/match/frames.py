@@ -51,12 +51,12 @@ def frames(
                 return
             mv = moves[i]
             if mv.seat != s:
-                raise ReplayError(f"decision {i} is seat {mv.seat}'s, the rules ask seat {s}")
+                raise ReplayError(f"decision {i + 1} is seat {mv.seat}'s, the rules ask seat {s}")
             try:
                 state = game.apply(state, s, mv.action)
             except IllegalAction as exc:
                 raise ReplayError(
-                    f"decision {i} ({json.dumps(mv.action)[:80]}) is refused by the rules: {exc} "
+                    f"decision {i + 1} ({json.dumps(mv.action)[:80]}) is refused by the rules: {exc} "
                     "(referee verify checks the whole folder)"
                 ) from exc
             if mv.extras:
