@@ -8,6 +8,7 @@ fetched: the data comes in as scripts."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -18,12 +19,14 @@ import pytest
 from click.testing import CliRunner
 from test_page import CHROMIUM, LAUNCH_ARGS, require_chromium
 
+from benchmarks.transcripts import play
 from referee.cli.main import main
 from referee.errors import ReplayError
+from referee.games import get_game
 from referee.report.names import bot_files
-from referee.report.viewer import RECENT, write_replays
-from referee.store import replay_data
-from referee.store.matches import load_match
+from referee.report.viewer import RECENT, write_page, write_replays
+from referee.store import replay_data, transcripts
+from referee.store.matches import load_match, match_of
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = [("greedy", "greedy"), ("Cautious", "cautious"), ("random", "random")]
@@ -87,6 +90,44 @@ def test_the_data_holds_every_view_the_rules_give_and_the_exact_seed(output: Pat
         assert doc["bots"] == m.record["bots"] and doc["scores"] == m.record["scores"]
     # the journal keeps its integer seed
     assert re.search(r'"seed":\d+', (output / "matches.jsonl").read_text())
+
+
+@pytest.mark.parametrize("game_id", ["nimmt_plus", "the_game", "drahtseilakt", "dieci"])
+def test_every_game_s_data_rebuilds_its_views_and_draws_in_chromium(game_id: str, tmp_path: Path) -> None:
+    game = get_game(game_id)
+    players = max(3, game.info.min_seats)
+    options = game.check_options(players, {})
+    names = [f"b{i}" for i in range(players)]
+    rec = play(game_id, 3, 2**62 + 12345, names, options)  # a seed past 2**53
+    tr = transcripts.decode(json.loads(transcripts.line_of(rec)))
+    settings = {"name": "t", "game": game_id, "options": options, "bots": names}
+    m = match_of(game, settings, rec.to_json(), tr)
+    replay_data.write(tmp_path, m)
+    doc = replay_data.read(tmp_path, rec.id)
+    views = resolve(doc)
+    frames = list(m.frames(after=True))
+    assert [[views[j] for j in a] for a in doc["after"]] == [f.after for f in frames]
+    assert doc["seed"] == str(2**62 + 12345)
+    write_page(tmp_path, settings, [rec.to_json()], 1, {rec.id})
+    if not CHROMIUM.exists():
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            k = len(frames) // 2
+            page.goto(f"{(tmp_path / 'replays' / 'index.html').as_uri()}#{rec.id}/{k}")
+            page.wait_for_function(f"document.getElementById('board').dataset.step === '{k}'")
+            assert page.inner_text("#seed") == str(2**62 + 12345)
+            assert page.eval_on_selector_all("#board .seatbox", "bs => bs.length") == players
+            assert no_sideways_scroll(page) and errors == []
+            page.screenshot(path=str(SHOTS / f"replay-{game_id}-390.png"), full_page=True)
+        finally:
+            browser.close()
 
 
 def test_publishing_makes_each_match_once_and_again_when_its_line_changes(output: Path) -> None:
