@@ -25,17 +25,27 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.transcripts import play
 from referee.games import get_game
+from referee.record import MatchRecord
 from referee.report.publish import tournament_document
 from referee.store import transcripts
 
 
-def write_folder(out: Path, matches: int, bots: int, players: int = 4, distinct: int = 0) -> None:
+def write_folder(
+    out: Path,
+    matches: int,
+    bots: int,
+    players: int = 4,
+    distinct: int = 0,
+    change: Callable[[MatchRecord], MatchRecord] | None = None,
+) -> None:
     """A played output folder: ``matches`` matches of ``players`` seats among ``bots`` bots;
-    with ``distinct``, only that many are played and repeated under new ids (large folders)."""
+    with ``distinct``, only that many are played and repeated under new ids (large folders);
+    ``change`` edits each record before it is written (tests)."""
     game = get_game("nimmt_plus")
     options = game.check_options(players, {})
     names = [f"bot{i:03d}" for i in range(bots)]
@@ -65,6 +75,7 @@ def write_folder(out: Path, matches: int, bots: int, players: int = 4, distinct:
                 rec = dataclasses.replace(pool[i % len(pool)], id=f"m{i:07d}", index=i)
             else:
                 rec = play("nimmt_plus", i, rng.getrandbits(63), rng.sample(names, players), options)
+            rec = change(rec) if change is not None else rec
             tw.write(rec)
             line = rec.to_json()
             line.pop("latency_ms", None)

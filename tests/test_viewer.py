@@ -8,6 +8,7 @@ fetched: the data comes in as scripts."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -19,10 +20,12 @@ import pytest
 from click.testing import CliRunner
 from test_page import CHROMIUM, LAUNCH_ARGS, require_chromium
 
+from benchmarks.replays import write_folder
 from benchmarks.transcripts import play
 from referee.cli.main import main
 from referee.errors import ReplayError
 from referee.games import get_game
+from referee.record import MatchRecord
 from referee.report.names import bot_files
 from referee.report.viewer import RECENT, write_page, write_replays
 from referee.store import replay_data, transcripts
@@ -141,6 +144,22 @@ def test_publishing_makes_each_match_once_and_again_when_its_line_changes(output
     assert not replay_data.present(output, {**rec, "scores": [0, 0, 0]})  # another line: made again
     with pytest.raises(ReplayError, match="cannot name a replay file"):
         replay_data.path(output, "../x")
+
+
+def test_a_transcript_the_rules_refuse_costs_that_replay_only(tmp_path: Path) -> None:
+    def change(rec: MatchRecord) -> MatchRecord:
+        if rec.index != 1:
+            return rec
+        moves = list(rec.moves)
+        moves[2] = dataclasses.replace(moves[2], action=[999])
+        return dataclasses.replace(rec, moves=moves)
+
+    out = tmp_path / "out"
+    write_folder(out, 3, 5, change=change)
+    written = write_replays(out)
+    assert sorted(p.name for p in written) == ["m000000.js", "m000002.js"]
+    page = (out / "replays" / "index.html").read_text()
+    assert '<a href="#m000002">' in page and '<a href="#m000001">' not in page and "(no data)" in page
 
 
 def test_replay_html_makes_the_data_of_a_match_on_demand(output: Path) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.errors import ReplayError
 from referee.games import get_game
 from referee.report.names import bot_files
 from referee.report.publish import load_output_dir
@@ -53,7 +54,10 @@ def write_replays(out: Path, progress: Progress | None = None) -> list[Path]:
     for done, r in enumerate(chosen, 1):
         tr = found.get(str(r["id"]))
         if tr is not None:
-            written.append(replay_data.write(out, match_of(game, settings, r, tr)))
+            try:
+                written.append(replay_data.write(out, match_of(game, settings, r, tr)))
+            except ReplayError:  # a transcript the rules refuse costs its replay only (verify names it)
+                del found[str(r["id"])]
         if progress is not None:
             progress(done, len(chosen))
     with_data = {str(r["id"]) for r in chosen if str(r["id"]) not in missing or str(r["id"]) in found}
