@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -39,6 +39,9 @@ from referee.schedule.formats import Schedule, schedule, seat_balance
 from referee.stats.sequential import deals_needed
 from referee.store import journal as jn
 from referee.store.journal import JOURNAL
+
+if TYPE_CHECKING:
+    from referee.report.viewer import Watch
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -411,7 +414,8 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
     """Rebuild the leaderboard files of OUTPUT_DIR from its matches.jsonl and tournament.json."""
     try:
         tournament, records = load_output_dir(output_dir)
-        board = build_leaderboard(tournament, records)
+        watch = _replay_watch()
+        board = build_leaderboard(tournament, watch(records))
         _timings_from_run(board, output_dir, tournament["settings"]["bots"])
     except LeaderboardError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -419,7 +423,7 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...]) -> None:
     for path in write_leaderboard(output_dir, board, formats):
         click.echo(str(path))
     if "html" in formats:
-        _write_replays(output_dir)
+        _write_replays(output_dir, watch)
 
 
 @main.command()
@@ -520,7 +524,10 @@ def _publish(cfg: TournamentConfig, fixtures: Schedule, stopped: dict[str, Any] 
         settings = published_settings(cfg, complete=complete)
         if (cfg.seed_secret and complete) or stopped is not None:
             write_tournament_file(cfg.output, settings, len(fixtures), stopped)
-        board = build_leaderboard(tournament_document(settings, len(fixtures), stopped), jn.read_journal(journal))
+        watch = _replay_watch()
+        board = build_leaderboard(
+            tournament_document(settings, len(fixtures), stopped), watch(jn.read_journal(journal))
+        )
         _timings_from_run(board, cfg.output, names)
         write_leaderboard(cfg.output, board)
     except RefereeError as exc:
@@ -529,7 +536,7 @@ def _publish(cfg: TournamentConfig, fixtures: Schedule, stopped: dict[str, Any] 
     except OSError as exc:
         click.echo(f"error: cannot write the leaderboard: {exc.filename or cfg.output}: {exc.strerror}", err=True)
         return None
-    _write_replays(cfg.output)
+    _write_replays(cfg.output, watch)
     return board
 
 
@@ -563,13 +570,20 @@ def _timings_from_run(board: Leaderboard, out: Path, names: list[str]) -> None:
         board.timings = {"tournament": board.timings["tournament"], **saved.document(names)}
 
 
-def _write_replays(out: Path) -> None:
-    """The match list and replay pages (a bad transcript costs the pages, not the run)."""
+def _replay_watch() -> Watch:
+    """What chooses the replays to publish as the leaderboard reads the journal (read once)."""
+    from referee.report.viewer import Watch
+
+    return Watch()
+
+
+def _write_replays(out: Path, watch: Watch | None = None) -> None:
+    """The replay viewer and its data (a bad transcript costs the replays, not the run)."""
     from referee.errors import TranscriptError
     from referee.report.viewer import write_replays
 
     try:
-        write_replays(out)
+        write_replays(out, watch=watch)
     except (RefereeError, TranscriptError) as exc:
         click.echo(f"warning: replay pages not written: {exc}", err=True)
     except OSError as exc:  # a full disk: the pages are lost, the journal and standings are not

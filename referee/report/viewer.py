@@ -37,15 +37,19 @@ FAULTED = 200  # and up to this many matches with faults
 Progress = Callable[[int, int], None]
 
 
-def write_replays(out: Path, progress: Progress | None = None) -> list[Path]:
+def write_replays(out: Path, progress: Progress | None = None, watch: Watch | None = None) -> list[Path]:
     """Write the viewer page and the replay data of its listed matches that lack it into
-    ``out/replays``; nothing when the folder has no transcripts. ``progress(done, total)``
-    is called as the matches are done. Returns the data files written."""
+    ``out/replays``; nothing when the folder has no transcripts. ``watch``: the listed
+    matches, chosen as the leaderboard read the journal (else the journal is read again).
+    ``progress(done, total)`` is called as the matches are done. Returns the files written."""
     if not transcripts.exists(out):
         return []
     tournament, lines = load_output_dir(out)
-    counted = _Counted(lines)
-    chosen = select(counted)  # streamed: at most RECENT + FAULTED lines are held
+    if watch is None:
+        watch = Watch()
+        for line in lines:
+            watch.add(line)
+    chosen = watch.chosen()
     settings = tournament["settings"]
     game = get_game(settings["game"])
     missing = {str(r["id"]): r for r in chosen if not replay_data.present(out, r)}
@@ -61,7 +65,7 @@ def write_replays(out: Path, progress: Progress | None = None) -> list[Path]:
         if progress is not None:
             progress(done, len(chosen))
     with_data = {str(r["id"]) for r in chosen if str(r["id"]) not in missing or str(r["id"]) in found}
-    write_page(out, settings, chosen, counted.count, with_data)
+    write_page(out, settings, chosen, watch.count, with_data)
     return written
 
 
@@ -72,44 +76,55 @@ def write_replay(out: Path, m: Match) -> Path:
     page = out / FOLDER / "index.html"
     if not page.is_file():
         tournament, lines = load_output_dir(out)
-        counted = _Counted(lines)
-        chosen = select(counted)
+        watch = Watch()
+        for line in lines:
+            watch.add(line)
+        chosen = watch.chosen()
         ids = {str(r["id"]) for r in chosen if replay_data.present(out, r)}
-        write_page(out, tournament["settings"], chosen, counted.count, ids)
+        write_page(out, tournament["settings"], chosen, watch.count, ids)
     return page
 
 
-class _Counted:
-    """An iterable of journal lines that counts what it yields."""
+class Watch:
+    """Chooses the listed matches from journal lines as they go by (``watch(lines)`` yields
+    them on to another reader, so publishing reads the journal once): the ``RECENT`` most
+    recent by fixture index and the ``FAULTED`` most recent with faults (of lines with the
+    same index, the last). Holds at most ``RECENT + FAULTED`` lines."""
 
-    def __init__(self, lines: Iterable[Mapping[str, Any]]) -> None:
-        self.lines = lines
+    def __init__(self) -> None:
         self.count = 0
+        self._recent: list[tuple[int, int, Mapping[str, Any]]] = []
+        self._faulted: list[tuple[int, int, Mapping[str, Any]]] = []
 
-    def __iter__(self) -> Iterator[Mapping[str, Any]]:
-        for line in self.lines:
-            self.count += 1
+    def __call__(self, lines: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+        """``lines`` unchanged, each one watched."""
+        for line in lines:
+            self.add(line)
             yield line
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        """Watch one journal line."""
+        item = (int(r["index"]), self.count, r)
+        self.count += 1
+        for heap, cap in ((self._recent, RECENT), (self._faulted, FAULTED if r.get("faults") else 0)):
+            if len(heap) < cap:
+                heapq.heappush(heap, item)
+            elif cap and item[:2] > heap[0][:2]:
+                heapq.heapreplace(heap, item)
+
+    def chosen(self) -> list[Mapping[str, Any]]:
+        """The listed lines, in fixture order."""
+        keep = {i: r for i, _, r in sorted(self._recent, key=lambda x: x[:2])}
+        keep.update({i: r for i, _, r in sorted(self._faulted, key=lambda x: x[:2])})
+        return [keep[i] for i in sorted(keep)]
 
 
 def select(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The matches listed: the ``RECENT`` most recent by fixture index and the ``FAULTED``
-    most recent with faults, in fixture order (of lines with the same index, the last).
-    One pass, holding at most ``RECENT + FAULTED`` lines."""
-    recent: list[tuple[int, int, Mapping[str, Any]]] = []
-    faulted: list[tuple[int, int, Mapping[str, Any]]] = []
-    for seq, r in enumerate(records):
-        item = (int(r["index"]), seq, r)
-        for heap, cap, wanted in ((recent, RECENT, True), (faulted, FAULTED, bool(r.get("faults")))):
-            if not wanted:
-                continue
-            if len(heap) < cap:
-                heapq.heappush(heap, item)
-            elif item[:2] > heap[0][:2]:
-                heapq.heapreplace(heap, item)
-    keep = {i: r for i, _, r in sorted(recent, key=lambda x: x[:2])}
-    keep.update({i: r for i, _, r in sorted(faulted, key=lambda x: x[:2])})
-    return [keep[i] for i in sorted(keep)]
+    """The matches listed (``Watch``) of ``records``, in fixture order."""
+    watch = Watch()
+    for r in records:
+        watch.add(r)
+    return watch.chosen()
 
 
 def write_page(
