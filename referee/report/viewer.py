@@ -103,14 +103,20 @@ class Watch:
             yield line
 
     def add(self, r: Mapping[str, Any]) -> None:
-        """Watch one journal line."""
-        item = (int(r["index"]), self.count, r)
-        self.count += 1
-        for heap, cap in ((self._recent, RECENT), (self._faulted, FAULTED if r.get("faults") else 0)):
-            if len(heap) < cap:
-                heapq.heappush(heap, item)
-            elif cap and item[:2] > heap[0][:2]:
-                heapq.heapreplace(heap, item)
+        """Watch one journal line (a later line wins a tie on the index: ``count`` grows)."""
+        index, seq = int(r["index"]), self.count
+        self.count = seq + 1
+        recent = self._recent
+        if len(recent) < RECENT:
+            heapq.heappush(recent, (index, seq, r))
+        elif index >= recent[0][0]:
+            heapq.heapreplace(recent, (index, seq, r))
+        if r.get("faults"):
+            faulted = self._faulted
+            if len(faulted) < FAULTED:
+                heapq.heappush(faulted, (index, seq, r))
+            elif index >= faulted[0][0]:
+                heapq.heapreplace(faulted, (index, seq, r))
 
     def chosen(self) -> list[Mapping[str, Any]]:
         """The listed lines, in fixture order."""
