@@ -53,11 +53,11 @@ def test_frames_give_the_views_play_sent(game_id: str, n: int) -> None:
 def test_a_move_out_of_turn_names_the_decision_and_the_match() -> None:
     game, options, moves, _, _ = played("drahtseilakt", 3, 4)
     wrong = moves[:2] + [Move((moves[2].seat + 1) % 3, 0, moves[2].action, BOT)] + moves[3:]
-    with pytest.raises(ReplayError, match=r"^decision 2 is seat \d's, the rules ask seat \d$"):
+    with pytest.raises(ReplayError, match=r"^decision 3 is seat \d's, the rules ask seat \d$"):
         list(frames(game, options, 4, 3, wrong))
     tr = Transcript(
         "m000007", 4, [m.seat for m in wrong], [m.action for m in wrong], "b" * len(wrong), [1] * len(wrong), {}, {}, {}
     )
     m = Match(game, options, {"id": "m000007", "seed": 4, "bots": ["a", "b", "c"]}, tr, "t")
-    with pytest.raises(ReplayError, match=r"^match m000007: decision 2 is seat"):
+    with pytest.raises(ReplayError, match=r"^match m000007: decision 3 is seat"):
         list(m.frames())

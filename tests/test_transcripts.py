@@ -67,12 +67,12 @@ def test_a_changed_action_is_named_with_its_decision(nimmt_run: Path, tmp_path: 
     rewrite_transcripts(out, lines)
     report = verify(out)
     assert not report.ok
-    assert str(report.problems[0]).startswith(f"match {lines[1]['id']}, decision 9 (seat ")
+    assert str(report.problems[0]).startswith(f"match {lines[1]['id']}, decision 10 (seat ")
     assert report.problems[0].field == "action" and "[999] is not legal" in report.problems[0].detail
     done = referee("verify", str(out))
-    assert done.returncode == 1 and done.stdout.startswith(f"FAILED {out}: match {lines[1]['id']}, decision 9")
+    assert done.returncode == 1 and done.stdout.startswith(f"FAILED {out}: match {lines[1]['id']}, decision 10")
     shown = referee("replay", str(out), lines[1]["id"])
-    assert shown.returncode == 2 and "decision 9 ([999]) is refused by the rules" in shown.stderr
+    assert shown.returncode == 2 and "decision 10 ([999]) is refused by the rules" in shown.stderr
     assert "Traceback" not in shown.stderr
 
 

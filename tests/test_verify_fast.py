@@ -182,9 +182,9 @@ def test_a_decision_marked_wrongly_is_named_exactly(
     legal = game.legal(game.setup(n, line["seed"], game.check_options(n, {})), 0)
     expected = legal[fallback_index(line["seed"], 0, 0, len(legal))]
     other = next(a for a in legal if a != expected)
-    rec = journal(out)[1]
+    rec = journal_lines(out)[1]
     seat0 = f"bot {rec['bots'][0]}" + (f" version {rec['versions'][0]}" if "versions" in rec else "")
-    want = f"match {line['id']}, decision 0 (seat 0's decision 0, {seat0}): "
+    want = f"match {line['id']}, decision 1 (seat 0's decision 0, {seat0}): "
     if how == "fallback-differs":
         line["by"], line["ms"][0], line["actions"][0] = "f" + line["by"][1:], None, list(other)
         want += f"action: {list(other)!r} marked as the fallback's, the fallback plays {expected!r}"

@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from referee.report.viewer import FAULTED, RECENT, select
+from referee.report.viewer import FAULTED, RECENT, Watch, select
 
 
 def reference(records: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -53,3 +53,11 @@ def test_select_holds_a_bounded_number_of_lines_from_a_stream() -> None:
     expected = set(range(20_000 - RECENT, 20_000)) | set(list(range(0, 20_000, 7))[-FAULTED:])
     assert [r["index"] for r in chosen] == sorted(expected)
     assert peak <= RECENT + FAULTED + 2
+
+
+def test_a_watch_passes_every_line_on_and_chooses_what_select_chooses() -> None:
+    rng = random.Random(3)
+    lines = [{"index": rng.randrange(900), "faults": [{"seat": 0}] if rng.random() < 0.4 else []} for _ in range(800)]
+    watch = Watch()
+    assert list(watch(iter(lines))) == lines
+    assert watch.count == 800 and watch.chosen() == select(lines) == reference(lines)

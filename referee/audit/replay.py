@@ -67,7 +67,7 @@ def render_text(m: Match, seat: int | None = None) -> Iterator[str]:
         ms = f" {mv.ms:.1f} ms" if mv.ms is not None else " (not asked)"
         extras = f" {escape(json.dumps(mv.extras))}" if mv.extras else ""
         yield (
-            f"#{f.index:<4} seat {mv.seat} {escape(bots[mv.seat])} d{mv.decision}: "
+            f"#{f.index + 1:<4} seat {mv.seat} {escape(bots[mv.seat])} d{mv.decision}: "
             f"{escape(json.dumps(mv.action))}{extras}  {who}{fault}{ms}  ({f.n_legal} legal)"
         )
         if mv.log:

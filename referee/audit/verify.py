@@ -62,7 +62,7 @@ class Problem:
         where = f"match {self.match}"
         if self.decision is not None:
             i, seat, d = self.decision
-            where += f", decision {i} (seat {seat}'s decision {d}{', ' + self.who if self.who else ''})"
+            where += f", decision {i + 1} (seat {seat}'s decision {d}{', ' + self.who if self.who else ''})"
         return f"{where}: {self.field}: {self.detail}"
 
 

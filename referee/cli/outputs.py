@@ -85,7 +85,12 @@ def verify(output_dir: Path, quiet: bool) -> None:
 @click.argument("output_dir", type=click.Path(path_type=Path))
 @click.argument("match")
 @click.option("--seat", type=int, default=None, help="Only this seat's decisions, with the view it was sent.")
-@click.option("--html", "html_out", is_flag=True, help="Write the match's replay page into OUTPUT_DIR/replays.")
+@click.option(
+    "--html",
+    "html_out",
+    is_flag=True,
+    help="Make the match's replay data; print the viewer page to open (OUTPUT_DIR/replays/index.html#MATCH).",
+)
 def replay(output_dir: Path, match: str, seat: int | None, html_out: bool) -> None:
     """Play MATCH of OUTPUT_DIR again from its transcript: every decision, who chose it,
     faults, bot logs, the result."""
@@ -98,9 +103,9 @@ def replay(output_dir: Path, match: str, seat: int | None, html_out: bool) -> No
         if seat is not None and not 0 <= seat < len(m.record["bots"]):
             raise ReplayError(f"--seat {seat}: the match has seats 0-{len(m.record['bots']) - 1}")
         if html_out:
-            from referee.report.viewer import write_replay_page
+            from referee.report.viewer import write_replay
 
-            click.echo(str(write_replay_page(output_dir, m)))
+            click.echo(f"{write_replay(output_dir, m)}#{m.record['id']}")
             return
         for line in render_text(m, seat):
             click.echo(line)

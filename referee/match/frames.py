@@ -37,20 +37,26 @@ def frames(
     view its seat was sent; with ``after``, every seat's view once the decision is applied
     (what a spectator sees next). A move the rules refuse raises ReplayError."""
     state = game.setup(n, seed, options)
+    # with ``after``, the views after the last decision are the views a group is sent next
+    # (the state has not changed since): computed once, not twice
+    now = [game.view(state, k) for k in range(n)] if after else None
     i = 0
     while not game.is_over(state) and i < len(moves):
-        group = [(s, game.view(state, s), len(game.legal(state, s))) for s in game.to_act(state)]
+        group = [
+            (s, now[s] if now is not None else game.view(state, s), len(game.legal(state, s)))
+            for s in game.to_act(state)
+        ]
         for s, view, n_legal in group:
             if i >= len(moves):
                 return
             mv = moves[i]
             if mv.seat != s:
-                raise ReplayError(f"decision {i} is seat {mv.seat}'s, the rules ask seat {s}")
+                raise ReplayError(f"decision {i + 1} is seat {mv.seat}'s, the rules ask seat {s}")
             try:
                 state = game.apply(state, s, mv.action)
             except IllegalAction as exc:
                 raise ReplayError(
-                    f"decision {i} ({json.dumps(mv.action)[:80]}) is refused by the rules: {exc} "
+                    f"decision {i + 1} ({json.dumps(mv.action)[:80]}) is refused by the rules: {exc} "
                     "(referee verify checks the whole folder)"
                 ) from exc
             if mv.extras:
@@ -59,3 +65,5 @@ def frames(
             views = [game.view(state, k) for k in range(n)] if after else None
             yield Frame(i, mv, view, n_legal, views)
             i += 1
+        if after:
+            now = views

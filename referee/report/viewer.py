@@ -1,16 +1,17 @@
-"""The replay viewer: ``OUT/replays/index.html`` (a match list) and one self-contained
-page per listed match (``OUT/replays/<match>.html``) that works offline from disk.
+"""The replay viewer: ONE page, ``OUT/replays/index.html``, that works offline from disk.
 
-A replay page carries its match inline (no fetch: Chromium refuses fetch on file://):
-every decision with who chose it, faults, response times and the bot's log, the view
-the deciding seat was sent, and every seat's view after each decision (the match's
-frames, ``match.frames``). Identical views are stored once. The page steps
-forward/back/plays, shows the whole table (spectator: public state and every hand) or
-exactly what one seat was sent, drawn per game as cards.
+Opened plain, it lists matches (sortable, filtered by bot, matches with faults marked).
+Opened as ``index.html#m000042`` it shows that match, ``#m000042/17`` at decision 17
+(decisions are numbered from 1; 0 is the deal) and ``#m000042/s2d5`` at seat 2's decision
+5 (the ``decision`` number that seat was sent). It loads the match's replay data
+(``store.replay_data``: ``replays/data/<match>.js``) as a script added at run time (no
+fetch: Chromium refuses fetch on file://) and steps through it: the whole table or exactly
+what one seat may see, drawn per game as cards; every decision with who chose it, faults,
+response times and the bot's log; the seed as an exact string; links to the bots' pages.
 
-At a million matches not every page can be written: the list holds the most recent
-``RECENT`` matches and up to ``FAULTED`` matches with faults (the most recent ones);
-``referee replay OUT MATCH --html`` writes the page of any other match.
+Publishing makes the data of the listed matches only, never again for a match that has
+it: the ``RECENT`` most recent and up to ``FAULTED`` most recent with faults. Any other
+match: ``referee replay OUT MATCH --html`` makes its data, and the same page shows it.
 """
 
 from __future__ import annotations
@@ -18,234 +19,200 @@ from __future__ import annotations
 import heapq
 import html
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.errors import ReplayError
 from referee.games import get_game
-from referee.record import FALLBACK
+from referee.report.names import bot_files
 from referee.report.progress import OnProgress, nothing
-from referee.store import transcripts
+from referee.store import replay_data, transcripts
 from referee.store.files import atomic_write
 from referee.store.matches import Match, match_of
 from referee.store.tournament_file import load_output_dir
 
 FOLDER = "replays"
-RECENT = 100  # most recent matches listed and given a page
+RECENT = 100  # most recent matches listed, with their replay data made at publish
 FAULTED = 200  # and up to this many matches with faults
+Progress = Callable[[int, int], None]
 
 
-def write_replays(out: Path, on_progress: OnProgress = nothing) -> list[Path]:
-    """Write the match list and the pages of its matches into ``out/replays``; nothing
-    when the folder has no transcripts. Returns the pages written (``on_progress`` is told
-    of each)."""
+def write_replays(out: Path, on_progress: OnProgress = nothing, watch: Watch | None = None) -> list[Path]:
+    """Write the viewer page and the replay data of its listed matches that lack it into
+    ``out/replays``; nothing when the folder has no transcripts. ``watch``: the listed
+    matches, chosen as the leaderboard read the journal (else the journal is read again).
+    ``on_progress`` is told of each match done. Returns the files written."""
     if not transcripts.exists(out):
         return []
     tournament, lines = load_output_dir(out)
-    counted = _Counted(lines)
-    chosen = select(counted)  # streamed: at most RECENT + FAULTED lines are held
-    by_id = {str(r["id"]): r for r in chosen}
-    found = transcripts.find_many(out, set(by_id))
-    folder = out / FOLDER
-    folder.mkdir(exist_ok=True)
+    if watch is None:
+        watch = Watch()
+        for line in lines:
+            watch.add(line)
+    chosen = watch.chosen()
     settings = tournament["settings"]
     game = get_game(settings["game"])
+    missing = {str(r["id"]): r for r in chosen if not replay_data.present(out, r)}
+    found = transcripts.find_many(out, set(missing)) if missing else {}
     written = []
-    for done, (mid, rec) in enumerate(by_id.items()):
-        on_progress(done, len(by_id), "replay pages")
-        tr = found.get(mid)
-        if tr is None:
-            continue
-        written.append(write_replay_page(out, match_of(game, settings, rec, tr)))
-    on_progress(len(by_id), len(by_id), "replay pages")
-    atomic_write(folder / "index.html", render_list(settings, chosen, counted.count, set(found)))
+    for done, r in enumerate(chosen, 1):
+        tr = found.get(str(r["id"]))
+        if tr is not None:
+            try:
+                written.append(replay_data.write(out, match_of(game, settings, r, tr)))
+            except ReplayError:  # a transcript the rules refuse costs its replay only (verify names it)
+                del found[str(r["id"])]
+        on_progress(done, len(chosen), "replay data")
+    with_data = {str(r["id"]) for r in chosen if str(r["id"]) not in missing or str(r["id"]) in found}
+    write_page(out, settings, chosen, watch.count, with_data)
     return written
 
 
-class _Counted:
-    """An iterable of journal lines that counts what it yields."""
+def write_replay(out: Path, m: Match) -> Path:
+    """Make the replay data of ``m`` (``referee replay --html``), and the viewer page when
+    the folder has none; return the page's path (open it with ``#<match>``)."""
+    replay_data.write(out, m)
+    page = out / FOLDER / "index.html"
+    if not page.is_file():
+        tournament, lines = load_output_dir(out)
+        watch = Watch()
+        for line in lines:
+            watch.add(line)
+        chosen = watch.chosen()
+        ids = {str(r["id"]) for r in chosen if replay_data.present(out, r)}
+        write_page(out, tournament["settings"], chosen, watch.count, ids)
+    return page
 
-    def __init__(self, lines: Iterable[Mapping[str, Any]]) -> None:
-        self.lines = lines
+
+class Watch:
+    """Chooses the listed matches from journal lines as they go by (``watch(lines)`` yields
+    them on to another reader, so publishing reads the journal once): the ``RECENT`` most
+    recent by fixture index and the ``FAULTED`` most recent with faults (of lines with the
+    same index, the last). Holds at most ``RECENT + FAULTED`` lines."""
+
+    def __init__(self) -> None:
         self.count = 0
+        self._recent: list[tuple[int, int, Mapping[str, Any]]] = []
+        self._faulted: list[tuple[int, int, Mapping[str, Any]]] = []
 
-    def __iter__(self) -> Iterator[Mapping[str, Any]]:
-        for line in self.lines:
-            self.count += 1
+    def __call__(self, lines: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+        """``lines`` unchanged, each one watched."""
+        for line in lines:
+            self.add(line)
             yield line
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        """Watch one journal line (a later line wins a tie on the index: ``count`` grows)."""
+        index, seq = int(r["index"]), self.count
+        self.count = seq + 1
+        recent = self._recent
+        if len(recent) < RECENT:
+            heapq.heappush(recent, (index, seq, r))
+        elif index >= recent[0][0]:
+            heapq.heapreplace(recent, (index, seq, r))
+        if r.get("faults"):
+            faulted = self._faulted
+            if len(faulted) < FAULTED:
+                heapq.heappush(faulted, (index, seq, r))
+            elif index >= faulted[0][0]:
+                heapq.heapreplace(faulted, (index, seq, r))
+
+    def chosen(self) -> list[Mapping[str, Any]]:
+        """The listed lines, in fixture order."""
+        keep = {i: r for i, _, r in sorted(self._recent, key=lambda x: x[:2])}
+        keep.update({i: r for i, _, r in sorted(self._faulted, key=lambda x: x[:2])})
+        return [keep[i] for i in sorted(keep)]
 
 
 def select(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The matches listed: the ``RECENT`` most recent by fixture index and the ``FAULTED``
-    most recent with faults, in fixture order (of lines with the same index, the last).
-    One pass, holding at most ``RECENT + FAULTED`` lines."""
-    recent: list[tuple[int, int, Mapping[str, Any]]] = []
-    faulted: list[tuple[int, int, Mapping[str, Any]]] = []
-    for seq, r in enumerate(records):
-        item = (int(r["index"]), seq, r)
-        for heap, cap, wanted in ((recent, RECENT, True), (faulted, FAULTED, bool(r.get("faults")))):
-            if not wanted:
-                continue
-            if len(heap) < cap:
-                heapq.heappush(heap, item)
-            elif item[:2] > heap[0][:2]:
-                heapq.heapreplace(heap, item)
-    keep = {i: r for i, _, r in sorted(recent, key=lambda x: x[:2])}
-    keep.update({i: r for i, _, r in sorted(faulted, key=lambda x: x[:2])})
-    return [keep[i] for i in sorted(keep)]
+    """The matches listed (``Watch``) of ``records``, in fixture order."""
+    watch = Watch()
+    for r in records:
+        watch.add(r)
+    return watch.chosen()
 
 
-def write_replay_page(out: Path, m: Match) -> Path:
-    """Write the replay page of ``m`` into ``out/replays``; return its path."""
+def write_page(
+    out: Path, settings: Mapping[str, Any], chosen: Sequence[Mapping[str, Any]], total: int, with_data: set[str]
+) -> Path:
+    """Write ``out/replays/index.html`` (``render_page``); pages of older referees, one file
+    per match beside it, are removed: this page replaces them."""
     folder = out / FOLDER
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{m.record['id']}.html"
-    atomic_write(path, render_replay(m))
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.html"):
+        if old.name != "index.html":
+            old.unlink()
+    path = folder / "index.html"
+    atomic_write(path, render_page(settings, chosen, total, with_data))
     return path
 
 
-def match_data(m: Match) -> dict[str, Any]:
-    """What the replay page draws, JSON-ready. Views are stored once each and referred to
-    by index; a view is stored as its difference from the seat's previous one (keys set,
-    lists appended to, keys gone), so a page stays small however long the history grows."""
-    rec, game = m.record, m.game
-    n = len(rec["bots"])
-    views: list[dict[str, Any]] = []
-    index: dict[str, int] = {}
-    last: dict[int, tuple[int, Any]] = {}  # seat -> (index, view) of its latest stored view
-
-    def ref(view: Any, seat: int) -> int:
-        key = json.dumps(view, sort_keys=True, separators=(",", ":"))
-        if key not in index:
-            index[key] = len(views)
-            prev = last.get(seat)
-            views.append(_delta(prev, view) if prev is not None else {"f": view})
-        last[seat] = (index[key], view)
-        return index[key]
-
-    state = game.setup(n, rec["seed"], m.options)
-    start = [ref(game.view(state, s), s) for s in range(n)]
-    steps = []
-    for f in m.frames(after=True):
-        mv = f.move
-        steps.append(
-            {
-                "seat": mv.seat,
-                "decision": mv.decision,
-                "action": mv.action,
-                "by": "fallback" if mv.by == FALLBACK else "bot",
-                "fault": mv.fault,
-                "ms": mv.ms,
-                "extras": mv.extras,
-                "log": mv.log,
-                "legal": f.n_legal,
-                "sent": ref(f.sent, mv.seat),
-                "after": [ref(v, s) for s, v in enumerate(f.after or ())],
-            }
-        )
-    return {
-        "tournament": m.tournament,
+def render_page(
+    settings: Mapping[str, Any], chosen: Sequence[Mapping[str, Any]], total: int, with_data: set[str]
+) -> str:
+    """The viewer page: the match list, and the viewer of the match named after ``#``."""
+    e = html.escape
+    names = [str(b) for b in settings.get("bots", [])]
+    pages = bot_files(names)
+    game = get_game(str(settings["game"]))
+    rows = "".join(_row(r, pages, str(r["id"]) in with_data) for r in chosen)
+    options = "".join(f'<option value="{e(b)}">{e(b)}</option>' for b in sorted(names))
+    name = e(str(settings.get("name", "")))
+    about = {
+        "tournament": str(settings.get("name", "")),
         "game": game.info.id,
         "title": game.info.title,
-        "id": rec["id"],
-        "seed": rec["seed"],
-        "bots": rec["bots"],
-        "scores": rec["scores"],
-        "ranks": rec["ranks"],
-        "faults": rec.get("faults", []),
-        "start": start,
-        "steps": steps,
-        "views": views,
+        "pages": pages,
+        "recent": RECENT,
+        "faulted": FAULTED,
     }
-
-
-def render_replay(m: Match) -> str:
-    """The self-contained replay page of ``m``."""
-    data = _script_json(match_data(m))
-    title = html.escape(f"{m.tournament} {m.record['id']}: replay")
+    note = (
+        f"{len(chosen)} of {total} matches listed: the {RECENT} most recent and up to {FAULTED} with faults "
+        "(marked). Every match of a bot is on its page; a match without replay data here: "
+        "<code>referee replay OUT MATCH --html</code> makes it, this page then shows it."
+    )
     return (
         "<!doctype html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-        f"<style>{_CSS}</style></head><body>\n"
-        '<header><a href="index.html">\u2190 matches</a> <h1 id="title"></h1><p id="result"></p></header>\n'
-        '<nav><button id="first">|&lt;</button><button id="back">&lt; back</button>'
-        '<button id="play">play</button><button id="next">next &gt;</button><button id="last">&gt;|</button>'
-        ' <input id="slider" type="range" min="0" value="0"> <span id="pos"></span>'
-        ' <label>view <select id="who"><option value="-1">spectator (whole table)</option></select></label></nav>\n'
-        '<main><section id="board"></section><aside><h2>Decision</h2><div id="decision"></div>'
-        '<h2>Bot log</h2><pre id="log"></pre><h2>Decisions</h2><ol id="moves" start="0"></ol></aside></main>\n'
-        f'<script id="match" type="application/json">{data}</script>\n'
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{name}: matches and replays</title><style>{_CSS}</style></head><body>\n"
+        f'<header><a href="../index.html">\u2190 leaderboard</a> <a href="#" id="to-list" hidden>\u2190 matches</a>'
+        f' <h1 id="title">{name}: matches</h1><p id="result"></p></header>\n'
+        f'<section id="list"><p class="note">{note}</p>'
+        f'<p><label>bot <select id="bot"><option value="">all bots</option>{options}</select></label> '
+        '<label><input type="checkbox" id="only-faults"> only matches with faults</label></p>'
+        '<div class="scroll"><table id="matches"><thead><tr><th data-col="id">match</th>'
+        '<th>seats: bot, score, rank</th><th data-col="faults">faults</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div></section>\n"
+        f"{_VIEWER_HTML}"
+        f'<script id="about" type="application/json">{_script_json(about)}</script>\n'
         f"<script>{_JS}</script></body></html>\n"
     )
 
 
-def render_list(
-    settings: Mapping[str, Any], chosen: Sequence[Mapping[str, Any]], total: int, with_page: set[str]
-) -> str:
-    """The match list: sortable, filterable by bot, faulted matches highlighted."""
+def _row(r: Mapping[str, Any], pages: Mapping[str, str], has_data: bool) -> str:
+    """One row of the match list."""
     e = html.escape
-    bots = sorted(settings.get("bots", []))
-    rows = []
-    for r in chosen:
-        mid = str(r["id"])
-        faults = len(r.get("faults", ()))
-        seats = "".join(
-            f'<span class="seat" data-bot="{e(b)}">{e(b)} <b>{s:g}</b> <i>#{k}</i></span>'
-            for b, s, k in zip(r["bots"], r["scores"], r["ranks"])
-        )
-        link = f'<a href="{e(mid)}.html">{e(mid)}</a>' if mid in with_page else e(mid)
-        rows.append(
-            f'<tr data-id="{e(mid)}" data-index="{r["index"]}" data-faults="{faults}" '
-            f'data-bots="{e(json.dumps(sorted(set(r["bots"]))))}"{" class=faulted" if faults else ""}>'
-            f'<td data-col="id" data-sort="{r["index"]}">{link}</td><td data-col="seats">{seats}</td>'
-            f'<td data-col="faults" data-sort="{faults}">{faults or ""}</td></tr>'
-        )
-    options = "".join(f'<option value="{e(b)}">{e(b)}</option>' for b in bots)
-    name = e(str(settings.get("name", "")))
+    mid = str(r["id"])
+    faults = len(r.get("faults", ()))
+    seats = "".join(
+        f'<span class="seat" data-bot="{e(b)}">{_bot_link(b, pages)} <b>{s:g}</b> <i>#{k}</i></span> '
+        for b, s, k in zip(r["bots"], r["scores"], r["ranks"])
+    )
+    link = f'<a href="#{e(mid)}">{e(mid)}</a>' if has_data else f'{e(mid)} <span class="note">(no data)</span>'
     return (
-        "<!doctype html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><title>{name}: matches</title><style>{_CSS}</style></head>'
-        f'<body><header><a href="../index.html">\u2190 leaderboard</a><h1>{name}: matches</h1>'
-        f'<p class="note">{len(chosen)} of {total} matches listed: the {RECENT} most recent and up to {FAULTED} '
-        "with faults (highlighted). Any other match: <code>referee replay OUT MATCH --html</code> writes its "
-        "page here, <code>referee replay OUT MATCH</code> prints it.</p></header>"
-        f'<p><label>bot <select id="bot"><option value="">all bots</option>{options}</select></label> '
-        '<label><input type="checkbox" id="only-faults"> only matches with faults</label></p>'
-        '<table id="matches"><thead><tr><th data-col="id">match</th><th>seats: bot, score, rank</th>'
-        '<th data-col="faults">faults</th></tr></thead><tbody>'
-        + "".join(rows)
-        + f"</tbody></table><script>{_LIST_JS}</script></body></html>\n"
+        f'<tr data-id="{e(mid)}" data-index="{r["index"]}" data-faults="{faults}" '
+        f'data-bots="{e(json.dumps(sorted(set(r["bots"]))))}"{" class=faulted" if faults else ""}>'
+        f'<td data-col="id" data-sort="{r["index"]}">{link}</td><td data-col="seats">{seats}</td>'
+        f'<td data-col="faults" data-sort="{faults}">{faults or ""}</td></tr>'
     )
 
 
-def _delta(prev: tuple[int, Any], view: Any) -> dict[str, Any]:
-    """``view`` as a difference from ``prev`` (index, view): keys set, lists appended to,
-    keys deleted; the whole view when either is not a JSON object."""
-    base_i, base = prev
-    if not isinstance(view, dict) or not isinstance(base, dict):
-        return {"f": view}
-    put: dict[str, Any] = {}
-    app: dict[str, Any] = {}
-    for k, v in view.items():
-        old = base.get(k, _MISSING)
-        if old == v and type(old) is type(v):
-            continue
-        if isinstance(v, list) and isinstance(old, list) and 0 < len(old) < len(v) and v[: len(old)] == old:
-            app[k] = v[len(old) :]
-        else:
-            put[k] = v
-    out: dict[str, Any] = {"b": base_i}
-    if put:
-        out["set"] = put
-    if app:
-        out["app"] = app
-    gone = [k for k in base if k not in view]
-    if gone:
-        out["del"] = gone
-    return out
-
-
-_MISSING = object()
+def _bot_link(name: str, pages: Mapping[str, str]) -> str:
+    e = html.escape
+    stem = pages.get(name)
+    return f'<a class="bot" href="../bots/{e(stem)}.html">{e(name)}</a>' if stem else e(name)
 
 
 def _script_json(doc: Any) -> str:
@@ -254,13 +221,27 @@ def _script_json(doc: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+_VIEWER_HTML = (
+    '<section id="viewer" hidden><p id="status" class="note"></p><div id="match" hidden>'
+    '<nav><button id="first" title="the deal">|&lt;</button><button id="back">&lt; back</button>'
+    '<button id="play">play</button><button id="next">next &gt;</button><button id="last">&gt;|</button>'
+    '<input id="slider" type="range" min="0" value="0" aria-label="decision"> <span id="pos"></span>'
+    ' <label>view <select id="who"><option value="-1">spectator (whole table)</option></select></label></nav>\n'
+    '<main><section id="board"></section><aside><h2>Decision</h2><div id="decision"></div>'
+    '<h2>Bot log</h2><pre id="log"></pre><h2>Decisions</h2><ol id="moves"></ol></aside></main></div></section>\n'
+)
+
 _CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em;color:#222}
-header h1{display:inline;font-size:1.3em;margin-left:1em} nav{margin:.6em 0} nav button{margin-right:.2em}
-main{display:flex;gap:1.5em;align-items:flex-start} #board{flex:3} aside{flex:2;max-width:34em}
-#moves{max-height:22em;overflow:auto;font:12px monospace;padding-left:3em} #moves li.cur{background:#ffe9a8}
-#moves li.fb,.faulted{background:#fde2e1} pre#log{white-space:pre-wrap;background:#f5f5f5;padding:.4em;
-min-height:1.5em;max-height:14em;overflow:auto}
+body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em;color:#222;overflow-wrap:break-word}
+header h1{display:inline;font-size:1.3em;margin-left:.6em} a.bot{color:inherit}
+nav{margin:.6em 0;display:flex;flex-wrap:wrap;gap:.3em;align-items:center} #slider{flex:1 1 8em;min-width:6em}
+main{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start} #board{flex:3 1 22em;min-width:0}
+aside{flex:2 1 18em;min-width:0;max-width:40em} aside h2{font-size:1.05em;margin:.6em 0 .2em}
+#moves{position:relative;max-height:22em;overflow:auto;font:12px monospace;padding-left:3.5em;margin:0}
+#moves li{cursor:pointer} #moves li.cur{background:#ffe9a8;outline:1px solid #e0a800}
+#moves li.fb,.faulted{background:#fde2e1} pre{white-space:pre-wrap;overflow-wrap:anywhere}
+pre#log{background:#f5f5f5;padding:.4em;min-height:1.5em;max-height:14em;overflow:auto}
+details pre{max-height:20em;overflow:auto;background:#f8f8f8;font-size:12px}
 .card{display:inline-block;min-width:1.9em;padding:.35em .25em;margin:.12em;border:1px solid #888;
 border-radius:5px;background:#fff;text-align:center;font-weight:600;box-shadow:1px 1px 0 #ccc}
 .card.h2{background:#e8f1fb}.card.h3{background:#fdf1d6}.card.h5{background:#fbdcdc}.card.h7{background:#e8c7f0}
@@ -269,49 +250,53 @@ border-radius:5px;background:#fff;text-align:center;font-weight:600;box-shadow:1
 .seatbox.acting{border-color:#e0a800;background:#fffaf0} .label{color:#666;font-size:12px;margin-right:.5em}
 .stick{display:inline-block;width:.5em;height:1.4em;margin:0 1px;border-radius:2px}
 .red{background:#d9534f}.blue{background:#3b78c2} .token{display:inline-block;width:.9em;height:.9em;
-border-radius:50%;background:#d4a017;margin:0 1px} table{border-collapse:collapse} td,th{padding:.25em .6em;
-border-bottom:1px solid #eee;text-align:left} th{cursor:pointer} .seat{margin-right:1em} .note{color:#555}
+border-radius:50%;background:#d4a017;margin:0 1px} .scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse} td,th{padding:.25em .6em;border-bottom:1px solid #eee;text-align:left;
+vertical-align:top} th,td[data-col=id]{white-space:nowrap} th{cursor:pointer} .seat{display:inline-block;margin-right:1em} .note{color:#555}
+#seed{font-family:monospace;user-select:all} #status{font-size:1.05em}
+@media (max-width:700px){body{margin:0 .6em} main{display:block} aside{max-width:none}
+ header h1{display:block;margin:.3em 0} #moves{max-height:16em}}
 """
 
-_LIST_JS = r"""
+_JS = r"""
 (function(){
+const A=JSON.parse(document.getElementById('about').textContent);
+const $=id=>document.getElementById(id);
+const esc=s=>String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+const ctl=s=>String(s).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+  c=>'\\u'+c.charCodeAt(0).toString(16).padStart(4,'0'));
+// the match list: filter by bot and faults, sort by a column
 const tb=document.querySelector('#matches tbody');
-const bot=document.getElementById('bot'), only=document.getElementById('only-faults');
+const bot=$('bot'), only=$('only-faults');
 function filter(){for(const tr of tb.rows){const bots=JSON.parse(tr.dataset.bots);
  tr.hidden=(bot.value&&!bots.includes(bot.value))||(only.checked&&tr.dataset.faults==='0');}}
 bot.onchange=filter; only.onchange=filter;
-let dir={};
+const dir={};
 for(const th of document.querySelectorAll('#matches th[data-col]')){th.onclick=()=>{const c=th.dataset.col;
  dir[c]=-(dir[c]||-1); const rows=[...tb.rows];
  rows.sort((a,b)=>dir[c]*(Number(a.querySelector(`td[data-col=${c}]`).dataset.sort)-
    Number(b.querySelector(`td[data-col=${c}]`).dataset.sort)));
  rows.forEach(r=>tb.appendChild(r));};}
-})();
-"""
-
-_JS = r"""
-(function(){
-const M=JSON.parse(document.getElementById('match').textContent);
-const N=M.bots.length, S=M.steps.length, cache=[];
-function V(i){if(cache[i])return cache[i];const e=M.views[i];let v;
- if('f' in e)v=e.f;else{const b=V(e.b);v=Object.assign({},b);for(const k in e.set||{})v[k]=e.set[k];
-  for(const k in e.app||{})v[k]=b[k].concat(e.app[k]);for(const k of e.del||[])delete v[k];}
- return cache[i]=v;}
-let k=0, timer=null;
-const $=id=>document.getElementById(id);
-const esc=s=>String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
-const ctl=s=>String(s).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
-  c=>'\\u'+c.charCodeAt(0).toString(16).padStart(4,'0'));
+// the viewer: a match's data is a script that calls replayData(doc)
+const loaded={};
+window.replayData=doc=>{if(doc&&typeof doc.id==='string')loaded[doc.id]=doc;};
+let M=null,N=0,S=0,k=0,timer=null,cache=[],cur=null;
+const listTitle=$('title').textContent;
+function V(i){if(cache[i])return cache[i];const chain=[];let j=i;
+ while(!cache[j]){chain.push(j);const e=M.views[j];if('f' in e)break;j=e.b;}
+ for(let t=chain.length-1;t>=0;t--){const x=chain[t],e=M.views[x];let v;
+  if('f' in e)v=e.f;else{const b=cache[e.b];v=Object.assign({},b);for(const key in e.set||{})v[key]=e.set[key];
+   for(const key in e.app||{})v[key]=b[key].concat(e.app[key]);for(const key of e.del||[])delete v[key];}
+  cache[x]=v;}
+ return cache[i];}
+function seatName(s){return `seat ${s} <b>${esc(M.bots[s])}</b>`;}
+function botLink(b){const p=A.pages[b];return p===undefined?esc(b):`<a class="bot" href="../bots/${esc(p)}.html">${esc(b)}</a>`;}
+const R={};
 function heads(c){return c==55?7:c%11==0?5:c%10==0?3:c%5==0?2:1;}
-function card(c,cls){cls=cls||'';if(typeof c==='number'&&M.game==='nimmt_plus'&&c>0)cls+=' h'+heads(c);
+function card(c,cls){cls=cls||'';if(typeof c==='number'&&A.game==='nimmt_plus'&&c>0)cls+=' h'+heads(c);
  return `<span class="card ${cls}" data-card="${esc(c)}">${esc(c)}</span>`;}
 function cards(list,cls){return (list||[]).map(c=>card(c,cls)).join('');}
 function backs(n){return Array.from({length:n||0},()=>'<span class="card back">?</span>').join('');}
-function seatName(s){return `seat ${s} <b>${esc(M.bots[s])}</b>`;}
-// views at step k: after k decisions (k=0: the deal)
-function viewsAt(k){return k===0?M.start.map(V):M.steps[k-1].after.map(V);}
-function hands(vs,own){return vs.map((v,s)=>(own===undefined||own===s)?v:null);}
-const R={};
 R.nimmt_plus=(pub,vs,acting)=>{let h=`<p class="label">hand ${pub.hand_number}/${pub.hands_total}, turn ${pub.turn_number}</p>`;
  h+=pub.rows.map((r,i)=>`<div class="row" data-row="${i}"><span class="label">row ${i}</span>${cards(r)}</div>`).join('');
  const last=(pub.history||[]).slice(-1)[0];
@@ -345,36 +330,65 @@ R.dieci=(pub,vs,acting)=>{let h=`<p class="label">manche ${pub.manche}, dealer s
   ${'<span class="token"></span>'.repeat(pub.tokens[s]||0)} <span class="label">${pub.tokens[s]} tokens${out?', out':''}${rev!=null?', blocks with '+esc(rev):''}</span>
   <div class="hand">${v?(v.card!=null?card(v.card):''):(out?'':backs(1))}</div></div>`;}).join('');
  return h;};
-function board(k,who){const vs=viewsAt(k);const next=k<S?M.steps[k]:null;const acting=next?[next.seat]:[];
- if(who<0)return (R[M.game]||raw)(vs[0],vs,acting);
- // one seat: exactly the last view it was sent (at its latest decision up to this point)
- let sent=null;for(let i=k-1;i>=0;i--)if(M.steps[i].seat===who){sent=V(M.steps[i].sent);break;}
- if(next&&next.seat===who)sent=V(next.sent);
- if(!sent)sent=V(M.start[who]);
- const only=hands(Array(N).fill(null),who);only[who]=sent;
- return `<p class="label">what seat ${who} was sent</p>`+(R[M.game]||raw)(sent,only,acting)+
-  `<details><summary>raw view</summary><pre>${esc(JSON.stringify(sent,null,1))}</pre></details>`;}
 function raw(pub){return `<pre>${esc(JSON.stringify(pub,null,1))}</pre>`;}
-function line(s,i){return `${seatName(s.seat)} d${s.decision}: ${esc(JSON.stringify(s.action))}${s.by==='fallback'?' <b>fallback</b>':''}${s.fault?' <b>['+esc(s.fault)+']</b>':''}${s.ms!=null?' '+s.ms.toFixed(1)+' ms':''}`;}
+// step k: after k decisions (0: the deal); decision k is entry k-1 of the columns
+function viewsAt(k){return (k===0?M.start:M.after[k-1]).map(V);}
+function board(k,who){const vs=viewsAt(k);const acting=k>0?[M.seat[k-1]]:[];const draw=R[A.game]||raw;
+ if(who<0)return draw(vs[0],vs,acting);
+ const only=Array(N).fill(null);only[who]=vs[who];
+ return `<p class="label">what seat ${who} may see ${k?'after decision '+k:'at the deal'}</p>`+draw(vs[who],only,acting)+
+  `<details><summary>raw view</summary><pre>${esc(JSON.stringify(vs[who],null,1))}</pre></details>`;}
+function line(i){const by=M.by[i]==='f',f=(M.fault||{})[i],ms=M.ms[i];
+ return `${seatName(M.seat[i])}: ${esc(JSON.stringify(M.action[i]))}${by?' <b>fallback</b>':''}${f?' <b>['+esc(f)+']</b>':''}${ms!=null?' '+ms.toFixed(1)+' ms':''}`;}
+function detail(i){const s=M.seat[i],d=M.decision[i];
+ const f=(M.faults||[]).find(x=>x.phase==='act'&&x.seat===s&&x.decision===d);const ex=(M.extras||{})[i];
+ return `<b>decision ${i+1}</b> ${line(i)}<br><span class="label">its decision ${d} (the number it was sent); ${M.legal[i]} legal actions${ex?'; '+esc(JSON.stringify(ex)):''}</span>`+
+  (f?`<br><span class="label">fault: ${esc(f.kind)}: ${esc(ctl(f.detail||''))}</span>`:'')+
+  `<details><summary>what seat ${s} was sent</summary><pre>${esc(JSON.stringify(V(M.sent[i]),null,1))}</pre></details>`;}
 function show(){const who=Number($('who').value);$('board').innerHTML=board(k,who);
- $('pos').textContent=`decision ${k} of ${S}`;$('slider').value=k;$('board').dataset.step=k;
- const s=k>0?M.steps[k-1]:null;
- $('decision').innerHTML=s?`${line(s)}<br><span class="label">${s.legal} legal actions${s.extras?'; '+esc(JSON.stringify(s.extras)):''}</span>`:'the deal';
- $('log').textContent=s&&s.log?ctl(s.log):'';
- for(const li of $('moves').children)li.classList.toggle('cur',Number(li.value)===k-1);}
-$('title').textContent=`${M.tournament} ${M.id} (${M.title}), seed ${M.seed}`;
-$('result').innerHTML=M.bots.map((b,s)=>`${seatName(s)}: ${M.scores[s]} (rank ${M.ranks[s]})`).join(' &middot; ')+
- (M.faults.length?` &middot; <b>${M.faults.length} fault(s)</b>`:'');
-M.bots.forEach((b,s)=>{const o=document.createElement('option');o.value=s;o.textContent=`seat ${s}: ${b}`;$('who').appendChild(o);});
-$('moves').innerHTML=M.steps.map((s,i)=>`<li value="${i}" class="${s.by==='fallback'?'fb':''}">${line(s)}${s.log?' \u270e':''}</li>`).join('');
-for(const li of $('moves').children)li.onclick=()=>{k=Number(li.value)+1;show();};
-$('slider').max=S;
-const go=n=>{k=Math.max(0,Math.min(S,n));show();};
+ $('pos').textContent=k?`decision ${k} of ${S}`:`the deal, before decision 1 of ${S}`;$('slider').value=k;$('board').dataset.step=k;
+ $('decision').innerHTML=k?detail(k-1):'the deal';
+ const lg=k?(M.log||{})[k-1]:null;$('log').textContent=lg?ctl(lg):'';
+ if(cur)cur.classList.remove('cur');cur=k?$('moves').children[k-1]:null;
+ if(cur){cur.classList.add('cur');const box=$('moves'),top=cur.offsetTop,bot=top+cur.offsetHeight;
+  if(top<box.scrollTop||bot>box.scrollTop+box.clientHeight)box.scrollTop=Math.max(0,top-box.clientHeight/2);}
+ history.replaceState(null,'',`#${M.id}/${k}`);}
+function go(n){k=Math.max(0,Math.min(S,n));show();}
+function stop(){if(timer){clearInterval(timer);timer=null;}$('play').textContent='play';}
+function open(doc){M=doc;N=M.bots.length;S=M.seat.length;cache=[];cur=null;
+ $('title').innerHTML=`${esc(A.tournament)} ${esc(M.id)} <span class="label">(${esc(A.title)})</span>`;
+ $('result').innerHTML=`seed <span id="seed">${esc(M.seed)}</span> &middot; `+M.bots.map((b,s)=>`seat ${s} ${botLink(b)}: ${esc(M.scores[s])} (rank ${esc(M.ranks[s])})`).join(' &middot; ')+
+  ((M.faults||[]).length?` &middot; <b>${M.faults.length} fault(s)</b>`:'');
+ const who=$('who');while(who.options.length>1)who.remove(1);who.value='-1';
+ M.bots.forEach((b,s)=>{const o=document.createElement('option');o.value=s;o.textContent=`seat ${s}: ${b}`;who.appendChild(o);});
+ $('moves').innerHTML=M.seat.map((s,i)=>`<li value="${i+1}" class="${M.by[i]==='f'?'fb':''}">${line(i)}${(M.log||{})[i]?' \u270e':''}</li>`).join('');
+ for(const li of $('moves').children)li.onclick=()=>go(Number(li.value));
+ $('slider').max=S;$('status').textContent='';$('match').hidden=false;}
+function stepOf(seat,d){for(let i=0;i<S;i++)if(M.seat[i]===seat&&M.decision[i]===d)return i+1;return 0;}
+function missing(id){$('match').hidden=true;$('title').textContent=`${A.tournament} ${id}`;$('result').textContent='';
+ $('status').innerHTML=`No replay data for ${esc(id)} in this folder (it holds the data of the ${A.recent} most recent matches and up to ${A.faulted} with faults). `+
+  `Run <code>referee replay OUT ${esc(id)} --html</code> (OUT: the folder holding this replays folder), then reload this page.`;}
+const hashNow=()=>{try{return decodeURIComponent(location.hash);}catch(e){return '';}};
+const HASH=/^#([A-Za-z0-9][A-Za-z0-9_.-]{0,63})(?:\/(?:(\d+)|s(\d+)d(\d+)))?$/;
+function route(){stop();const m=HASH.exec(hashNow());
+ $('list').hidden=!!m;$('viewer').hidden=!m;$('to-list').hidden=!m;
+ if(!m){$('title').textContent=listTitle;$('result').textContent='';M=null;return;}
+ const id=m[1];
+ const at=()=>{if(M!==loaded[id])open(loaded[id]);go(m[2]!==undefined?Number(m[2]):m[3]!==undefined?stepOf(Number(m[3]),Number(m[4])):0);};
+ if(loaded[id])return at();
+ $('match').hidden=true;$('status').textContent=`loading ${id}\u2026`;
+ const s=document.createElement('script');s.src=`data/${id}.js`;
+ const done=()=>{s.remove();const now=HASH.exec(hashNow());if(!now||now[1]!==id)return;
+  if(loaded[id])at();else missing(id);};
+ s.onload=done;s.onerror=done;document.head.appendChild(s);}
+$('to-list').onclick=e=>{e.preventDefault();history.pushState(null,'',location.pathname);route();};
 $('first').onclick=()=>go(0);$('last').onclick=()=>go(S);$('back').onclick=()=>go(k-1);$('next').onclick=()=>go(k+1);
 $('slider').oninput=()=>go(Number($('slider').value));$('who').onchange=show;
-$('play').onclick=()=>{if(timer){clearInterval(timer);timer=null;$('play').textContent='play';return;}
- $('play').textContent='pause';timer=setInterval(()=>{if(k>=S){clearInterval(timer);timer=null;$('play').textContent='play';}else go(k+1);},400);};
-document.addEventListener('keydown',e=>{if(e.key==='ArrowRight')go(k+1);if(e.key==='ArrowLeft')go(k-1);});
-show();
+$('play').onclick=()=>{if(timer)return stop();$('play').textContent='pause';
+ timer=setInterval(()=>{if(k>=S)stop();else go(k+1);},400);};
+document.addEventListener('keydown',e=>{if(!M||$('viewer').hidden||/^(INPUT|SELECT)$/.test(e.target.tagName))return;
+ if(e.key==='ArrowRight')go(k+1);if(e.key==='ArrowLeft')go(k-1);});
+window.addEventListener('hashchange',route);
+route();
 })();
 """
