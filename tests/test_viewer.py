@@ -129,7 +129,7 @@ def test_publishing_makes_each_match_once_and_again_when_its_line_changes(output
     data = output / replay_data.FOLDER
     assert sorted(p.name for p in data.iterdir()) == ["m000000.js", "m000001.js"]
     calls: list[tuple[int, int]] = []
-    assert write_replays(output, lambda done, total: calls.append((done, total))) == []
+    assert write_replays(output, lambda done, total, what: calls.append((done, total))) == []
     assert calls == [(1, 2), (2, 2)]
     rec = dict(load_match(output, "m000001").record)
     assert replay_data.present(output, rec)
