@@ -103,7 +103,7 @@ class Limits:
 
 
 # The [cluster] table: no field of its own (TournamentConfig.cluster holds its address).
-CLUSTER_KEYS = {"address": Key(str, None, doc="an existing Dask scheduler, tcp://HOST:PORT")}
+CLUSTER_KEYS = {"address": Key(str, None, doc="an existing Dask scheduler, tls://HOST:PORT (or tcp://, unauthenticated)")}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,7 +175,7 @@ class TournamentConfig:
             out = replace(out, workers=workers)
         if cluster is not None:
             if not CLUSTER_RE.match(cluster):
-                raise ConfigError(f"--cluster: {cluster!r} is not a scheduler address like tcp://HOST:PORT")
+                raise ConfigError(f"--cluster: {cluster!r} is not a scheduler address like tls://HOST:PORT")
             out = replace(out, cluster=cluster)
         if seed is not None:
             out = replace(out, seed=seed, seed_secret=False)
