@@ -38,6 +38,7 @@ from referee.config.parse import parse_config
 from referee.errors import ClusterError
 from referee.run import security
 from referee.run.cluster import DaskExecutor
+from referee.run.dq import DqJudge
 from referee.schedule.formats import schedule
 from tests.support.cli import ROOT
 from tests.support.cluster import DASK, assert_same_outputs, config_text, indices, run, serve_url_bot, stop_process
@@ -136,6 +137,16 @@ async def assert_only_the_run_gets_in(addresses: list[str], run_ctx: ssl.SSLCont
         await Client(addresses[0], security=Security.temporary(), asynchronous=True, timeout=3)
 
 
+class _Collect:
+    """A sink that keeps the records (the journal is another test's)."""
+
+    def __init__(self, into: list[Any]) -> None:
+        self.into = into
+
+    def accept(self, fixture: Any, rec: Any) -> None:
+        self.into.append(rec)
+
+
 def test_the_local_cluster_of_a_run_answers_only_the_run(tmp_path: Path) -> None:
     rogue = make_certs(tmp_path / "rogue", ["attacker"])
     with serve_url_bot() as url:
@@ -157,7 +168,11 @@ def test_the_local_cluster_of_a_run_answers_only_the_run(tmp_path: Path) -> None
                     for path in ("/json/identity.json", "/info/main/workers.html", "/health", "/metrics", "/status"):
                         assert await asyncio.to_thread(http_status, f"http://127.0.0.1:{port}{path}") == 404
                 # and the run plays through it: the bots' plugin, the leases of max_concurrent, the events
-                return [rec async for _, rec in ex.play(schedule(cfg))]
+                fixtures = schedule(cfg)
+                await ex.use(cfg, DqJudge(cfg, fixtures.total))
+                played: list[Any] = []
+                await ex.play(iter(fixtures), _Collect(played))  # type: ignore[arg-type]
+                return played
 
         records = asyncio.run(main())
     assert sorted(r.index for r in records) == list(range(len(schedule(cfg))))
