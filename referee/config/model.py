@@ -103,7 +103,9 @@ class Limits:
 
 
 # The [cluster] table: no field of its own (TournamentConfig.cluster holds its address).
-CLUSTER_KEYS = {"address": Key(str, None, doc="an existing Dask scheduler, tls://HOST:PORT (or tcp://, unauthenticated)")}
+CLUSTER_KEYS = {
+    "address": Key(str, None, doc="an existing Dask scheduler, tls://HOST:PORT (or tcp://, unauthenticated)")
+}
 
 
 @dataclass(frozen=True, kw_only=True)

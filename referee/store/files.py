@@ -8,8 +8,9 @@ import contextlib
 import errno
 import os
 from pathlib import Path
+from typing import Self
 
-from referee.errors import OutputError
+from referee.errors import OutputError, RefereeError
 
 
 def write_error(path: Path, exc: OSError) -> OutputError:
@@ -42,3 +43,23 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644, sync: bool
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise write_error(path, exc) from exc
+
+
+class ClosedOnExit:
+    """``with`` support for a writer of the output folder: closed on leaving; when an error
+    is already in flight, a second error from closing is dropped (the first is the one to
+    report, e.g. the full disk that made both)."""
+
+    def close(self) -> None:
+        """Flush and close (the writer's own)."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None:
+            self.close()
+            return
+        with contextlib.suppress(RefereeError):
+            self.close()

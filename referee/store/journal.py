@@ -30,7 +30,8 @@ import orjson
 
 from referee.errors import JournalError, RefereeError
 from referee.record import FAULT_KINDS, MatchRecord
-from referee.store.files import write_error as write_error  # re-exported: a failed write names its file
+from referee.store.files import ClosedOnExit  # re-exported: a failed write names its file
+from referee.store.files import write_error as write_error
 
 JOURNAL = "matches.jsonl"
 
@@ -71,7 +72,7 @@ def record_line(rec: MatchRecord) -> str:
         raise JournalError(f"match {rec.id}: {exc}; refusing to write non-standard JSON") from exc
 
 
-class JournalWriter:
+class JournalWriter(ClosedOnExit):
     """Appends match lines to the journal at ``path``, each written whole as it ends.
 
     Unbuffered: a line is written at once (no bytes left in a buffer that a later close
@@ -108,16 +109,6 @@ class JournalWriter:
             raise write_error(self.path, exc) from exc
         finally:
             self._fh.close()
-
-    def __enter__(self) -> JournalWriter:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
-        if kind is None:
-            self.close()
-            return
-        with contextlib.suppress(RefereeError):  # the error in flight is the one to report
-            self.close()
 
 
 class JournalReader:

@@ -31,9 +31,9 @@ from typing import IO, Any, NoReturn
 import orjson
 
 from referee.bots.protocol import dumps
-from referee.errors import OutputError, RefereeError, TranscriptError
+from referee.errors import OutputError, TranscriptError
 from referee.record import BOT, FALLBACK, MatchRecord, Move
-from referee.store.files import write_error
+from referee.store.files import ClosedOnExit, write_error
 
 FOLDER = "transcripts"
 PER_PART = 1000  # matches per part file: a million matches make a thousand files
@@ -129,7 +129,7 @@ def _ints(values: list[Any]) -> bool:
     return set(map(type, values)) <= {int}
 
 
-class Writer:
+class Writer(ClosedOnExit):
     """Appends transcripts to the parts of ``out/transcripts``; a no-op when disabled.
     A part that cannot be written (a full disk) is an ``OutputError`` naming it; after
     that the writer takes no more matches and closes without a second error."""
@@ -188,16 +188,6 @@ class Writer:
             with contextlib.suppress(OSError):
                 fh.close()
             self._fail(exc)
-
-    def __enter__(self) -> Writer:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
-        if kind is None:
-            self.close()
-            return
-        with contextlib.suppress(RefereeError):  # the error in flight is the one to report
-            self.close()
 
     def _fail(self, exc: OSError) -> NoReturn:
         self._failed = write_error(self._path, exc)
