@@ -1,7 +1,7 @@
 """A tournament that grows (``grow = true``): fixtures keyed by round and names, so adding a
 bot and resuming keeps every finished match, plays only what the new bot adds and ends
 where a run with every bot from the start ends, byte for byte (timings.json aside); a
-removed bot's matches stay in the journal and out of the standings."""
+removed bot's matches stay in the journal and count for the bots it met (it has no row)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 import tomli_w
 from click.testing import CliRunner
 
+from referee.audit.verify import verify
 from referee.cli.main import main
 from referee.config.parse import load_config
 from referee.errors import ConfigError
@@ -77,21 +78,44 @@ def test_adding_a_bot_and_resuming_equals_a_run_with_every_bot_from_the_start(tm
     assert json.loads((tmp_path / "ladder" / "standings.json").read_text())["matches"] == 10 * 3 * rot
 
 
-def test_a_removed_bot_is_reported_and_left_out_of_the_standings(tmp_path: Path) -> None:
+def test_a_removed_bot_has_no_row_but_its_matches_keep_counting_for_the_bots_it_met(tmp_path: Path) -> None:
     ladder = _write(tmp_path, "ladder.toml", "ladder", BOTS)
     _run(str(ladder))
-    lines = (tmp_path / "ladder" / "matches.jsonl").read_text()
+    out = tmp_path / "ladder"
+    lines = (out / "matches.jsonl").read_text()
     _write(tmp_path, "ladder.toml", "ladder", BOTS[:2] + BOTS[3:])  # "random" withdrawn
     output = _run(str(ladder), "--resume")
     assert "note: bot 'random' is no longer in" in output and "its 18 match(es) stay in the journal" in output
-    assert (tmp_path / "ladder" / "matches.jsonl").read_text() == lines, "kept in the journal, nothing played"
-    doc = json.loads((tmp_path / "ladder" / "standings.json").read_text())
-    assert [r["name"] for r in doc["standings"]] and "random" not in {r["name"] for r in doc["standings"]}
-    assert doc["matches"] == 12 == doc["scheduled"]  # C(4, 3) x 3 rounds without it
-    # and the page agrees with a run of the four from the start
+    assert "count for the bots it met" in output
+    assert (out / "matches.jsonl").read_text() == lines, "kept in the journal, nothing played"
+    doc = json.loads((out / "standings.json").read_text())
+    rows = doc["standings"]
+    assert sorted(r["name"] for r in rows) == ["cautious", "greedy", "late", "r2"]
+    assert [r["rank"] for r in rows] == list(range(1, 5))  # no place taken by the removed bot
+    assert all(r["rank_set"][1] <= 4 and r["rank_interval"][1] <= 4 for r in rows)
+    recs = [json.loads(x) for x in lines.splitlines()]
+    assert doc["matches"] == len(recs) == 30  # every match of the journal counts
+    for r in rows:  # each bot's numbers hold all its matches, those against "random" too
+        mine = [d for d in recs if r["name"] in d["bots"]]
+        assert r["matches"] == len(mine) == 18
+        assert r["mean_rank"] == round(sum(d["ranks"][d["bots"].index(r["name"])] for d in mine) / 18, 4)
+    assert not any("random" in (p["bot"], p["opponent"]) for p in doc["head_to_head"])
+    assert len(doc["head_to_head"]) == 4 * 3 and set(doc["rating_history"]["mu"]) == {r["name"] for r in rows}
+    # a run of the four from the start has fewer matches: the standings differ from it
     scratch = _write(tmp_path, "scratch.toml", "scratch", BOTS[:2] + BOTS[3:])
     _run(str(scratch))
-    assert (tmp_path / "ladder" / "README.md").read_bytes() == (tmp_path / "scratch" / "README.md").read_bytes()
+    assert json.loads((tmp_path / "scratch" / "standings.json").read_text())["matches"] == 12
+    # a pure function of the journal: its lines in another order give the same bytes
+    published = {n: (out / n).read_bytes() for n in ("README.md", "standings.json", "standings.csv", "index.html")}
+    (out / "matches.jsonl").write_text("".join(x + "\n" for x in reversed(lines.splitlines())))
+    assert CliRunner().invoke(main, ["leaderboard", str(out)]).exit_code == 0
+    for n, data in published.items():
+        assert (out / n).read_bytes() == data, n
+    bot_page = (out / "bots" / "bots.js").read_text()
+    assert '"random"' in bot_page and "null" in bot_page  # named in the match lists, without a page
+    assert not (out / "bots" / "random.html").exists()
+    report = verify(out)
+    assert report.ok, report
 
 
 @pytest.mark.parametrize(

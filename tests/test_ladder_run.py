@@ -133,7 +133,8 @@ def test_a_ladder_grown_from_20_to_25_bots_twice_over_equals_itself(
         assert fa[name] == fb[name], f"{name} differs"
     plan = json.loads(fa["tournament.json"])["settings"]["ladder"]
     assert [s["from"] for s in plan["lineups"]] == [0, 2]  # epoch 1 was in flight: 25 bots from epoch 2
-    assert all("b03" in keys and 14 <= i < 16 for i, keys in plan["dropped"])  # epoch 1's unplayed tables with b03
+    # epoch 1's unplayed tables with b03 (entries are name@version)
+    assert all(any(k.startswith("b03@") for k in keys) and 14 <= i < 16 for i, keys in plan["dropped"])
     recs = journal(a)
     assert len(recs) + len(plan["dropped"]) == 40
     assert not any("b03" in d["bots"] for d in recs if d["index"] >= 14)
@@ -173,3 +174,40 @@ def test_kill_9_and_resume_of_a_ladder_equals_an_uninterrupted_one(tmp_path: Pat
     a, b = published(whole), published(cut)
     for name in a:
         assert a[name] == b[name], f"{name} differs between the uninterrupted and the killed-and-resumed ladder"
+
+
+def resubmit(tmp: Path, url: str, out: str) -> Path:
+    """8 bots for 24 matches, then b02 resubmitted (a new URL: a new version) for 48."""
+    cfg = write(tmp, url, names(8), 24, file=f"{out}.toml")
+    run(cfg, tmp / out)
+    cfg.write_text(cfg.read_text().replace(f'"{url}b02"', f'"{url}b02-v2"').replace("matches = 24", "matches = 48"))
+    run(cfg, tmp / out, "--resume")
+    return tmp / out
+
+
+def test_a_resubmitted_bot_is_a_new_entry_of_the_ladder_and_the_run_equals_itself(
+    tmp_path: Path, bot: Steady, small_epochs: None
+) -> None:
+    a, b = resubmit(tmp_path, bot.url, "one"), resubmit(tmp_path, bot.url, "two")
+    assert journal(a) == journal(b)
+    fa, fb = published(a), published(b)
+    for name in fa:
+        assert fa[name] == fb[name], f"{name} differs"
+    recs = journal(a)
+    v1 = {d["versions"][d["bots"].index("b02")] for d in recs if "b02" in d["bots"] and d["index"] < 24}
+    v2 = {d["versions"][d["bots"].index("b02")] for d in recs if "b02" in d["bots"] and d["index"] >= 32}
+    assert len(v1) == 1 and len(v2) == 1 and v1 != v2
+    plan = json.loads(fa["tournament.json"])["settings"]["ladder"]
+    assert [s["from"] for s in plan["lineups"]] == [0, 3]  # the journal's last epoch was 2: the new version from 3
+    first, last = plan["lineups"][0]["bots"], plan["lineups"][-1]["bots"]
+    assert f"b02@{v1.pop()}" in first and f"b02@{v2.pop()}" in last
+    assert [k for k in last if k not in first] == [k for k in last if k.startswith("b02@")]  # one new entry
+    # the new version is placed as a new bot: in its first epoch it sits more than any other entry
+    seats: dict[str, int] = {}
+    for d in recs:
+        if 24 <= d["index"] < 32:
+            for n in d["bots"]:
+                seats[n] = seats.get(n, 0) + 1
+    assert seats["b02"] > max(v for n, v in seats.items() if n != "b02"), seats
+    row = next(r for r in json.loads(fa["standings.json"])["standings"] if r["name"] == "b02")
+    assert len(row["versions"]) == 2  # the standings stay keyed by name, with its versions

@@ -139,7 +139,7 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
         for bot, n in sorted(state.left_out.items()):
             click.echo(
                 f"note: bot {bot!r} is no longer in {path}: its {n} match(es) stay in the journal "
-                "and are left out of the standings",
+                "and count for the bots it met; it has no row in the standings",
                 err=True,
             )
         if cfg.grow and state.count:

@@ -181,7 +181,7 @@ def write_bot_pages(
     # the data files number bots by their place in the journal's columns (config order)
     names = list(dict.fromkeys([*(data.names if data is not None else []), *files]))
     shared = (
-        f"window.REFEREE_NAMES={_js(names)};window.REFEREE_FILES={_js([files[n] for n in names])};\n"
+        f"window.REFEREE_NAMES={_js(names)};window.REFEREE_FILES={_js([files.get(n) for n in names])};\n"
         f"{SCRIPT}\n{BOT_SCRIPT}\n"
     )
     written = {folder / "bots.js"}
@@ -520,7 +520,7 @@ var m=/^#page=(\d+)$/.exec(location.hash);if(m)at=Math.min(pages-1,Math.max(0,+m
 window.refereeChunk=function(stem,c,d){if(stem!==B.stem)return;chunks[c]=d;draw();};
 function el(tag,text,cls){var x=D.createElement(tag);if(text!=null)x.textContent=text;if(cls)x.className=cls;return x;}
 function replay(id,tail){if(!B.replays)return el("span",id);var a=el("a",id);a.href="../replays/index.html#"+id+(tail||"");return a;}
-function bot(j){var a=el("a",N[j]);a.href=F[j]+".html";return a;}
+function bot(j){if(F[j]==null)return el("span",N[j]);var a=el("a",N[j]);a.href=F[j]+".html";return a;}
 function need(c){if(asked[c])return;asked[c]=1;var s=D.createElement("script");s.src="data/"+B.stem+"."+c+".js";
 s.onerror=function(){var p=D.getElementById("pager");p.appendChild(el("span","could not load "+s.src,"warn"));};D.head.appendChild(s);}
 function row(d,j,i){var tr=el("tr"),k=d.k,me=d.seat[j];tr.setAttribute("data-match",d.id[j]);

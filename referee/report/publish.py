@@ -26,7 +26,10 @@ temporary name and renamed, so a reader never sees half a file.
 
     tournament, game, matches (played), scheduled, lower_score_wins, settings,
     method          how the verdicts were computed (unit, deals, resamples, ...)
-    standings       one row per bot in leaderboard order: rank (an int, or "DQ"),
+    standings       one row per bot of the tournament in leaderboard order (with grow
+                    or a ladder, the matches of a bot removed from the file still count
+                    in the numbers of the bots it met; it has no row, no head-to-head
+                    pair and takes no place in a rank): rank (an int, or "DQ"),
                     name, matches, wins, win_rate, mean_rank, mean_rank_ci [lo, hi]
                     (null in cooperative games), mean_score, mean_score_ci [lo, hi],
                     rank_interval [lo, hi], rating {mu, sigma, ordinal}, faults
@@ -106,15 +109,14 @@ def build_leaderboard(
     if isinstance(settings.get("players"), int):  # a refused option fails here, before any file is written
         options_of(game, settings, settings["players"])
     names = list(settings["bots"])
-    if (
-        settings.get("grow") or settings.get("format") == "ladder"
-    ):  # the lines of a bot removed from the file are left out
-        known = set(names)
-        records = (d for d in records if known.issuperset(d.get("bots", ())))
+    # grow and ladder: a bot removed from the file has no row, but its matches keep counting
+    # for the bots that met it (their matches, mean rank and score, rating, head-to-head)
+    others = bool(settings.get("grow") or settings.get("format") == "ladder")
     tap = MatchTap()
     tally = VersionTally()
+    stat_keys = [s.key for s in game.info.stats]
     try:
-        cols = build_columns(tap.wrap(tally.watch(records)), names, [s.key for s in game.info.stats], JOURNAL)
+        cols = build_columns(tap.wrap(tally.watch(records)), names, stat_keys, JOURNAL, others=others)
     except JournalError as exc:
         raise LeaderboardError(str(exc)) from exc
     matches = bot_matches(cols, tap, game.info.cooperative)

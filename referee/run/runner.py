@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,11 +108,11 @@ async def run_tournament(
             on_ready(executor.statuses)
         fixed = resume and not config.grow and jn.has_lines(config.output / JOURNAL)
         config = judge_lineup(config, executor.statuses, fixed)
-        if config.format == "ladder" and config.excluded:  # the plan's lineup without them
-            config = resolve_ladder(config, resume)
+        versions = bot_versions(config, {s.name: s.version for s in executor.statuses})
+        config = resolve_ladder(config, resume, versions)  # a ladder's lineup: these bots, these versions
         fixtures = schedule(config)
         state = _journal_state(config, fixtures, resume)
-        judge, dropped = _judge(config, fixtures, resume)
+        judge, dropped = _judge(config, fixtures, resume, versions)
         await executor.use(config, judge)
         if on_lineup:
             on_lineup(config)
@@ -120,7 +120,7 @@ async def run_tournament(
         if on_progress:
             on_progress(progress)
         with open_sink(config, state, progress, started, on_progress, before_write, resume) as sink:
-            sink.versions = bot_versions(config, {s.name: s.version for s in executor.statuses})
+            sink.versions = versions
             publishing = config.publish_every_s > 0 and pilot_deals is None
             live = LivePublisher(config, fixtures.total, on_warning) if publishing else None
             stopped: Stop | None = None
@@ -153,13 +153,15 @@ async def _wind_down(executor: Executor, sink: Sink, live: LivePublisher | None,
     return lag
 
 
-def _judge(config: TournamentConfig, fixtures: Schedule, resume: bool) -> tuple[Gate, Dropped]:
+def _judge(
+    config: TournamentConfig, fixtures: Schedule, resume: bool, versions: Mapping[str, str]
+) -> tuple[Gate, Dropped]:
     """The gate fixtures pass: disqualification in fixture order, and for a ladder the
     tables of each epoch chosen from the journal (and the tables it dropped)."""
     dq = judge_for(config, fixtures.total, config.output / JOURNAL, resume)
     if config.format != "ladder":
         return dq, None
-    gate = open_gate(config, dq, fixtures.total, config.output / JOURNAL, resume)
+    gate = open_gate(config, dq, fixtures.total, config.output / JOURNAL, resume, versions)
     return gate, gate.dropped
 
 

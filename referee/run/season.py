@@ -37,9 +37,21 @@ from referee.store.tournament_file import TOURNAMENT_FILE
 MATCHMAKING_INDEX = -3  # derive_seed(seed, -3, secret): secret as long as the deals are
 
 
-def entry_key(name: str) -> str:
-    """The entry a seat counts for in matchmaking (the one place to key versions later)."""
-    return name
+def entry_key(name: str, version: str | None = None) -> str:
+    """The entry a seat counts for in matchmaking: ``name@version``, or the name alone for a
+    seat without a version (a journal line of an older referee)."""
+    return f"{name}@{version}" if version else name
+
+
+def line_keys(d: Mapping[str, Any]) -> list[str]:
+    """The entry keys of a journal line's seats (by its ``versions`` when it has them)."""
+    versions = d.get("versions") or [None] * len(d["bots"])
+    return [entry_key(b, v) for b, v in zip(d["bots"], versions)]
+
+
+def lineup_keys(config: TournamentConfig, versions: Mapping[str, str] | None) -> tuple[str, ...]:
+    """The entry keys of ``config``'s bots, in config order (names alone without ``versions``)."""
+    return tuple(entry_key(b.name, (versions or {}).get(b.name)) for b in config.bots)
 
 
 @dataclass
@@ -75,11 +87,11 @@ class LadderPlan:
         return keys
 
 
-def plan_of(config: TournamentConfig) -> LadderPlan:
-    """The plan a ladder config carries, or a fresh one for its bots."""
+def plan_of(config: TournamentConfig, versions: Mapping[str, str] | None = None) -> LadderPlan:
+    """The plan a ladder config carries, or a fresh one for its bots (keyed by ``versions``)."""
     if config.ladder is not None:
         return LadderPlan.from_document(config.ladder)
-    keys = tuple(entry_key(b.name) for b in config.bots)
+    keys = lineup_keys(config, versions)
     return LadderPlan(epoch_size(len(keys), config.players), [(0, keys)])
 
 
@@ -87,13 +99,16 @@ class LadderGate:
     """The runner's seam for a ladder: wraps the disqualification judge (same interface:
     ``ready``, ``seats``, ``add``, ``lag``) and gives each fixture its seats (``fixture``)."""
 
-    def __init__(self, config: TournamentConfig, judge: DqJudge, plan: LadderPlan, total: int) -> None:
+    def __init__(
+        self, config: TournamentConfig, judge: DqJudge, plan: LadderPlan, total: int, versions: Mapping[str, str]
+    ) -> None:
         self.config, self.judge, self.plan, self.total = config, judge, plan, total
         self.lag = judge.lag
         self.T = plan.epoch_tables
         self.rules = LadderRules(players=config.players, epoch_tables=self.T)
         self.seed = derive_seed(config.seed, MATCHMAKING_INDEX, config.seed_secret)
-        self.index = {entry_key(b.name): i for i, b in enumerate(config.bots)}
+        self.versions = versions
+        self.index = {k: i for i, k in enumerate(lineup_keys(config, versions))}
         self.summary = Summary(config.players)
         self.tables: dict[int, list[tuple[str, ...]]] = {}  # chosen epochs not yet recorded
         self.results: dict[int, list[tuple[Sequence[str], Sequence[int]]]] = {}
@@ -133,12 +148,15 @@ class LadderGate:
     def add(self, rec: dict[str, Any] | MatchRecord) -> None:
         """Count one journaled match: the judge's, and its epoch's results."""
         self.judge.add(rec)
-        self._count(rec.to_json() if isinstance(rec, MatchRecord) else rec)
+        d = rec.to_json() if isinstance(rec, MatchRecord) else rec
+        if not d.get("versions") and self.versions:  # played now, before the sink stamps the line
+            d = {**d, "versions": [self.versions[b] for b in d["bots"]]}
+        self._count(d)
 
     def _count(self, d: Mapping[str, Any]) -> None:
         """Count a journal line towards its epoch (results kept until they are recorded)."""
         epoch = int(d["index"]) // self.T
-        self.results.setdefault(epoch, []).append(([entry_key(b) for b in d["bots"]], d["ranks"]))
+        self.results.setdefault(epoch, []).append((line_keys(d), d["ranks"]))
         self.counts[epoch] = self.counts.get(epoch, 0) + 1
         self._advance()
 
@@ -201,7 +219,7 @@ class LadderGate:
             self.ready(e * self.T)  # chosen again from the same inputs
             for d in keep.get(e, []):
                 want = list(self.tables[e][int(d["index"]) % self.T])
-                if [entry_key(b) for b in d["bots"]] != want:
+                if line_keys(d) != want:
                     raise JournalError(
                         f"{journal}: match {d['id']!r} seats {d['bots']}, the ladder's table is {want}: "
                         "another config, seed or lineup history made it; use another --output or drop --resume"
@@ -211,7 +229,7 @@ class LadderGate:
 
     def _count_old(self, lines: list[dict[str, Any]], last: int) -> None:
         """Seats (epochs < last - 1) and results (epochs < last - 2) of journal lines."""
-        rows = [{"bots": [entry_key(b) for b in d["bots"]], "ranks": d["ranks"]} for d in lines]
+        rows = [{"bots": line_keys(d), "ranks": d["ranks"]} for d in lines]
         self.summary.assign_lines(rows)
         self.summary.record_lines(r for r, d in zip(rows, lines) if int(d["index"]) // self.T < last - 2)
 
@@ -226,24 +244,28 @@ def journal_epochs(path: Path, T: int) -> tuple[int, int]:
     return last, count
 
 
-def resolve_ladder(config: TournamentConfig, resume: bool) -> TournamentConfig:
-    """``config`` with its ladder plan: read back on ``resume`` (a changed lineup starts at
-    the first epoch without a journaled match; in-flight tables seating a removed bot are
-    dropped), else a fresh one; other formats unchanged."""
+def resolve_ladder(
+    config: TournamentConfig, resume: bool, versions: Mapping[str, str] | None = None
+) -> TournamentConfig:
+    """``config`` with its ladder plan, its entries keyed by the bots' ``versions``: read back
+    on ``resume`` (a changed lineup, a new version included, starts at the first epoch without
+    a journaled match; in-flight tables seating an entry no longer in play are dropped), else
+    a fresh one; other formats unchanged. Without ``versions`` (before the bots answered
+    hello) a resumed plan is read back as it is: the lineup is judged once they have."""
     if config.format != "ladder":
         return config
-    plan = plan_of(replace(config, ladder=None))
+    plan = plan_of(replace(config, ladder=None), versions)
     journal = config.output / JOURNAL
     if resume and journal.exists():
         old = _recorded_plan(config.output)
         if old is not None:
             plan = old
-        last, _ = journal_epochs(journal, plan.epoch_tables)
-        keys = tuple(entry_key(b.name) for b in config.bots)
-        if keys != plan.lineups[-1][1]:
+        keys = lineup_keys(config, versions)
+        if versions is not None and keys != plan.lineups[-1][1]:
+            last, _ = journal_epochs(journal, plan.epoch_tables)
             start = last + 1
             plan.lineups = [s for s in plan.lineups if s[0] < start] + [(start, keys)]
-            _drop_removed(replace(config, ladder=plan.document()), plan, journal, set(keys))
+            _drop_removed(replace(config, ladder=plan.document()), plan, journal, set(keys), versions)
     return replace(config, ladder=plan.document())
 
 
@@ -256,9 +278,13 @@ def _recorded_plan(out: Path) -> LadderPlan | None:
         return None
 
 
-def _drop_removed(config: TournamentConfig, plan: LadderPlan, journal: Path, present: set[str]) -> None:
-    """Add to ``plan.dropped`` the unplayed tables of the epochs in flight seating a removed bot."""
-    gate = open_gate(config, DqJudge(config, config.matches), config.matches, journal, resume=True)
+def _drop_removed(
+    config: TournamentConfig, plan: LadderPlan, journal: Path, present: set[str], versions: Mapping[str, str]
+) -> None:
+    """Add to ``plan.dropped`` the unplayed tables of the epochs in flight seating an entry
+    no longer in play (a removed bot, or the old version of a changed one)."""
+    judge = DqJudge(config, config.matches)
+    gate = open_gate(config, judge, config.matches, journal, resume=True, versions=versions)
     for epoch, rows in gate.tables.items():
         for t, keys in enumerate(rows):
             i = epoch * plan.epoch_tables + t
@@ -266,9 +292,12 @@ def _drop_removed(config: TournamentConfig, plan: LadderPlan, journal: Path, pre
                 plan.dropped[i] = keys
 
 
-def open_gate(config: TournamentConfig, judge: DqJudge, total: int, journal: Path, resume: bool) -> LadderGate:
-    """The gate of a ladder run, brought to where its journal stands when resuming."""
-    gate = LadderGate(config, judge, plan_of(config), total)
+def open_gate(
+    config: TournamentConfig, judge: DqJudge, total: int, journal: Path, resume: bool, versions: Mapping[str, str]
+) -> LadderGate:
+    """The gate of a ladder run (its bots' ``versions``: name -> id), brought to where its
+    journal stands when resuming."""
+    gate = LadderGate(config, judge, plan_of(config, versions), total, versions)
     if resume and journal.exists():
         gate.rebuild(journal)
     return gate

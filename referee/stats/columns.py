@@ -68,6 +68,12 @@ class Columns:
     latency_hist: IntArray = field(default_factory=lambda: np.zeros((0, LAT_BINS), np.int64))
     latency_max: FloatArray = field(default_factory=lambda: np.zeros(0))  # exact, per bot
     duration_s: float = 0.0
+    listed: int | None = None  # the first ``listed`` names are the tournament's; the rest only played (removed)
+
+    @property
+    def ranked(self) -> int:
+        """How many of ``names`` (the first ones) are ranked: the tournament's bots."""
+        return len(self.names) if self.listed is None else self.listed
 
     @property
     def matches(self) -> int:
@@ -112,11 +118,30 @@ class _Buffers:
         self.n_stats = n_stats
 
 
+class _Others(dict[str, int]):
+    """Bot positions that give a bot not in the list the next one (``build_columns(others=True)``)."""
+
+    def __missing__(self, name: str) -> int:
+        if not isinstance(name, str) or not name:
+            raise KeyError(name)
+        self[name] = len(self)
+        return self[name]
+
+
 def build_columns(
-    lines: Iterable[Mapping[str, Any]], names: Sequence[str], stat_keys: Sequence[str], where: str = "matches.jsonl"
+    lines: Iterable[Mapping[str, Any]],
+    names: Sequence[str],
+    stat_keys: Sequence[str],
+    where: str = "matches.jsonl",
+    others: bool = False,
 ) -> Columns:
-    """The columns of the journal ``lines`` (any order) for the bots ``names`` (config order)."""
-    pos = {n: i for i, n in enumerate(names)}
+    """The columns of the journal ``lines`` (any order) for the bots ``names`` (config order).
+
+    A line seating a bot not in ``names`` is an error, unless ``others``: then such bots
+    (removed from the tournament) follow ``names`` in name order, and ``Columns.listed``
+    says how many are the tournament's."""
+    pos: dict[str, int] = _Others() if others else {}
+    pos.update((n, i) for i, n in enumerate(names))
     buf = _Buffers(len(stat_keys))
     ids: dict[int, str] = {}
     lat_bot = array("i")
@@ -153,12 +178,43 @@ def build_columns(
             if d.get("disqualified"):
                 ids[idx] = str(d.get("id", ""))
             if len(lat_val) >= _FLUSH:
+                hist, top = _room(hist, top, len(pos))
                 _flush(hist, top, lat_bot, lat_val)
                 lat_bot, lat_val = array("i"), array("d")
+    hist, top = _room(hist, top, len(pos))
     _flush(hist, top, lat_bot, lat_val)
-    cols = _assemble(buf, list(names), list(stat_keys), bool(lower), ids, hist, math.fsum(durations))
+    every = list(names)
+    if len(pos) > len(names):  # removed bots in name order, whatever the order of the lines
+        every, hist, top = _name_order(buf, pos, len(names), hist, top)
+    cols = _assemble(buf, every, list(stat_keys), bool(lower), ids, hist, math.fsum(durations))
     cols.latency_max = top
+    cols.listed = len(names) if others else None
     return cols
+
+
+def _room(hist: IntArray, top: FloatArray, n: int) -> tuple[IntArray, FloatArray]:
+    """The response-time arrays with a row for each of ``n`` bots."""
+    grow = n - hist.shape[0]
+    if grow <= 0:
+        return hist, top
+    return np.concatenate([hist, np.zeros((grow, LAT_BINS), np.int64)]), np.concatenate([top, np.full(grow, -np.inf)])
+
+
+def _name_order(
+    buf: _Buffers, pos: Mapping[str, int], listed: int, hist: IntArray, top: FloatArray
+) -> tuple[list[str], IntArray, FloatArray]:
+    """Renumber the bots after the first ``listed`` in name order: (names, hist, top)."""
+    found = sorted(pos, key=pos.__getitem__)
+    every = found[:listed] + sorted(found[listed:])
+    at = {n: i for i, n in enumerate(every)}
+    new = np.array([at[n] for n in found], np.int64)
+    bots = np.frombuffer(buf.bot, np.int64) if len(buf.bot) else np.zeros(0, np.int64)
+    renumbered = array("q")
+    renumbered.frombytes(new[bots].tobytes())
+    buf.bot = renumbered
+    h, t = np.empty_like(hist), np.empty_like(top)
+    h[new], t[new] = hist, top
+    return every, h, t
 
 
 _BATCH = 2048

@@ -60,7 +60,8 @@ def record_columns(game: Game, bot_names: Sequence[str], records: Iterable[Match
 
 
 def standings_from_columns(game: Game, cols: Columns) -> list[dict[str, Any]]:
-    """One row per bot, ranked; every bot of the config appears, played or not."""
+    """One row per bot, ranked; every bot of the config appears, played or not (a bot
+    removed from the tournament, ``cols.listed``, has no row: it only counts for others)."""
     coop = game.info.cooperative
     n = len(cols.names)
     seated = cols.seated
@@ -87,7 +88,7 @@ def standings_from_columns(game: Game, cols: Columns) -> list[dict[str, Any]]:
         stat_means[stat] = [total[i] / count[i] if count[i] else None for i in range(n)]
     dq = disqualifications(cols)
     rows = []
-    for i, name in enumerate(cols.names):
+    for i, name in enumerate(cols.names[: cols.ranked]):
         played = int(matches[i])
         fault_counts = {k: int(faults[j][i]) for j, k in enumerate(FAULT_KINDS)}
         row: dict[str, Any] = {
@@ -188,7 +189,7 @@ def timings_from_columns(cols: Columns) -> dict[str, Any]:
         cols.bot[first], weights=np.broadcast_to(cols.voided[:, None], cols.bot.shape)[first], minlength=n
     )
     bots = {}
-    for i, name in enumerate(cols.names):
+    for i, name in enumerate(cols.names[: cols.ranked]):
         h = cols.latency_hist[i] if cols.latency_hist.shape[0] > i else np.zeros(0, np.int64)
         total = int(h.sum())
         bots[name] = {

@@ -280,6 +280,7 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     dq = set(disqualifications(cols))
     is_dq = np.array([name in dq for name in names], bool)
     played = count.sum(0) > 0
+    listed = played & (np.arange(n) < cols.ranked)
 
     # leaderboard keys in every resample: (group, k1, k2) as standings.order_key
     sign = 1.0 if cols.lower else -1.0
@@ -288,6 +289,7 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
         boot_score = sign * (w @ score) / cw
         boot_rank = (w @ rank) / cw
     group = np.where(is_dq[None, :], 2.0, np.where(cw > 0, 0.0, 1.0))
+    group[:, cols.ranked :] = 3.0  # removed bots: below every bot of the tournament, in no one's place
     k1 = np.nan_to_num(boot_score if coop else boot_rank, nan=0.0)
     k2 = np.zeros_like(k1) if coop else np.nan_to_num(boot_score, nan=0.0)
     positions, above = _positions_and_above(group, k1, k2)
@@ -305,7 +307,7 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     bots = {
         name: _bot_row(cols, i, played[i], name in dq, coop, score_iv, rank_iv, positions, rank_set.get(name))
         | {"rating": ratings[name], "score_summary": summary[i]}
-        for i, name in enumerate(names)
+        for i, name in enumerate(names[: cols.ranked])
     }
     bounds = game.info.score_bounds(seats)
     differences = _differences(order, pos, played, is_dq, w, score, rank, count, above, coop, seats, bounds)
@@ -319,10 +321,10 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
             if above.size
             else [[None] * len(order) for _ in order],
         },
-        head_to_head=head_to_head(games_bot, games_rank, names),
+        head_to_head=head_to_head(games_bot, games_rank, names, cols.ranked),
         seat_bias=None if coop else _seat_bias(cols, w, unit_seat, n_units, bounds),
         rating_history=history,
-        method=_method(cols, coop, n_deals, n_units, resamples, crit, rank_iv if not coop else score_iv, played),
+        method=_method(cols, coop, n_deals, n_units, resamples, crit, rank_iv if not coop else score_iv, listed),
     )
 
 
@@ -590,9 +592,11 @@ def contests(cols: Columns, credit: BoolArray, coop: bool) -> tuple[IntArray, In
     return gb[keep], gr[keep]
 
 
-def head_to_head(gb: IntArray, gr: IntArray, names: Sequence[str]) -> list[dict[str, Any]]:
-    """Every ordered pair of distinct bots: meetings, above, below, ties, share and its Wilson interval."""
+def head_to_head(gb: IntArray, gr: IntArray, names: Sequence[str], shown: int | None = None) -> list[dict[str, Any]]:
+    """Every ordered pair of distinct bots among the first ``shown`` (all by default): meetings,
+    above, below, ties, share and its Wilson interval."""
     n = len(names)
+    shown = n if shown is None else shown
     k = gb.shape[1]
     tally = np.zeros((3, n * n), np.int64)
     for i in range(k):
@@ -605,8 +609,8 @@ def head_to_head(gb: IntArray, gr: IntArray, names: Sequence[str]) -> list[dict[
             for c, cond in enumerate((ri < rj, ri > rj, ri == rj)):
                 tally[c] += np.bincount(key[cond], minlength=n * n)
     out = []
-    for a in range(n):
-        for b in range(n):
+    for a in range(shown):
+        for b in range(shown):
             if a == b:
                 continue
             x, y, z = (int(tally[c, a * n + b]) for c in range(3))

@@ -185,8 +185,19 @@ def _check_settings(s: Mapping[str, Any], c: FieldCheck) -> None:
         c.fail("seed_commitment", "not a SHA-256 in hex")
 
 
+_ENTRY_VERSION = re.compile(r"[0-9a-f]{12}\Z")
+
+
+def _entry(key: Any) -> bool:
+    """True for a ladder entry key: a bot name, or ``name@version`` (12 hex digits)."""
+    if not isinstance(key, str):
+        return False
+    name, at, version = key.partition("@")
+    return bool(NAME_RE.match(name)) and (not at or bool(_ENTRY_VERSION.match(version)))
+
+
 def _check_ladder(doc: Any, bots: list[Any], c: FieldCheck) -> None:
-    """A ladder's epoch size and lineup history: segments of (first epoch, bots), in order."""
+    """A ladder's epoch size and lineup history: segments of (first epoch, entry keys), in order."""
     if not isinstance(doc, dict):
         c.fail("ladder", "not an object")
     c.integer(doc, "epoch_tables", 1)
@@ -197,12 +208,12 @@ def _check_ladder(doc: Any, bots: list[Any], c: FieldCheck) -> None:
             c.fail(f"ladder.lineups[{i}]", "not a segment with a from epoch after the one before")
         last = seg["from"]
         names = seg.get("bots")
-        if not isinstance(names, list) or not all(isinstance(b, str) and NAME_RE.match(b) for b in names):
-            c.fail(f"ladder.lineups[{i}].bots", "not a list of bot names")
+        if not isinstance(names, list) or not all(_entry(b) for b in names):
+            c.fail(f"ladder.lineups[{i}].bots", "not a list of bot names (name or name@version)")
     for i, d in enumerate(c.lst(doc, "dropped", 0, 100_000_000) if "dropped" in doc else []):
         ok = isinstance(d, list) and len(d) == 2 and _int(d[0]) and isinstance(d[1], list)
-        if not ok or not all(isinstance(b, str) and NAME_RE.match(b) for b in d[1]):
-            c.fail(f"ladder.dropped[{i}]", "not [fixture index, [bot names]]")
+        if not ok or not all(_entry(b) for b in d[1]):
+            c.fail(f"ladder.dropped[{i}]", "not [fixture index, [bot names (name or name@version)]]")
 
 
 def _int(v: Any) -> bool:
