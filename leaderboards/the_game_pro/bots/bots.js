@@ -46,7 +46,7 @@ var m=/^#page=(\d+)$/.exec(location.hash);if(m)at=Math.min(pages-1,Math.max(0,+m
 window.refereeChunk=function(stem,c,d){if(stem!==B.stem)return;chunks[c]=d;draw();};
 function el(tag,text,cls){var x=D.createElement(tag);if(text!=null)x.textContent=text;if(cls)x.className=cls;return x;}
 function replay(id,tail){if(!B.replays)return el("span",id);var a=el("a",id);a.href="../replays/index.html#"+id+(tail||"");return a;}
-function bot(j){var a=el("a",N[j]);a.href=F[j]+".html";return a;}
+function bot(j){if(F[j]==null)return el("span",N[j]);var a=el("a",N[j]);a.href=F[j]+".html";return a;}
 function need(c){if(asked[c])return;asked[c]=1;var s=D.createElement("script");s.src="data/"+B.stem+"."+c+".js";
 s.onerror=function(){var p=D.getElementById("pager");p.appendChild(el("span","could not load "+s.src,"warn"));};D.head.appendChild(s);}
 function row(d,j,i){var tr=el("tr"),k=d.k,me=d.seat[j];tr.setAttribute("data-match",d.id[j]);
