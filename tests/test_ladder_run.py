@@ -211,3 +211,32 @@ def test_a_resubmitted_bot_is_a_new_entry_of_the_ladder_and_the_run_equals_itsel
     assert seats["b02"] > max(v for n, v in seats.items() if n != "b02"), seats
     row = next(r for r in json.loads(fa["standings.json"])["standings"] if r["name"] == "b02")
     assert len(row["versions"]) == 2  # the standings stay keyed by name, with its versions
+
+
+def test_an_open_season_with_a_secret_seed_publishes_without_a_bot_that_is_down(tmp_path: Path) -> None:
+    """A ladder left open keeps its secret seed (only its commitment is published) and
+    still publishes its leaderboard; a bot that never answers is excluded, named, and the
+    season plays on without it."""
+    from tests.support.cli import referee
+
+    bots = "".join(
+        f'[[bot]]\nname = "{n}"\ncommand = ["python", "-m", "sample_bots.nimmt", "{s}", "--port", "{{port}}"]\n'
+        for n, s in [("a", "greedy"), ("b", "cautious"), ("c", "random"), ("d", "random")]
+    )
+    out = tmp_path / "out"
+    (tmp_path / "l.toml").write_text(
+        '[tournament]\nname = "open"\ngame = "nimmt_plus"\nplayers = 3\nformat = "ladder"\nmatches = 20\n'
+        f'concurrency = 4\non_unready = "exclude"\noutput = "{out}"\n'
+        "[limits]\ndeadline_ms = 30000\nstartup_ms = 1500\n"
+        + bots
+        + '[[bot]]\nname = "gone"\nurl = "http://127.0.0.1:9/"\n'
+    )
+    done = referee("run", str(tmp_path / "l.toml"), "-q")
+    assert done.returncode == 0, done.stderr[-2000:]
+    settings = json.loads((out / "tournament.json").read_text())["settings"]
+    assert settings["seed_secret"] is True and settings["seed"] is None and len(settings["seed_commitment"]) == 64
+    doc = json.loads((out / "standings.json").read_text())
+    assert [e["name"] for e in doc["excluded"]] == ["gone"]
+    assert sorted(r["name"] for r in doc["standings"]) == ["a", "b", "c", "d"]
+    assert "secret seed (drawn by the referee, revealed at the end)" in (out / "README.md").read_text()
+    assert len(journal(out)) == 20 and all("gone" not in r["bots"] for r in journal(out))

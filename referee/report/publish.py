@@ -78,7 +78,7 @@ from referee.stats.versions import VersionTally
 from referee.store.files import atomic_write, write_error
 from referee.store.journal import JOURNAL
 from referee.store.matches import game_of, options_of
-from referee.store.tournament_file import check_tournament
+from referee.store.tournament_file import bootstrap_seed, check_tournament
 
 FILES_STEP = "leaderboard files"  # the step of write_leaderboard's progress
 FORMATS: dict[str, tuple[str, ...]] = {
@@ -123,7 +123,7 @@ def build_leaderboard(
     del tap
     rows = standings_from_columns(game, cols)
     order = [r["name"] for r in rows]
-    verdicts = analyse_columns(game, cols, order, settings["seed"], resamples)
+    verdicts = analyse_columns(game, cols, order, bootstrap_seed(settings), resamples)
     rank = {name: i for i, name in enumerate(order)}
     doc = {
         "tournament": settings["name"],

@@ -111,9 +111,17 @@ def check_tournament(doc: Any, where: Path | str = TOURNAMENT_FILE) -> dict[str,
             f"{where}: not a tournament file written by referee run "
             f"(it needs scheduled and settings with {', '.join(_NEEDED_SETTINGS)})"
         )
-    if s["seed"] is None:
-        raise LeaderboardError(f"{where}: settings.seed must be an integer")
+    if s["seed"] is None and not (s.get("seed_secret") is True and "seed_commitment" in s):
+        raise LeaderboardError(f"{where}: settings.seed must be an integer")  # unrevealed: a secret's commitment
     return doc
+
+
+def bootstrap_seed(settings: Mapping[str, Any]) -> int:
+    """The seed of the verdicts' resamples: the tournament's, or while a secret seed is
+    not yet revealed (an open ladder season) a number taken from its commitment, which
+    tells nothing of the seed."""
+    seed = settings.get("seed")
+    return int(seed) if seed is not None else int(str(settings["seed_commitment"])[:16], 16)
 
 
 def _check_settings(s: Mapping[str, Any], c: FieldCheck) -> None:
