@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
+import tomli_w
 
-from tests.support.cli import referee
+from tests.support.cli import ROOT, referee
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None, reason="node is not on PATH: the JavaScript sample bot cannot run"
@@ -18,7 +21,13 @@ pytestmark = pytest.mark.skipif(
 
 def test_js_sample_plays_its_tournament_without_a_fault(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    proc = referee("run", "configs/nimmt_plus_js.toml", "--output", str(out), "--quiet", timeout=600)
+    doc = tomllib.loads((ROOT / "configs" / "nimmt_plus_js.toml").read_text())
+    doc.setdefault("limits", {})["deadline_ms"] = UNREACHABLE_DEADLINE_MS  # a fault is the bot's, never load's
+    for bot in doc["bot"]:  # the file's paths are relative to its folder; the copy lives elsewhere
+        bot["command"] = [str((ROOT / "configs" / a).resolve()) if a.startswith("../") else a for a in bot["command"]]
+    config = tmp_path / "nimmt_plus_js.toml"
+    config.write_text(tomli_w.dumps(doc))
+    proc = referee("run", str(config), "--output", str(out), "--quiet", timeout=600)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "standings.json").read_text())
     rows = {r["name"]: r for r in doc["standings"]}
