@@ -32,13 +32,12 @@ from referee.bots.protocol import find_legal
 from referee.games.base import Game, IllegalAction, InvalidExtras, Result, ranks_from_scores
 from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
 from referee.record import MALFORMED
-from referee.report.policy import STANDINGS_STEP
+from referee.report.policy import STANDINGS_STEP, use_run_timings
 from referee.report.progress import OnProgress, nothing
 from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store import transcripts
 from referee.store.journal import journal_details
 from referee.store.matches import game_of, options_of
-from referee.store.timings import Timings
 from referee.store.tournament_file import load_output_dir
 
 MAX_SHOWN = 20  # problems kept for the report; the count goes on
@@ -397,11 +396,9 @@ def _check_files(
     on_progress(0, 1, STANDINGS_STEP)
     board = build_leaderboard(tournament, records)
     on_progress(1, 1, STANDINGS_STEP)
-    saved = Timings.load(out)  # response times: the run's summary (the journal keeps none)
-    if saved is not None:
-        board.timings = {"tournament": board.timings["tournament"], **saved.document(tournament["settings"]["bots"])}
+    use_run_timings(board, out, tournament["settings"]["bots"])  # the journal keeps no response times
     with tempfile.TemporaryDirectory(prefix="referee-verify-") as tmp:
-        for path in write_leaderboard(Path(tmp), board, on_progress=on_progress):
+        for path in write_leaderboard(Path(tmp), board, on_progress=on_progress, bot_pages=False):
             mine = out / path.name
             if not mine.is_file():
                 report.not_checked.append(f"{path.name} (not in the folder)")

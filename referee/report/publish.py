@@ -156,11 +156,16 @@ def build_leaderboard(
 
 
 def write_leaderboard(
-    out: Path, board: Leaderboard, formats: Iterable[str] = tuple(FORMATS), on_progress: OnProgress = nothing
+    out: Path,
+    board: Leaderboard,
+    formats: Iterable[str] = tuple(FORMATS),
+    on_progress: OnProgress = nothing,
+    bot_pages: bool = True,
 ) -> list[Path]:
     """Write the files of ``formats`` (keys of FORMATS) into ``out``; return their paths.
-    With ``html`` also the bot pages (``bots/``, not in the list: the list names files of
-    ``out`` itself); ``on_progress(done, total, what)`` follows the files and the bot pages."""
+    With ``html`` (and ``bot_pages``) also the bot pages (``bots/``, not in the list: the
+    list names files of ``out`` itself); ``on_progress(done, total, what)`` follows the
+    files and the bot pages."""
     render = {
         "README.md": lambda: render_markdown(board),
         "index.html": lambda: render_page(board.game, board.document),
@@ -180,7 +185,7 @@ def write_leaderboard(
         paths.append(out / filename)
         atomic_write(paths[-1], render[filename]())
         on_progress(len(paths), len(names), FILES_STEP)
-    if "html" in formats:
+    if "html" in formats and bot_pages:
         write_bot_pages(out, board.game, board.document, board.matches, on_progress)
     return paths
 

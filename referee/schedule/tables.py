@@ -9,6 +9,7 @@ takes a few megabytes. ``Grow`` keys the fixtures of a tournament that grows by 
 
 from __future__ import annotations
 
+import abc
 import math
 import random
 from array import array
@@ -19,7 +20,7 @@ from typing import Any
 from referee.schedule.fixture import Fixture, derive_key_seed, derive_seed, key_bits
 
 
-class Format:
+class Format(abc.ABC):
     """The base tables of a format; subclasses give ``table(t)``."""
 
     key = "tournament.matches"  # the setting that sizes the schedule (named when it is too big)
@@ -37,9 +38,9 @@ class Format:
         """What to say when the schedule is too big."""
         return "lower it"
 
+    @abc.abstractmethod
     def table(self, t: int) -> tuple[int, ...]:
         """Base table ``t``: the bot in each seat."""
-        raise NotImplementedError
 
     def seats(self, t: int, r: int) -> tuple[tuple[int, ...], int | None]:
         """The seats of rotation ``r`` of table ``t`` and its deal (None: a deal of its own)."""

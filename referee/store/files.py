@@ -4,6 +4,7 @@ disk) leaves no temporary file behind and is an ``OutputError`` naming the file.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import errno
 import os
@@ -45,14 +46,14 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644, sync: bool
         raise write_error(path, exc) from exc
 
 
-class ClosedOnExit:
+class ClosedOnExit(abc.ABC):
     """``with`` support for a writer of the output folder: closed on leaving; when an error
     is already in flight, a second error from closing is dropped (the first is the one to
     report, e.g. the full disk that made both)."""
 
+    @abc.abstractmethod
     def close(self) -> None:
         """Flush and close (the writer's own)."""
-        raise NotImplementedError
 
     def __enter__(self) -> Self:
         return self
