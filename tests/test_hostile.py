@@ -208,6 +208,10 @@ def check_run(
                 match_id,
                 rec["latency_ms"][seat],
             )
+            # the bank is spent once per match, whatever the faults: a refused bot waited for
+            # until its deadline and bank passed has no bank left for its next decision
+            over_ms = sum(max(0.0, f["latency_ms"] - DEADLINE_MS) for f in act_faults)
+            assert over_ms <= TIME_BANK_MS + MARGIN_MS, (match_id, rec["faults"])
         # ... and the match did not wait on the subject for longer than that either: the
         # time it lost against the twin run is at most a deadline and margin per fault
         # (and per decision the referee voided), and its bank once. Restarting a dead bot takes its backoff

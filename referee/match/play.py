@@ -90,9 +90,15 @@ class Seats:
         if ex.fault is not None:
             return False
         self.rts[s].timeouts_in_a_row = 0
-        if acting and ex.latency_ms > self.limits.deadline_ms:
-            self.bank[s] = max(0.0, self.bank[s] - (ex.latency_ms - self.limits.deadline_ms))
+        if acting:
+            self.spend(s, ex)
         return True
+
+    def spend(self, s: int, ex: Exchange) -> None:
+        """An ``act`` exchange slower than the deadline spends the difference from the bank
+        of seat ``s``, whatever it ended in (an answer, or a restart window waited out)."""
+        if ex.latency_ms > self.limits.deadline_ms:
+            self.bank[s] = max(0.0, self.bank[s] - (ex.latency_ms - self.limits.deadline_ms))
 
     async def settle(self, s: int, ex: Exchange, acting: bool) -> None:
         """What an exchange costs seat ``s`` besides a fault: a timeout empties its bank,
@@ -105,7 +111,10 @@ class Seats:
         if acting and ex.fault == TIMEOUT:
             self.bank[s] = 0.0
             self.restarts[s] += await self.rts[s].after_timeout()  # a hung managed bot is restarted
-        elif ex.fault == ERROR:
+            return
+        if acting:
+            self.spend(s, ex)
+        if ex.fault == ERROR:
             self.restarts[s] += await self.rts[s].restart_if_dead()  # failed attempts included
 
     def charge(self, s: int, decision: int | None, phase: str, kind: str, detail: str, ms: float) -> None:
