@@ -270,7 +270,6 @@ def test_a_tls_cluster_plays_with_the_organisers_certificates_and_no_one_else(
     asyncio.run(assert_only_the_run_gets_in([tls_cluster.address, tls_cluster.worker_address], run_ctx, rogue))
 
 
-@pytest.mark.parallel  # plays nothing: its wait is the referee's own connect timeout
 def test_a_tcp_address_warns_and_a_tls_one_needs_certificates(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -70,6 +70,7 @@ def small_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ladder, "MIN_EPOCH_TABLES", 8)  # epochs of 8 tables: a short run holds several
 
 
+@pytest.mark.parallel
 def test_the_config_refuses_what_a_ladder_cannot_do(tmp_path: Path) -> None:
     url = "http://127.0.0.1:9/"
     for extra, words in (
@@ -86,6 +87,7 @@ def test_the_config_refuses_what_a_ladder_cannot_do(tmp_path: Path) -> None:
         load_config(tmp_path / "r.toml")
 
 
+@pytest.mark.parallel
 def test_a_ladder_is_the_same_at_any_concurrency_and_on_two_dask_workers(
     tmp_path: Path, bot: Steady, small_epochs: None
 ) -> None:
@@ -123,6 +125,7 @@ def grow(tmp: Path, url: str, out: str) -> Path:
     return tmp / out
 
 
+@pytest.mark.parallel
 def test_a_ladder_grown_from_20_to_25_bots_twice_over_equals_itself(
     tmp_path: Path, bot: Steady, small_epochs: None
 ) -> None:
@@ -146,6 +149,7 @@ def test_a_ladder_grown_from_20_to_25_bots_twice_over_equals_itself(
     assert "b03" not in [r["name"] for r in standings["standings"]]
 
 
+@pytest.mark.parallel
 def test_kill_9_and_resume_of_a_ladder_equals_an_uninterrupted_one(tmp_path: Path, bot: Steady) -> None:
     """The real epoch size (64 tables): 72 matches are two epochs, the kill lands in the first or second."""
     cfg = write(tmp_path, bot.url, names(7), 72, concurrency="4")
@@ -185,6 +189,7 @@ def resubmit(tmp: Path, url: str, out: str) -> Path:
     return tmp / out
 
 
+@pytest.mark.parallel
 def test_a_resubmitted_bot_is_a_new_entry_of_the_ladder_and_the_run_equals_itself(
     tmp_path: Path, bot: Steady, small_epochs: None
 ) -> None:

@@ -574,6 +574,7 @@ def assert_names_file(exc: ConfigError, path: Path) -> str:
     return message[len(f"{path}: ") :]
 
 
+@pytest.mark.parallel
 @FAST
 @given(doc=valid_docs())
 def test_valid_documents_load(toml_file: Path, doc: dict[str, Any]) -> None:
@@ -589,6 +590,7 @@ def test_valid_documents_load(toml_file: Path, doc: dict[str, Any]) -> None:
     assert_usable(cfg)
 
 
+@pytest.mark.parallel
 @settings(FAST, max_examples=300)
 @given(case=mutated_docs())
 def test_mutated_documents_are_refused_by_key_or_usable(
@@ -649,6 +651,7 @@ pathological = st.sampled_from(
     | st.text().map(lambda t: t.encode("utf-8", "surrogatepass"))
     | st.binary()
 )
+@pytest.mark.parallel
 def test_text_that_is_not_toml_is_a_config_error(toml_file: Path, raw: bytes) -> None:
     out = load(toml_file, raw)
     if isinstance(out, TournamentConfig):
@@ -764,6 +767,7 @@ def expected_kind(body: bytes, legal: list[Any]) -> str | None:
     return None if canonical(reply["action"]) in {canonical(x) for x in legal} else record.ILLEGAL
 
 
+@pytest.mark.parallel
 @settings(FAST, max_examples=300)
 @given(case=replies())
 def test_any_reply_body_is_a_legal_action_or_a_fault(case: tuple[list[Any], bytes]) -> None:
@@ -788,6 +792,7 @@ EXTRA_GAMES = [g for g in GAMES.values() if g.info.extra_reply_fields]
     value=json_values | st.lists(st.integers(-2, 5), max_size=5),
     seats=st.integers(1, 12),
 )
+@pytest.mark.parallel
 def test_any_extra_reply_field_is_taken_or_refused(game: Game, value: Any, seats: int) -> None:
     """Optional reply fields (The Game's claims) are taken or refused with InvalidExtras."""
     seats = max(game.info.min_seats, min(seats, game.info.max_seats))

@@ -156,6 +156,7 @@ def test_an_excluded_bot_joins_on_resume_with_grow_and_not_without(tmp_path: Pat
     assert len(_lines(tmp_path / "plain")) == 6
 
 
+@pytest.mark.parallel
 def test_a_changed_bot_file_makes_a_new_version(tmp_path: Path, server: str) -> None:
     home = Path(tempfile.mkdtemp(prefix="referee-season-"))  # readable by the cage's user (tmp_path is not)
     home.chmod(0o755)
@@ -201,6 +202,7 @@ def test_a_changed_bot_file_makes_a_new_version(tmp_path: Path, server: str) -> 
     shutil.rmtree(home)
 
 
+@pytest.mark.parallel
 def test_the_hello_reply_version() -> None:
     assert hello_version(b'{"ok": true, "version": "2.1-rc"}') == "2.1-rc"
     for body in (b"", b"nope", b'{"version": 3}', b'{"version": "' + b"x" * 65 + b'"}', b'{"version": "a\nb"}'):
@@ -223,6 +225,7 @@ def test_a_workers_run_excludes_on_the_head_prints_no_traceback_and_equals_one_p
     assert (tmp_path / "one" / "standings.json").read_bytes() == (tmp_path / "two" / "standings.json").read_bytes()
 
 
+@pytest.mark.parallel
 def test_interrupted_run_prints_a_resume_command_with_its_overrides(tmp_path: Path) -> None:
     out = tmp_path / "out dir"
     cmd = [sys.executable, "-m", "referee", "run", "configs/the_game.toml", "--output", str(out), "--seed", "9"]
@@ -242,6 +245,7 @@ def test_interrupted_run_prints_a_resume_command_with_its_overrides(tmp_path: Pa
     )
 
 
+@pytest.mark.parallel
 def test_verbose_lists_every_bot(tmp_path: Path, server: str) -> None:
     bots = {f"b{i}": f"{server}b{i}" for i in range(4)}
     result = _run(str(_config(tmp_path / "s.toml", bots)), "-q", "--verbose")
@@ -251,6 +255,7 @@ def test_verbose_lists_every_bot(tmp_path: Path, server: str) -> None:
     assert "b0: ready" not in quiet.stderr
 
 
+@pytest.mark.parallel
 def test_plan_names_a_pair_that_looks_equal() -> None:
     rng = np.random.default_rng(1)
     deals = 40

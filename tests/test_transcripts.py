@@ -37,7 +37,7 @@ from tests.support.outputs import (
     transcript_lines,
     write_journal,
 )
-from tests.support.tournament import NIMMT, kill9_after, write_config
+from tests.support.tournament import NIMMT, UNREACHABLE_DEADLINE_MS, kill9_after, write_config
 
 GAMES = {"nimmt_plus": "nimmt_plus.toml", "drahtseilakt": "drahtseilakt.toml", "dieci": "dieci.toml"}
 GAMES["the_game"] = "the_game.toml"
@@ -269,7 +269,7 @@ def play_logged(tmp: Path, index: int) -> Any:
                 seed=100 + index,
                 seats=eps,
                 client=client,
-                limits=Limits(deadline_ms=500, max_faults=2),
+                limits=Limits(deadline_ms=UNREACHABLE_DEADLINE_MS, max_faults=2),
             )
 
     return asyncio.run(go())
@@ -290,7 +290,7 @@ def test_replay_marks_faults_and_escapes_bot_logs(tmp_path: Path) -> None:
         "format": "random",
         "rounds": None,
         "matches": 2,
-        "deadline_ms": 500,
+        "deadline_ms": UNREACHABLE_DEADLINE_MS,
         "on_fault": "fallback",
         "max_faults": 2,
         "duplicate": False,

@@ -75,15 +75,20 @@ def errors(instance: Any, name: str, definition: str | None = None, strict: bool
     return [f"{_where(e.absolute_path)}: {_cut(e.message)}" for e in found]
 
 
-def message_errors(message: Any, game: str | None = None, strict: bool = False) -> list[str]:
-    """``errors`` for a message the referee sends, against the definition of its ``type``
-    (the game's one where the game's schema has it, else the protocol's)."""
+def message_schema(message: Any, game: str | None = None) -> tuple[str, str | None]:
+    """The schema file and definition a message the referee sends is checked against: its
+    ``type``'s, in the game's schema where it has one, else in the protocol's."""
     kind = message.get("type") if isinstance(message, dict) else None
     if kind not in ("hello", "start", "act", "end"):
-        return errors(message, PROTOCOL, None, strict)
+        return PROTOCOL, None
     if game is not None and kind != "hello":
-        return errors(message, game_schema_name(game), kind, strict)
-    return errors(message, PROTOCOL, kind, strict)
+        return game_schema_name(game), kind
+    return PROTOCOL, kind
+
+
+def message_errors(message: Any, game: str | None = None, strict: bool = False) -> list[str]:
+    """``errors`` for a message the referee sends (``message_schema``)."""
+    return errors(message, *message_schema(message, game), strict)
 
 
 def reply_errors(reply: Any, game: str | None = None) -> list[str]:

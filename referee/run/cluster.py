@@ -390,6 +390,9 @@ class DaskExecutor:
                     protocol=PROTOCOL,
                     security=run_security(),
                     dashboard_address=None,
+                    # the HTTP server Dask always starts (no page: NO_HTTP_PAGES) takes any free
+                    # port, not 8787, which a second run on the machine would find taken (a warning)
+                    scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
                     silence_logs=logging.ERROR,
                 )
                 self.client = await Client(self.cluster, asynchronous=True)
