@@ -141,7 +141,6 @@ def test_a_real_cluster_gives_the_outputs_of_one_process_even_when_a_worker_is_k
     assert_same_outputs(one, killed)
     worker_logs = sorted(p.parent.name for p in (killed / "logs").rglob("greedy.log"))
     assert worker_logs == ["worker-w0", "worker-w1"]  # each worker started its own copy
-    time.sleep(0.5)
     dead_worker_ports = bot_ports(killed / "logs" / "worker-w0")
     assert dead_worker_ports, "the killed worker had started its bots"
     assert_nothing_listens(dead_worker_ports)  # its bots died with it (the guard)
@@ -166,7 +165,6 @@ def test_local_workers_equal_one_process_and_a_killed_head_resumes_with_other_wo
     finally:
         stop_process(head)
     assert first < total
-    time.sleep(1.0)
     assert_nothing_listens(bot_ports(cut / "logs"))  # workers and their bots died with the head
     run(config, cut, "--resume", "--workers", "1")
     assert sorted(indices(cut)) == list(range(total))

@@ -311,6 +311,13 @@ def _worker_dir(name: Any) -> str:
     return "worker-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-")
 
 
+def _hush() -> None:
+    """On a process of the run's own cluster as it closes: what Dask logs while its parts
+    stop in turn (a worker's heartbeat to the scheduler that has just gone, with its
+    traceback) is not the run's to show."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+
+
 def _lease_name(token: str, bot: str) -> str:
     return f"referee-{token}-bot-{bot}"
 
@@ -356,14 +363,24 @@ class DaskExecutor:
         if self.client is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.client.unregister_worker_plugin(f"referee-{self.token}"), 30)
+            if self.cluster is not None:  # the run's own workers: not an organiser's, which live on
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.client.run(_hush), 10)
+                    await asyncio.wait_for(self.client.run(_hush, nanny=True), 10)
             if self.topic:  # else the scheduler pushes its 'remove-client' event to the closed client (a CRITICAL log)
                 with contextlib.suppress(Exception):
                     self.client.unsubscribe_topic(self.topic)
             with contextlib.suppress(Exception):
                 await self.client.close()
-        if self.cluster is not None:
-            with contextlib.suppress(Exception):
-                await self.cluster.close()
+        if self.cluster is not None:  # its scheduler is in this process: hushed as it closes, too
+            dask_log = logging.getLogger("distributed")
+            level = dask_log.level
+            dask_log.setLevel(logging.CRITICAL + 1)
+            try:
+                with contextlib.suppress(Exception):
+                    await self.cluster.close()
+            finally:
+                dask_log.setLevel(level)
 
     async def _connect(self) -> None:
         cfg = self.config

@@ -99,12 +99,18 @@ def bot_ports(logs: Path) -> list[int]:
     return [int(p) for log in logs.rglob("*.log") for p in re.findall(r"start: port (\d+)", log.read_text())]
 
 
-def assert_nothing_listens(ports: list[int]) -> None:
-    """No process listens on any of ``ports`` on 127.0.0.1."""
+def assert_nothing_listens(ports: list[int], within_s: float = 10.0) -> None:
+    """No process listens on any of ``ports`` on 127.0.0.1 within ``within_s`` from now
+    (bots whose referee was killed die as their guard notices, later on a loaded machine)."""
+    deadline = time.monotonic() + within_s
     for port in ports:
-        with socket.socket() as s:
-            s.settimeout(1)
-            assert s.connect_ex(("127.0.0.1", port)) != 0, f"a bot still listens on port {port}"
+        while True:
+            with socket.socket() as s:
+                s.settimeout(1)
+                if s.connect_ex(("127.0.0.1", port)) != 0:
+                    break
+            assert time.monotonic() < deadline, f"a bot still listens on port {port}"
+            time.sleep(0.05)
 
 
 def wait_port(port: int, proc: subprocess.Popen[Any], timeout_s: float = 60) -> None:
