@@ -293,7 +293,9 @@ def test_a_tcp_address_warns_and_a_tls_one_needs_certificates(
         text=True,
         timeout=120,
     )
+    # nobody listens there: one line after the connect timeout, exit 1
     assert gone.returncode == 1 and "Traceback" not in gone.stderr
+    assert f"cannot reach the Dask scheduler at {gone.args[-1]}" in gone.stderr
     assert [line for line in gone.stderr.splitlines() if "plain TCP" in line] == [
         f"warning: {gone.args[-1]} is plain TCP: anyone who can reach that scheduler can run code on its workers; "
         "use tls:// with certificates (README, 'More cores, more machines')"

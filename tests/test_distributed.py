@@ -176,7 +176,7 @@ def test_max_concurrent_holds_across_workers(tmp_path: Path, steady: Any) -> Non
     two workers each playing several matches at once: it never has two requests in
     flight (each request holds the bot's one lease, kept by the scheduler), so it never
     refuses one and nobody is charged a fault."""
-    solo, others = steady("--delay-ms", "20", "--exclusive"), steady("--delay-ms", "2")
+    solo, others = steady("--delay-ms", "5", "--exclusive"), steady("--delay-ms", "2")
     doc = [
         "[tournament]",
         'name = "lease"',
@@ -210,11 +210,7 @@ def test_workers_and_cluster_are_checked_before_anything_starts(tmp_path: Path) 
     config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1) + '[cluster]\naddress = "nope"\n')
     bad = referee("run", str(config), timeout=60)
     assert bad.returncode == 2 and "cluster.address" in bad.stderr and "Traceback" not in bad.stderr
-    # a scheduler nobody listens at: one line, exit 1
-    config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1))
-    gone = referee("run", str(config), "-q", "--cluster", f"tcp://127.0.0.1:{free_port()}", timeout=120)
-    assert gone.returncode == 1 and "cannot reach the Dask scheduler" in gone.stderr
-    assert "Traceback" not in gone.stderr
+    # a scheduler nobody listens at: test_cluster_tls (it waits out the connect timeout once for both)
 
 
 def _cfg(rate: float, min_decisions: int = 10) -> Any:

@@ -135,7 +135,7 @@ def test_a_decision_whose_timer_fired_late_is_voided_and_asked_again(steady: Any
 
 def test_max_concurrent_never_sends_a_second_request_to_a_busy_bot(tmp_path: Path, steady: Any) -> None:
     others = steady("--delay-ms", "2")
-    solo = steady("--delay-ms", "20", "--exclusive")
+    solo = steady("--delay-ms", "5", "--exclusive")
     recs, _ = tournament(
         tmp_path,
         [("solo", solo.url, "max_concurrent = 1"), ("x", others.url, ""), ("y", others.url, "")],
@@ -147,7 +147,7 @@ def test_max_concurrent_never_sends_a_second_request_to_a_busy_bot(tmp_path: Pat
     assert stats["max_in_flight"] == 1 and stats["refused"] == 0 and stats["acts"] > 0
 
     # the same tournament without the limit: the bot is sent work while busy and refuses it
-    solo2 = steady("--delay-ms", "20", "--exclusive")
+    solo2 = steady("--delay-ms", "5", "--exclusive")
     recs2, _ = tournament(
         tmp_path / "2",
         [("solo", solo2.url, ""), ("x", others.url, ""), ("y", others.url, "")],

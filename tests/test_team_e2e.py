@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from tests.support.cli import referee
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 
 def test_team_tournament_gives_every_bot_the_same_deals(tmp_path: Path) -> None:
@@ -19,7 +20,8 @@ def test_team_tournament_gives_every_bot_the_same_deals(tmp_path: Path) -> None:
     )
     cfg.write_text(
         f'[tournament]\nname = "team"\ngame = "the_game"\nplayers = 3\nformat = "team"\nmatches = 4\n'
-        f'concurrency = 4\noutput = "{out}"\n[game]\ncommunication = "claims"\n' + bots
+        f'concurrency = 4\noutput = "{out}"\n[game]\ncommunication = "claims"\n'
+        f"[limits]\ndeadline_ms = {UNREACHABLE_DEADLINE_MS}\n" + bots  # no fallback: the ranks are the bots' own
     )
     proc = referee("run", str(cfg))
     assert proc.returncode == 0, proc.stderr
