@@ -286,7 +286,7 @@ def _ended(code: int) -> str:
 
 def _signal_members(sig: int, spare: int, cgroup: str | None) -> None:
     """Send ``sig`` to every process of the guard's group and of the bot's cgroup but ``spare``."""
-    for pid in set(_group_members()) | set(_cgroup_members(cgroup)):
+    for pid in _members(cgroup):
         if pid != spare:
             with contextlib.suppress(OSError):
                 os.kill(pid, sig)
@@ -332,7 +332,7 @@ def _clean_up(setup: dict) -> None:  # type: ignore[type-arg]
 
     if setup.get("private"):
         if setup.get("disk"):
-            _unmount(setup["private"])
+            unmount(setup["private"])
         shutil.rmtree(setup["private"], ignore_errors=True)
     for _ in range(50):
         if not _cgroup_members(_procs(setup)):
@@ -343,8 +343,8 @@ def _clean_up(setup: dict) -> None:  # type: ignore[type-arg]
             os.rmdir(folder)
 
 
-def _unmount(path: str) -> None:
-    """Detach the mount at ``path`` (best effort)."""
+def unmount(path: str) -> None:
+    """Detach the mount at ``path`` (best effort; its files go once nothing uses them)."""
     with contextlib.suppress(OSError, AttributeError):
         import ctypes
 
@@ -355,7 +355,7 @@ def _kill_members(cgroup: str | None = None) -> int:
     """SIGKILL every process of the guard's group (and of the bot's cgroup); how many."""
     killed = 0
     for _ in range(5):  # a member may fork while it is being killed
-        members = set(_group_members()) | set(_cgroup_members(cgroup))
+        members = _members(cgroup)
         if not members:
             break
         for pid in members:
@@ -366,6 +366,11 @@ def _kill_members(cgroup: str | None = None) -> int:
                 pass
         time.sleep(0.01)
     return killed
+
+
+def _members(cgroup: str | None) -> set[int]:
+    """Every process of the guard's group and of the bot's cgroup."""
+    return set(_group_members()) | set(_cgroup_members(cgroup))
 
 
 def _cgroup_members(cgroup: str | None) -> list[int]:

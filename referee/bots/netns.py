@@ -26,7 +26,8 @@ _lock = threading.Lock()
 
 
 @functools.cache
-def _libc() -> ctypes.CDLL:
+def libc() -> ctypes.CDLL:
+    """The C library, loaded once."""
     return ctypes.CDLL(None, use_errno=True)
 
 
@@ -44,7 +45,7 @@ def usable() -> bool:
 def find(root: int, depth: int = 3) -> int | None:
     """A descriptor of the first network namespace below process ``root`` (its
     descendants, ``depth`` levels) that is not the referee's; None while there is none."""
-    own = os.stat("/proc/self/ns/net").st_ino
+    own = os.fstat(_own()).st_ino
     level = [root]
     for _ in range(depth):
         below: list[str] = []
@@ -63,23 +64,27 @@ def find(root: int, depth: int = 3) -> int | None:
 
 def socket_in(netns: int) -> socket.socket:
     """A non-blocking TCP socket created inside the namespace ``netns``."""
-    libc = _libc()
+    c = libc()
     home = _own()
     with _lock:
-        if libc.setns(netns, _CLONE_NEWNET) != 0:
+        if c.setns(netns, _CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "cannot enter the bot's network")
         try:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         finally:
-            if libc.setns(home, _CLONE_NEWNET) != 0:  # never go on in a bot's network
+            if c.setns(home, _CLONE_NEWNET) != 0:  # never go on in a bot's network
                 os.abort()
     sock.setblocking(False)
     return sock
 
 
-async def connect(netns: int, port: int) -> socket.socket:
-    """A socket connected to ``127.0.0.1:port`` in the namespace ``netns``."""
-    sock = socket_in(netns)
+async def connect(netns: int | None, port: int) -> socket.socket:
+    """A socket connected to ``127.0.0.1:port`` in the namespace ``netns`` (None: the referee's own)."""
+    if netns is None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+    else:
+        sock = socket_in(netns)
     try:
         await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
     except BaseException:

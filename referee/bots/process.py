@@ -172,7 +172,6 @@ class ManagedBot:
         self.proc: subprocess.Popen[bytes] | None = None
         self.restarts = 0  # restart attempts made, successful or not
         self.down = False  # gave up restarting: the bot is played by fallback from now
-        self.ready_at = 0.0  # time.perf_counter() when a restart last answered hello
         self._stopped = False
         self._stop_event = asyncio.Event()
         self._restart_lock = asyncio.Lock()
@@ -205,14 +204,7 @@ class ManagedBot:
         """A new connection to the bot: in its own network when its cage has one, else
         on the host's loopback."""
         if self._cage is None or not self._cage.own_network:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setblocking(False)
-            try:
-                await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", self.port))
-            except BaseException:
-                sock.close()
-                raise
-            return sock
+            return await netns.connect(None, self.port)
         if self._netns is None and self.proc is not None and self.proc.returncode is None:
             self._netns = netns.find(self.proc.pid)
         if self._netns is None:
@@ -395,7 +387,6 @@ class ManagedBot:
                 self._log_line(f"restart {self.restarts}/{self.max_restarts} failed: {failure}")
                 why = failure
                 continue
-            self.ready_at = time.perf_counter()
             return Revival(True, True, self.restarts - first)
         self.down = True
         self._log_line(f"down after {self.restarts} restart(s): played by fallback from now")

@@ -14,7 +14,6 @@ says all of it for bot authors; a limit that cannot hold here is named once (``n
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import logging
 import os
@@ -29,17 +28,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from referee.bots import cgroups, netns, seccomp
+from referee.bots import cgroups, guard, netns, seccomp
 from referee.config.redacted import Secret
 from referee.errors import BotStartError
 
 TOKEN_ENV = "REFEREE_BOT_TOKEN"
 HOME_IN_CAGE = "/home/bot"
-NETWORKS = ("own", "host")
-SECCOMP_FD = 9  # guard.SECCOMP_FD (the guard imports nothing of the referee)
 INODES_PER_MB = 64  # the bound on the files of a bot's disk, per MB of disk_mb
 _MS_NOSUID, _MS_NODEV = 2, 4
-_MNT_DETACH = 2
 _BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 _SYSTEM_RO = ("/usr", "/etc", "/opt")
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -285,7 +281,7 @@ class Cage:
         if self.own_network:
             out.append("--unshare-net")
         if self.filter is not None:
-            out += ["--seccomp", str(SECCOMP_FD)]
+            out += ["--seccomp", str(guard.SECCOMP_FD)]
         for d in _SYSTEM_RO:
             out += ["--ro-bind-try", d, d]
         for link in _SYSTEM_LINKS:
@@ -332,7 +328,7 @@ class Cage:
         """Remove the private disk and folder and the cgroup (the bot is gone)."""
         if self.private is not None:
             if self.disk:
-                _unmount(self.private)
+                guard.unmount(str(self.private))
                 self.disk = False
             shutil.rmtree(self.private, ignore_errors=True)
             self.private = None
@@ -343,14 +339,8 @@ class Cage:
 
 def _mount_tmpfs(where: Path, options: str) -> bool:
     """Mount a tmpfs with ``options`` at ``where``; False when it cannot be done."""
-    libc = ctypes.CDLL(None, use_errno=True)
     flags = _MS_NOSUID | _MS_NODEV
-    return bool(libc.mount(b"tmpfs", str(where).encode(), b"tmpfs", flags, options.encode()) == 0)
-
-
-def _unmount(where: Path) -> None:
-    """Detach the mount at ``where`` (its files go once nothing uses them)."""
-    ctypes.CDLL(None, use_errno=True).umount2(str(where).encode(), _MNT_DETACH)
+    return bool(netns.libc().mount(b"tmpfs", str(where).encode(), b"tmpfs", flags, options.encode()) == 0)
 
 
 def _package_dirs(package: str) -> set[str]:
