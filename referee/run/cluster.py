@@ -328,13 +328,11 @@ def _lease_name(token: str, bot: str) -> str:
 class DaskExecutor:
     """Plays fixtures on Dask workers, handing each record to the sink as its match ends (an ``Executor``)."""
 
-    def __init__(self, config: TournamentConfig, judge: Gate | None = None) -> None:
+    def __init__(self, config: TournamentConfig) -> None:
         self.config = config
         self.token = uuid.uuid4().hex[:12]
         self.total = len(schedule(config))
-        self.judge: Gate = judge if judge is not None else DqJudge(config, self.total)
-        if self.judge.lag < BATCH - 1:  # a batch must be judged on fixtures before it
-            raise ClusterError(f"disqualification lag {self.judge.lag} is shorter than a batch ({BATCH})")
+        self.judge: Gate = DqJudge(config, self.total)  # until ``use`` gives the run's
         self.cluster: LocalCluster | None = None
         self.client: Client | None = None
         self.statuses: list[BotStatus] = []
@@ -447,7 +445,7 @@ class DaskExecutor:
 
     async def use(self, config: TournamentConfig, judge: Gate) -> None:
         """Play ``config``'s lineup under ``judge``: every worker stops the excluded bots."""
-        if judge.lag < BATCH - 1:
+        if judge.lag < BATCH - 1:  # a batch must be judged on fixtures before it
             raise ClusterError(f"disqualification lag {judge.lag} is shorter than a batch ({BATCH})")
         kept = {b.name for b in config.bots}
         self.excluded = tuple(b.name for b in self.config.bots if b.name not in kept)
@@ -531,11 +529,11 @@ class DaskExecutor:
                 self.duplicates += 1
                 continue
             fl.seen[rec.index] = 1
-            self.judge.add(rec)
             f = fl.inflight.get(rec.index)
             if f is None:
                 raise ClusterError(f"a worker sent fixture {rec.index}, which was never sent out")
-            sink.accept(f, rec)
+            sink.accept(f, rec)  # first, as in one process: the judge sees the line as journaled
+            self.judge.add(rec)
         self.record_cpu_s += time.process_time() - cpu
 
     async def _settle(self, fl: _Flight, finished: list[Any]) -> None:

@@ -60,10 +60,7 @@ class BotPool:
 
     def stop(self) -> None:
         """Stop every managed bot and its children, all at once."""
-        for bot in self.managed.values():
-            bot.begin_stop()
-        for bot in self.managed.values():
-            bot.wait_stopped()
+        _stop_all(list(self.managed.values()))
 
     async def start(self) -> list[BotStatus]:
         """Start managed bots, send hello to every bot, and report each one's status."""
@@ -139,11 +136,7 @@ class BotPool:
         """Play on with the bots of ``config`` only (a subset of this pool's): the others'
         runtimes dropped and their started processes stopped."""
         names = {b.name for b in config.bots}
-        gone = [self.managed.pop(n) for n in list(self.managed) if n not in names]
-        for bot in gone:
-            bot.begin_stop()
-        for bot in gone:
-            bot.wait_stopped()
+        _stop_all([self.managed.pop(n) for n in list(self.managed) if n not in names])
         kept = [i for i, b in enumerate(self.config.bots) if b.name in names]
         self.endpoints = [self.endpoints[i] for i in kept]
         self.runtimes = [self.runtimes[i] for i in kept]
@@ -276,3 +269,11 @@ def excluded_before(config: TournamentConfig, settings: Mapping[str, Any]) -> di
     bots = settings.get("bots")
     started = set(bots) if isinstance(bots, list) else set()
     return {b.name: reasons[b.name] for b in config.bots if b.name in reasons and b.name not in started}
+
+
+def _stop_all(bots: list[ManagedBot]) -> None:
+    """Stop ``bots`` and their children, all at once (each is signalled before any is waited for)."""
+    for bot in bots:
+        bot.begin_stop()
+    for bot in bots:
+        bot.wait_stopped()

@@ -173,7 +173,7 @@ def _journal_state(config: TournamentConfig, fixtures: Schedule, resume: bool) -
     journal = out / JOURNAL
     if resume:
         return read_journal(journal, fixtures, [b.name for b in config.bots], repair=True)
-    if journal.exists() and journal.stat().st_size > 0:
+    if jn.has_lines(journal):
         journal.replace(out / (JOURNAL + ".prev"))
     return jn.empty_state(fixtures.total)
 

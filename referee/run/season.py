@@ -17,7 +17,6 @@ played, their seats still counted as assigned so the tables chosen before stay r
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,7 +31,7 @@ from referee.run.ladder import LadderRules, Summary, choose_epoch, epoch_size
 from referee.schedule.formats import Fixture, derive_seed
 from referee.store import journal as jn
 from referee.store.journal import JOURNAL
-from referee.store.tournament_file import TOURNAMENT_FILE
+from referee.store.tournament_file import read_settings
 
 MATCHMAKING_INDEX = -3  # derive_seed(seed, -3, secret): secret as long as the deals are
 
@@ -107,7 +106,6 @@ class LadderGate:
         self.T = plan.epoch_tables
         self.rules = LadderRules(players=config.players, epoch_tables=self.T)
         self.seed = derive_seed(config.seed, MATCHMAKING_INDEX, config.seed_secret)
-        self.versions = versions
         self.index = {k: i for i, k in enumerate(lineup_keys(config, versions))}
         self.summary = Summary(config.players)
         self.tables: dict[int, list[tuple[str, ...]]] = {}  # chosen epochs not yet recorded
@@ -147,10 +145,8 @@ class LadderGate:
 
     def add(self, rec: dict[str, Any] | MatchRecord) -> None:
         """Count one journaled match: the judge's, and its epoch's results."""
-        self.judge.add(rec)
         d = rec.to_json() if isinstance(rec, MatchRecord) else rec
-        if not d.get("versions") and self.versions:  # played now, before the sink stamps the line
-            d = {**d, "versions": [self.versions[b] for b in d["bots"]]}
+        self.judge.add(d)
         self._count(d)
 
     def _count(self, d: Mapping[str, Any]) -> None:
@@ -271,11 +267,8 @@ def resolve_ladder(
 
 def _recorded_plan(out: Path) -> LadderPlan | None:
     """The plan in ``out``'s tournament.json, if it has one."""
-    try:
-        doc = json.loads((out / TOURNAMENT_FILE).read_text(encoding="utf-8"))
-        return LadderPlan.from_document(doc["settings"]["ladder"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    settings = read_settings(out)
+    return LadderPlan.from_document(settings["ladder"]) if settings and settings.get("ladder") else None
 
 
 def _drop_removed(

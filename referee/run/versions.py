@@ -95,7 +95,7 @@ def _files(folder: Path) -> Iterator[tuple[str, Path]]:
     """(relative path, path) of every regular file under ``folder``, in path order."""
     found: list[tuple[str, Path]] = []
     for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
         for name in names:
             p = Path(root) / name
             if name.endswith(".pyc") or p.is_symlink() or not p.is_file():
