@@ -25,7 +25,6 @@ from __future__ import annotations
 import heapq
 import html
 import json
-import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from referee.report.page import (
     PALETTE,
     _attr,
     _linker,
+    _paged,
     _value_ci,
     h2h_cell,
     page_files,
@@ -49,7 +49,8 @@ from referee.report.page import (
 )
 from referee.report.text import MINUS_3_SIGMA, fmt, fmt_faults, fmt_range, fmt_wins, role_mark
 from referee.report.ui import CSS, SCRIPT
-from referee.stats.columns import Columns, credit_mask
+from referee.stats.columns import Columns, credit_mask, kept_rows
+from referee.store.files import atomic_write
 
 CHUNK = 1000  # matches per data file (and inline in the page)
 PER_PAGE = 100  # matches a screen of the list
@@ -131,9 +132,17 @@ class BotMatches:
     faults_of: dict[str, list[tuple[int, str, int, int | None, str, str, str]]] = field(default_factory=dict)
     faults_cut: bool = False
 
+    def __post_init__(self) -> None:
+        self._at = {n: j for j, n in enumerate(self.names)}
+
+    def count(self, name: str) -> int:
+        """How many matches ``name`` has (0 for a name without any)."""
+        j = self._at.get(name)
+        return 0 if j is None else int(self.offsets[j + 1] - self.offsets[j])
+
     def entries(self, name: str) -> tuple[IntArray, IntArray]:
         """The (rows, seats) of ``name``'s matches, in fixture order."""
-        j = self.names.index(name)
+        j = self._at[name]
         a, b = int(self.offsets[j]), int(self.offsets[j + 1])
         return self.rows[a:b], self.seats[a:b]
 
@@ -141,9 +150,7 @@ class BotMatches:
 def bot_matches(cols: Columns, tap: MatchTap, coop: bool) -> BotMatches:
     """The per-bot match lists of ``cols`` (one numpy pass) with the tap's ids and fault details."""
     idx = np.frombuffer(tap.index, np.int64) if len(tap.index) else np.zeros(0, np.int64)
-    uniq, first = np.unique(idx[::-1], return_index=True)
-    last = idx.shape[0] - 1 - first  # the last line of every index
-    where = last[np.searchsorted(uniq, cols.index)] if cols.matches else np.zeros(0, np.int64)
+    where = kept_rows(idx)  # the tap saw the lines the columns kept, in the same order
     ids = [tap.ids[p] for p in where.tolist()]
     mask = credit_mask(cols, coop)  # cooperative: a bot's matches once, not once per seat
     rows, seats = np.nonzero(mask)
@@ -212,7 +219,7 @@ def write_bot_pages(
 
 def _match_chunks(data: BotMatches | None, name: str) -> tuple[str, list[str]]:
     """The bot's match list as JSON chunks of ``CHUNK`` entries: (the first, the others)."""
-    if data is None or name not in data.names:
+    if data is None or not data.count(name):
         return _js(_empty_chunk()), []
     rows, seats = data.entries(name)
     texts = [_chunk(data, rows[a : a + CHUNK], seats[a : a + CHUNK]) for a in range(0, max(1, rows.shape[0]), CHUNK)]
@@ -265,7 +272,7 @@ def render_bot_page(
     """The content of ``bots/<stem>.html``."""
     e = html.escape
     link = _linker(files, "")
-    total = 0 if data is None or name not in data.names else int(data.entries(name)[0].shape[0])
+    total = 0 if data is None else data.count(name)
     replays = doc["settings"].get("transcripts", "all") != "none"
     state = {
         "stem": files[name],
@@ -277,7 +284,7 @@ def render_bot_page(
         "coop": bool(game.info.cooperative),
         "first": "__FIRST__",
     }
-    boot = _js(state).replace('"__FIRST__"', first_chunk.replace("<", "\\u003c"))
+    boot = _js(state).replace('"__FIRST__"', first_chunk)  # made by _js: escaped already
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -483,14 +490,11 @@ def _opponents(
         "opponent it met: how often it finished above (ties count half), with a 95% Wilson interval, and "
         "above\u2013below\u2013ties. P(above): share of bootstrap resamples in which it ranks above that bot. "
         'Click a header to sort.</p><div class="scroll"><table id="head-to-head"'
-        f" data-filter data-sortable{_PAGED50 if len(body) > 60 else ''}><thead><tr>"
+        f"{_paged(len(body), 50)}><thead><tr>"
         '<th class="name" data-sort="text">Opponent</th><th data-sort="num">Meetings</th>'
         '<th data-sort="num">Share above [95% CI]</th><th data-sort="num">P(above)</th></tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div></section>"
     )
-
-
-_PAGED50 = ' data-page="50"'
 
 
 def _js(value: Any) -> str:
@@ -506,9 +510,7 @@ def _write_if_changed(path: Path, text: str) -> None:
             return
     except OSError:
         pass
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    atomic_write(path, data)
 
 
 # The match list of a bot page: pages of PER_PAGE entries, chunks loaded as scripts on demand.

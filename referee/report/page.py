@@ -234,7 +234,7 @@ def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()
             f"Rating over {unit}",
             f'<p class="lead">Plackett-Luce log-strength \u03bc fitted on the {unit} played so far, in fixture '
             f"order. In colour the top {min(TOP_LINES, len(rows))}; a bot you search or point at is drawn in "
-            "red.</p>" + _rating_history(doc, colours, unit, 540.0 if side_by_side else 1100.0, link),
+            "red.</p>" + _rating_history(doc, colours, unit, 540.0 if side_by_side else 1100.0),
         ),
         "</div>",
         _section(
@@ -673,7 +673,6 @@ def rating_svg(
     series: Sequence[tuple[str, Sequence[float], str, bool]],
     unit: str,
     width: float,
-    link: Callable[[str], str] | None = None,
 ) -> str:
     """The rating lines: (name, mu per step, colour, drawn in colour) each, the first on top."""
     e = html.escape
@@ -731,13 +730,11 @@ def rating_svg(
     return "".join(out)
 
 
-def _rating_history(
-    doc: Mapping[str, Any], colours: Mapping[str, str], unit: str, width: float, link: Callable[[str], str]
-) -> str:
+def _rating_history(doc: Mapping[str, Any], colours: Mapping[str, str], unit: str, width: float) -> str:
     hist = doc["rating_history"]
     names = [r["name"] for r in doc["standings"]]
     series = [(n, hist["mu"][n], colours[n], i < TOP_LINES) for i, n in enumerate(names)]
-    return rating_svg(hist["step"], series, unit, width, link)
+    return rating_svg(hist["step"], series, unit, width)
 
 
 def _seat_bias(doc: Mapping[str, Any]) -> str:

@@ -106,8 +106,7 @@ def build_leaderboard(
     check_tournament(tournament)
     settings = tournament["settings"]
     game = game_of(settings)
-    if isinstance(settings.get("players"), int):  # a refused option fails here, before any file is written
-        options_of(game, settings, settings["players"])
+    options_of(game, settings, settings["players"])  # a refused option fails here, before any file is written
     names = list(settings["bots"])
     # grow and ladder: a bot removed from the file has no row, but its matches keep counting
     # for the bots that met it (their matches, mean rank and score, rating, head-to-head)

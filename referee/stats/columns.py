@@ -488,7 +488,7 @@ def _assemble(
     width = np.frombuffer(b.width, np.int8).astype(np.int64) if m else np.zeros(0, np.int64)
     kmax = int(width.max()) if m else 1
     start = np.concatenate([[0], np.cumsum(width)[:-1]]) if m else np.zeros(0, np.int64)
-    keep = _kept_rows(index)
+    keep = kept_rows(index)
     rows = keep.shape[0]
     uniform = bool(m) and int(width.min()) == kmax  # every line as wide as the widest
     identity = rows == m and bool((keep == np.arange(m)).all())  # in order, no line replaced
@@ -555,7 +555,7 @@ def _assemble(
     )
 
 
-def _kept_rows(index: IntArray) -> IntArray:
+def kept_rows(index: IntArray) -> IntArray:
     """The buffered lines kept, in index order: the last line of each index in file order wins."""
     rev = np.arange(index.shape[0])[::-1]
     _, first_rev = np.unique(index[rev], return_index=True)

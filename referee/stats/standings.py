@@ -210,7 +210,8 @@ def timings_from_columns(cols: Columns) -> dict[str, Any]:
 
 def _hist_percentile(h: Any, q: float) -> float | None:
     """The nearest-rank ``q`` percentile of a response-time histogram (a bin's upper edge)."""
-    b = nearest_rank(enumerate(h.tolist()), int(h.sum()), q)
+    nz = np.flatnonzero(h)  # the empty bins change nothing: skipped (most are empty)
+    b = nearest_rank(zip(nz.tolist(), h[nz].tolist()), int(h.sum()), q)
     return None if b is None else rnd(LATENCY_BUCKETS.upper(b), 3)
 
 

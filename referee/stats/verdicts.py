@@ -276,7 +276,8 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     # a mean lies within the range of what it averages; an interval reaching past it (few
     # deals, scores piled at a bound) is cut there, which can never exclude a possible mean
     clip_intervals(rank_iv, 1.0, float(seats))
-    clip_intervals(score_iv, *game.info.score_bounds(seats))
+    bounds = game.info.score_bounds(seats)
+    clip_intervals(score_iv, *bounds)
     dq = set(disqualifications(cols))
     is_dq = np.array([name in dq for name in names], bool)
     played = count.sum(0) > 0
@@ -304,12 +305,12 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     games_bot, games_rank = contests(cols, credit, coop)
     ratings, history = rate(games_bot, games_rank, names)
     summary = _summaries(cols, credit)
+    deals = _deals_per_bot(cols, n)
     bots = {
-        name: _bot_row(cols, i, played[i], name in dq, coop, score_iv, rank_iv, positions, rank_set.get(name))
+        name: _bot_row(deals[i], i, played[i], name in dq, coop, score_iv, rank_iv, positions, rank_set.get(name))
         | {"rating": ratings[name], "score_summary": summary[i]}
         for i, name in enumerate(names[: cols.ranked])
     }
-    bounds = game.info.score_bounds(seats)
     differences = _differences(order, pos, played, is_dq, w, score, rank, count, above, coop, seats, bounds)
     order_idx = [pos[name] for name in order]
     return Verdicts(
@@ -328,8 +329,19 @@ def _analyse(game: Game, cols: Columns, order: Sequence[str], seed: int, resampl
     )
 
 
+def _deals_per_bot(cols: Columns, n: int) -> list[int]:
+    """How many distinct deals each of the ``n`` bots played (one pass over every seat)."""
+    if not cols.matches:
+        return [0] * n
+    rows, seats = np.nonzero(cols.bot >= 0)
+    width = int(cols.deal.max()) + 1
+    pairs = np.unique(cols.bot[rows, seats].astype(np.int64) * width + cols.deal[rows])
+    counts: list[int] = np.bincount(pairs // width, minlength=n).tolist()
+    return counts
+
+
 def _bot_row(
-    cols: Columns,
+    deals: int,
     i: int,
     played: bool,
     dq: bool,
@@ -342,7 +354,7 @@ def _bot_row(
     """Bot ``i``'s deals and intervals (its rating and summary are added by the caller)."""
     span = _percentile_pair(positions[:, i]) if positions.size else None
     return {
-        "deals": int(np.unique(cols.deal[(cols.bot == i).any(axis=1)]).shape[0]) if cols.matches else 0,
+        "deals": deals,
         "mean_score_ci": _pair(score_iv, i) if played else None,
         "mean_rank_ci": None if coop or not played else _pair(rank_iv, i),
         "rank_interval": None if dq or not played or span is None else [span[0], span[1]],
