@@ -32,9 +32,9 @@ from referee.bots.protocol import find_legal
 from referee.games.base import Game, IllegalAction, InvalidExtras, Result, ranks_from_scores
 from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
 from referee.record import MALFORMED
-from referee.report.policy import STANDINGS_STEP, use_run_timings
+from referee.report.policy import standings
 from referee.report.progress import OnProgress, nothing
-from referee.report.publish import build_leaderboard, write_leaderboard
+from referee.report.publish import write_leaderboard
 from referee.store import transcripts
 from referee.store.journal import journal_details
 from referee.store.matches import game_of, options_of
@@ -393,10 +393,7 @@ def _check_files(
     on_progress: OnProgress,
 ) -> None:
     """Render the standings files from the journal again and compare them byte for byte."""
-    on_progress(0, 1, STANDINGS_STEP)
-    board = build_leaderboard(tournament, records)
-    on_progress(1, 1, STANDINGS_STEP)
-    use_run_timings(board, out, tournament["settings"]["bots"])  # the journal keeps no response times
+    board = standings(tournament, records, out, tournament["settings"]["bots"], on_progress)
     with tempfile.TemporaryDirectory(prefix="referee-verify-") as tmp:
         for path in write_leaderboard(Path(tmp), board, on_progress=on_progress, bot_pages=False):
             mine = out / path.name

@@ -23,9 +23,10 @@ from referee.config.model import TournamentConfig
 from referee.errors import RefereeError
 from referee.report.progress import OnProgress, nothing
 from referee.report.publish import Leaderboard, build_leaderboard, write_leaderboard
-from referee.report.viewer import write_replays
+from referee.report.viewer import Watch, write_replays
 from referee.schedule.formats import schedule
 from referee.store import journal as jn
+from referee.store import transcripts
 from referee.store.files import write_error
 from referee.store.journal import JOURNAL
 from referee.store.timings import Timings
@@ -82,14 +83,19 @@ def publish_final(
         settings = published_settings(config, complete=complete)
         if (config.seed_secret and complete) or stopped is not None:
             write_tournament_file(config.output, settings, fixtures.total, stopped)
-        on_progress(0, 1, STANDINGS_STEP)
-        board = build_leaderboard(tournament_document(settings, fixtures.total, stopped), jn.read_journal(journal))
-        on_progress(1, 1, STANDINGS_STEP)
-        use_run_timings(board, config.output, names)
+        watch = Watch()  # the replay pages' matches, chosen as the standings read the journal
+        lines = jn.read_journal(journal)
+        board = standings(
+            tournament_document(settings, fixtures.total, stopped),
+            watch(lines) if transcripts.exists(config.output) else lines,
+            config.output,
+            names,
+            on_progress,
+        )
         paths = write_leaderboard(config.output, board, on_progress=on_progress)
     except OSError as exc:
         raise write_error(Path(exc.filename or config.output), exc) from exc
-    return Published(board, tuple(paths), _write_replays(config.output, on_progress))
+    return Published(board, tuple(paths), _write_replays(config.output, on_progress, watch))
 
 
 def _complete(config: TournamentConfig, count: int, total: int, stopped: bool) -> bool:
@@ -121,13 +127,28 @@ def rebuild(out: Path, formats: Iterable[str], on_progress: OnProgress = nothing
     among them. ``LeaderboardError``: a folder that cannot be rendered; ``OutputError``: a
     file that cannot be written. ``on_progress`` is told how the work goes."""
     formats = tuple(formats)
-    tournament, records = load_output_dir(out)
+    tournament, lines = load_output_dir(out)
+    watch = Watch()  # as in publish_final
+    records: Iterable[Mapping[str, Any]] = watch(lines) if "html" in formats and transcripts.exists(out) else lines
+    board = standings(tournament, records, out, tournament["settings"]["bots"], on_progress)
+    paths = write_leaderboard(out, board, formats, on_progress)
+    return Published(board, tuple(paths), _write_replays(out, on_progress, watch) if "html" in formats else ())
+
+
+def standings(
+    tournament: Mapping[str, Any],
+    records: Iterable[Mapping[str, Any]],
+    out: Path,
+    names: list[str],
+    on_progress: OnProgress = nothing,
+) -> Leaderboard:
+    """The leaderboard of ``records`` (its standings step told to ``on_progress``), with the
+    response times of the run's summary in ``out`` where there is one."""
     on_progress(0, 1, STANDINGS_STEP)
     board = build_leaderboard(tournament, records)
     on_progress(1, 1, STANDINGS_STEP)
-    use_run_timings(board, out, tournament["settings"]["bots"])
-    paths = write_leaderboard(out, board, formats, on_progress)
-    return Published(board, tuple(paths), _write_replays(out, on_progress) if "html" in formats else ())
+    use_run_timings(board, out, names)
+    return board
 
 
 def use_run_timings(board: Leaderboard, out: Path, names: list[str]) -> None:
@@ -138,11 +159,11 @@ def use_run_timings(board: Leaderboard, out: Path, names: list[str]) -> None:
         board.timings = {"tournament": board.timings["tournament"], **saved.document(names)}
 
 
-def _write_replays(out: Path, on_progress: OnProgress) -> tuple[str, ...]:
-    """Write the match list and replay pages; a bad transcript or a full disk costs the
-    pages (a warning), never the journal or the standings."""
+def _write_replays(out: Path, on_progress: OnProgress, watch: Watch) -> tuple[str, ...]:
+    """Write the match list and replay pages (of the matches ``watch`` chose); a bad
+    transcript or a full disk costs the pages (a warning), never the journal or the standings."""
     try:
-        write_replays(out, on_progress=on_progress)
+        write_replays(out, on_progress=on_progress, watch=watch)
     except RefereeError as exc:
         return (f"replay pages not written: {exc}",)
     except OSError as exc:
