@@ -357,13 +357,7 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
         )
     token = None
     if v["token"] is not None:
-
-        def sub(m: re.Match[str]) -> str:
-            if m.group(1) not in env:
-                err.fail(f"{label}.token", f"environment variable {m.group(1)} is not set")
-            return env[m.group(1)]
-
-        token = Secret(_ENV_RE.sub(sub, v["token"]))
+        token = Secret(_substitute(err, f"{label}.token", env, v["token"]))
         if not _printable_ascii(token.reveal()):  # it goes into a header line; never show it
             err.fail(f"{label}.token", "must be printable ASCII without spaces (the value is not shown)")
     for key in ("workdir", "env", "network", "limits"):

@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from referee.config.model import NAME_RE
 from referee.errors import ReplayError
 from referee.record import FALLBACK
 from referee.store.files import atomic_write
@@ -50,13 +50,12 @@ FORMAT = 1
 _HEAD = f"/* referee replay data {FORMAT} ".encode()
 _OPEN = b" */\nreplayData("
 _TAIL = b");\n"
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 _MISSING = object()
 
 
 def path(out: Path, match_id: str) -> Path:
     """The data file of ``match_id`` in the output folder ``out``."""
-    if not _ID_RE.match(match_id):
+    if not NAME_RE.match(match_id):  # a match id follows the name rule
         raise ReplayError(f"match id {match_id!r} cannot name a replay file (letters, digits, _ . -)")
     return out / FOLDER / f"{match_id}.js"
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from referee.record import MatchRecord
 from referee.store.files import atomic_write
-from referee.store.journal import dumps, no_constant, write_error
+from referee.store.journal import dumps, no_constant
 
 TIMINGS_STATE = ".timings-state.json"
 
@@ -152,10 +152,7 @@ class Timings:
             },
         }
         path = out / TIMINGS_STATE
-        try:
-            atomic_write(path, dumps(doc))
-        except OSError as exc:
-            raise write_error(path, exc) from exc
+        atomic_write(path, dumps(doc))  # an OutputError naming the file
 
     @classmethod
     def load(cls, out: Path) -> Timings | None:
