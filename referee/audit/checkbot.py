@@ -232,7 +232,7 @@ def settings_for(config: TournamentConfig, bot: str, **given: Any) -> CheckSetti
         max_response_bytes=lim.max_response_bytes,
         startup_ms=lim.startup_ms,
         token=b.token,
-        max_concurrent=b.max_concurrent or lim.max_concurrent,
+        max_concurrent=config.max_concurrent(b),
         limits=lim,
         spec=bot_spec(config, b) if b.managed else None,
         origin=f"{config.path}, bot {bot}",

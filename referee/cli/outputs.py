@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from referee.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from referee.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, usage
 from referee.cli.progress import ProgressLine
 from referee.errors import OutputError, RefereeError
 from referee.report.policy import rebuild
@@ -42,19 +42,17 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...], quiet: bool) -> None
     display = ProgressLine(quiet)
     try:
         published = rebuild(output_dir, formats, display.step)
-    except OutputError as exc:  # the folder is fine, the disk is not
-        display.finish()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_FAILED)
     except RefereeError as exc:
         display.finish()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        if isinstance(exc, OutputError):  # the folder is fine, the disk is not
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_FAILED)
+        usage(str(exc))
     display.finish()
     for path in published.paths:
         click.echo(str(path))
     for warning in published.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        display.warn(warning)
 
 
 @click.command()
@@ -70,8 +68,7 @@ def verify(output_dir: Path, quiet: bool) -> None:
         report = run_verify(output_dir, display.step)
     except RefereeError as exc:
         display.finish()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        usage(str(exc))
     display.finish()
     click.echo(report.verdict())
     for line in report.version_lines():

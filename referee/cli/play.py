@@ -92,7 +92,7 @@ def run(
         sys.exit(EXIT_FAILED)
     display.finish()
     for warning in published.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        display.warn(warning)
     if code == EXIT_OK:
         click.echo(render_console(published.board))
         _print_lag(report)
@@ -146,11 +146,8 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
             click.echo(f"grow: {state.count} finished matches kept, {len(fixtures) - state.count} to play", err=True)
     try:
         announce(cfg, len(fixtures))
-    except OutputError as exc:
+    except RefereeError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_FAILED)
-    except OSError as exc:
-        click.echo(f"error: {cfg.output}: cannot write tournament.json: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_FAILED)
     return cfg
 

@@ -15,11 +15,10 @@ import time
 import click
 
 from referee.config.model import TournamentConfig
-from referee.errors import LeaderboardError
 from referee.report.policy import announce
 from referee.run.lineup import BotStatus, readiness, readiness_list
 from referee.run.sink import Progress
-from referee.schedule.formats import schedule
+from referee.schedule.formats import match_count
 
 TTY_EVERY_S = 0.2  # redraws on a terminal
 LOG_EVERY_S = 5.0  # lines off a terminal, for the commands that print them
@@ -67,6 +66,11 @@ class ProgressLine:
             line += f"  in {elapsed:.1f}s"
         self.show(line, final=done >= total)
 
+    def warn(self, message: str) -> None:
+        """A warning (a live publish that failed, pages not written), on a line of its own."""
+        self.finish()
+        click.echo(f"warning: {message}", err=True)
+
     def finish(self) -> None:
         """End the updating line (a message printed next starts on a line of its own)."""
         if self.tty and self.shown:
@@ -102,15 +106,7 @@ class RunDisplay(ProgressLine):
                 + "; ".join(f"{n} ({r})" for n, r in config.excluded),
                 err=True,
             )
-        try:
-            announce(config, len(schedule(config)))
-        except OSError as exc:
-            raise LeaderboardError(f"{config.output}: cannot write tournament.json: {exc.strerror or exc}") from exc
-
-    def warn(self, message: str) -> None:
-        """A warning from the run (a live publish that failed), on a line of its own."""
-        self.finish()
-        click.echo(f"warning: {message}", err=True)
+        announce(config, match_count(config))
 
     def update(self, p: Progress) -> None:
         """Show ``p`` (at most every 0.2 s on a terminal, every 5 s otherwise, and at the end)."""

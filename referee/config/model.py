@@ -187,6 +187,10 @@ class TournamentConfig:
             out = replace(out, output=output)
         return out
 
+    def max_concurrent(self, bot: BotConfig) -> int:
+        """Requests in flight at once to ``bot``: its own limit, else the tournament's (0: none)."""
+        return bot.max_concurrent or self.limits.max_concurrent
+
     def settings(self) -> dict[str, Any]:
         """The settings worth publishing beside the results (no tokens, no commands).
 

@@ -170,9 +170,8 @@ class _WorkerState:
         """The run's bot leases, through this worker's client (only bots with a ``max_concurrent``)."""
         if self.connected:
             return
-        lim = self.config.limits
         for b in self.config.bots:
-            limit = b.max_concurrent or lim.max_concurrent
+            limit = self.config.max_concurrent(b)
             if limit > 0:  # the worker's own client, made on first use
                 self.leases[b.name] = await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
         self.connected = True
@@ -417,9 +416,8 @@ class DaskExecutor:
         assert self.client is not None
         self.topic = str(self.client.id)
         cfg = self.config
-        lim = cfg.limits
         for b in cfg.bots:  # the scheduler keeps the leases; make each with its limit before any worker asks
-            limit = b.max_concurrent or lim.max_concurrent
+            limit = cfg.max_concurrent(b)
             if limit > 0:
                 await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
         plugin = _Plugin(self.token, cfg, str((cfg.output / "logs").resolve()), self.topic)

@@ -85,7 +85,7 @@ class BotPool:
         self.runtimes = [
             BotRuntime(
                 ep,
-                max_concurrent=b.max_concurrent or lim.max_concurrent,
+                max_concurrent=cfg.max_concurrent(b),
                 managed=self.managed.get(b.name),
                 revive_args=ReviveArgs(
                     protocol.hello(cfg.name, cfg.game, dict(cfg.options), b.name),
