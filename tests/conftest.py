@@ -107,3 +107,13 @@ def steady() -> Iterator[Callable[..., Steady]]:
     yield make
     for bot in started:
         bot.stop()
+
+
+@pytest.fixture(scope="module")
+def steady_bot() -> Iterator[Steady]:
+    """One ``Steady`` bot for the whole module (it answers at any URL path)."""
+    b = Steady()
+    try:
+        yield b
+    finally:
+        b.stop()

@@ -7,7 +7,6 @@ with them. Real ``referee run`` (the CLI, in this process) against one real bot 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from referee.cli import play as cli_play
 from referee.config.model import TournamentConfig
 from referee.run.seeds import resolve_schedule_version
 from referee.schedule.tables import BalancedTables, RandomTables
+from tests.support.cli import run_here
 from tests.support.steady import Steady
 
 
@@ -91,24 +91,12 @@ def write(tmp: Path, name: str, url: str, n: int, matches: int, players: int = 4
     return path
 
 
-def run(cfg: Path, out: Path, *extra: str) -> None:
-    done = CliRunner().invoke(main.main, ["run", str(cfg), "--output", str(out), "-q", *extra])
-    assert done.exit_code == 0, (done.output, done.exception)
-
-
-@pytest.fixture(scope="module")
-def bot() -> Iterator[Steady]:
-    b = Steady()
-    try:
-        yield b
-    finally:
-        b.stop()
-
-
 @pytest.mark.parametrize(("n", "matches", "players"), [(5, 7, 4), (7, 10, 3)])
-def test_a_real_run_balances_matches_and_seats(tmp_path: Path, bot: Steady, n: int, matches: int, players: int) -> None:
-    cfg = write(tmp_path, "bal", bot.url, n, matches, players)
-    run(cfg, tmp_path / "out")
+def test_a_real_run_balances_matches_and_seats(
+    tmp_path: Path, steady_bot: Steady, n: int, matches: int, players: int
+) -> None:
+    cfg = write(tmp_path, "bal", steady_bot.url, n, matches, players)
+    run_here(cfg, tmp_path / "out")
     names = [f"b{i:02d}" for i in range(n)]
     lines = journal(tmp_path / "out")
     assert len(lines) == matches
@@ -119,17 +107,17 @@ def test_a_real_run_balances_matches_and_seats(tmp_path: Path, bot: Steady, n: i
 
 
 def test_a_journal_of_the_older_tables_resumes_with_them(
-    tmp_path: Path, bot: Steady, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, steady_bot: Steady, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cfg = write(tmp_path, "old", bot.url, 6, 8)
+    cfg = write(tmp_path, "old", steady_bot.url, 6, 8)
 
     def older(config: TournamentConfig, resume: bool) -> TournamentConfig:
         return replace(config, schedule_version=1)  # what a referee before balanced tables dealt
 
     with monkeypatch.context() as m:
         m.setattr(cli_play, "resolve_schedule_version", older)
-        run(cfg, tmp_path / "whole")
-        run(cfg, tmp_path / "cut")
+        run_here(cfg, tmp_path / "whole")
+        run_here(cfg, tmp_path / "cut")
     whole = journal(tmp_path / "whole")
     old = RandomTables(6, 4, 8, False, 9, False)
     names = [f"b{i:02d}" for i in range(6)]
@@ -138,7 +126,7 @@ def test_a_journal_of_the_older_tables_resumes_with_them(
 
     lines = (tmp_path / "cut" / "matches.jsonl").read_text().splitlines(keepends=True)
     (tmp_path / "cut" / "matches.jsonl").write_text("".join(lines[:3]))  # a run stopped early
-    run(cfg, tmp_path / "cut", "--resume")  # this referee: the tables the journal was made with
+    run_here(cfg, tmp_path / "cut", "--resume")  # this referee: the tables the journal was made with
     assert journal(tmp_path / "cut") == whole
     for name in ("standings.json", "README.md"):
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
@@ -146,10 +134,10 @@ def test_a_journal_of_the_older_tables_resumes_with_them(
     assert [new.table(t) for t in range(8)] != [old.table(t) for t in range(8)]
 
 
-def test_a_newer_schedule_version_is_refused_with_a_reason(tmp_path: Path, bot: Steady) -> None:
-    cfg = write(tmp_path, "newer", bot.url, 5, 2)
+def test_a_newer_schedule_version_is_refused_with_a_reason(tmp_path: Path, steady_bot: Steady) -> None:
+    cfg = write(tmp_path, "newer", steady_bot.url, 5, 2)
     out = tmp_path / "out"
-    run(cfg, out)
+    run_here(cfg, out)
     doc = json.loads((out / "tournament.json").read_text())
     doc["settings"]["schedule_version"] = 99
     (out / "tournament.json").write_text(json.dumps(doc))

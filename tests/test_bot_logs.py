@@ -6,14 +6,11 @@ from __future__ import annotations
 import html
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from referee.bots.process import first_error
 from tests.support.cli import referee
 
-ROOT = Path(__file__).resolve().parent.parent
 NOISY = (
     "import sys; print('starting', flush=True); "
     "print('Error: cannot read weights.bin', flush=True); "
@@ -83,9 +80,7 @@ def test_check_run_and_check_bot_mark_their_sections_of_a_bot_log(tmp_path: Path
     )
     logs = tmp_path / "out" / "logs"
     for command in (["check", str(cfg)], ["run", str(cfg), "-q"]):
-        proc = subprocess.run(
-            [sys.executable, "-m", "referee", *command], cwd=ROOT, capture_output=True, text=True, timeout=120
-        )
+        proc = referee(*command, timeout=120)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     # the file gives a seed: the run says once what that means, and so do the published settings
     assert proc.stderr.count("note: the seed is given") == 1 and "predict every hand" in proc.stderr
@@ -93,9 +88,7 @@ def test_check_run_and_check_bot_mark_their_sections_of_a_bot_log(tmp_path: Path
     assert note in (tmp_path / "out" / "README.md").read_text()
     assert html.escape(note, quote=False) in (tmp_path / "out" / "index.html").read_text()
     check_bot = ["check-bot", "--game", "nimmt_plus", "--matches", "1", "--log-dir", str(logs), "--", *fine]
-    proc = subprocess.run(
-        [sys.executable, "-m", "referee", *check_bot], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    proc = referee(*check_bot, timeout=120)
     assert "start" in proc.stdout, proc.stdout + proc.stderr
     own = [line for line in (logs / "a.log").read_text().splitlines() if line.startswith("--- ")]
     stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"

@@ -30,11 +30,11 @@ from referee.bots.sandbox import bwrap_works
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
+from tests.support.cli import ROOT
 from tests.support.processes import survivors
+from tests.support.tournament import NIMMT
 
-ROOT = Path(__file__).resolve().parent.parent
 ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")
-NIMMT = ["python", "-m", "sample_bots.nimmt"]
 VICTIMS = ("greedy", "cautious", "random")
 
 needs_cage = pytest.mark.skipif(
@@ -61,7 +61,7 @@ class Listener:
             conn.close()
 
 
-def attackers(mark: str, targets: list[int], collude_port: int) -> dict[str, dict[str, Any]]:
+def attackers(mark: str) -> dict[str, dict[str, Any]]:
     """The attacking bots of each run: name -> (attack, its own limits)."""
     return {
         "network": {
@@ -89,7 +89,7 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
     env = {"REFEREE_TEST_MARK": mark, "PYTHONPATH": str(ROOT)}
     victims = VICTIMS if kind == "network" else VICTIMS[:1]  # 7 seats at most
     bots: list[dict[str, Any]] = [{"name": v, "command": [*NIMMT, v, "--port", "{port}"], "env": env} for v in victims]
-    for name, own in attackers(kind, [], collude_port).items():
+    for name, own in attackers(kind).items():
         attack = name.split("-")[0]
         command = ["python", ATTACKER, "--attack", attack, "--seeds", str(seeds), "--mark", mark]
         command += ["--search", str(folder / "unused"), "--targets", ",".join(str(li.port) for li in listeners)]

@@ -40,7 +40,7 @@ from referee.run import security
 from referee.run.cluster import DaskExecutor
 from referee.run.dq import DqJudge
 from referee.schedule.formats import schedule
-from tests.support.cli import ROOT
+from tests.support.cli import ROOT, referee
 from tests.support.cluster import DASK, assert_same_outputs, config_text, indices, run, serve_url_bot, stop_process
 from tests.support.tournament import wait_port
 
@@ -286,13 +286,7 @@ def test_a_tcp_address_warns_and_a_tls_one_needs_certificates(
     # the real command: the warning is one line of its output, before the failure to connect
     config = tmp_path / "t.toml"
     config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1))
-    gone = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(config), "-q", "--cluster", f"tcp://127.0.0.1:{free_port()}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    gone = referee("run", str(config), "-q", "--cluster", f"tcp://127.0.0.1:{free_port()}", timeout=120)
     # nobody listens there: one line after the connect timeout, exit 1
     assert gone.returncode == 1 and "Traceback" not in gone.stderr
     assert f"cannot reach the Dask scheduler at {gone.args[-1]}" in gone.stderr

@@ -9,11 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from referee.cli import main
 from referee.config.parse import load_config
 from referee.run import dq
+from tests.support.cli import run_here
 from tests.support.steady import Steady
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS, journal, published
 
@@ -42,11 +41,6 @@ def config(tmp: Path, urls: dict[str, str]) -> Path:
     return path
 
 
-def run(cfg: Path, out: Path, *extra: str) -> None:
-    done = CliRunner().invoke(main.main, ["run", str(cfg), "--output", str(out), "-q", *extra])
-    assert done.exit_code == 0, (done.output, done.exception)
-
-
 def test_disqualification_is_the_same_at_any_concurrency_and_on_two_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -57,7 +51,7 @@ def test_disqualification_is_the_same_at_any_concurrency_and_on_two_workers(
         outs, acts = [], []
         for name, extra in (("c1", ["--concurrency", "1"]), ("c8", ["--concurrency", "8"]), ("w2", ["--workers", "2"])):
             before = bots["bad"].stats()["acts"]
-            run(cfg, tmp_path / name, *extra)
+            run_here(cfg, tmp_path / name, *extra)
             outs.append(tmp_path / name)
             acts.append(bots["bad"].stats()["acts"] - before)
     finally:

@@ -7,19 +7,14 @@ process (``tests/bots/steady.py``) answering at many URLs."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from referee.cli import main
 from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.run import ladder
-from tests.support.cli import ROOT, start
+from tests.support.cli import referee, run_here, start
 from tests.support.steady import Steady
 from tests.support.tournament import journal, kill9_after, lines, published
 
@@ -46,23 +41,8 @@ def write(tmp: Path, url: str, names: list[str], matches: int, file: str = "ladd
     return path
 
 
-def run(cfg: Path, out: Path, *extra: str) -> str:
-    done = CliRunner().invoke(main.main, ["run", str(cfg), "--output", str(out), "-q", *extra])
-    assert done.exit_code == 0, (done.output, done.exception)
-    return done.output
-
-
 def names(n: int) -> list[str]:
     return [f"b{i:02d}" for i in range(n)]
-
-
-@pytest.fixture(scope="module")
-def bot() -> Iterator[Steady]:
-    b = Steady()
-    try:
-        yield b
-    finally:
-        b.stop()
 
 
 @pytest.fixture
@@ -89,12 +69,12 @@ def test_the_config_refuses_what_a_ladder_cannot_do(tmp_path: Path) -> None:
 
 @pytest.mark.parallel
 def test_a_ladder_is_the_same_at_any_concurrency_and_on_two_dask_workers(
-    tmp_path: Path, bot: Steady, small_epochs: None
+    tmp_path: Path, steady_bot: Steady, small_epochs: None
 ) -> None:
-    cfg = write(tmp_path, bot.url, names(7), 28)
+    cfg = write(tmp_path, steady_bot.url, names(7), 28)
     outs = []
     for name, extra in (("c1", ["--concurrency", "1"]), ("w2", ["--workers", "2"])):
-        run(cfg, tmp_path / name, *extra)
+        run_here(cfg, tmp_path / name, *extra)
         outs.append(tmp_path / name)
     base = published(outs[0])
     doc = json.loads(base["tournament.json"])["settings"]
@@ -116,20 +96,20 @@ def test_a_ladder_is_the_same_at_any_concurrency_and_on_two_dask_workers(
 def grow(tmp: Path, url: str, out: str) -> Path:
     """20 bots for 14 matches (the last epoch cut short), then 25 (b03 gone) for 40."""
     cfg = write(tmp, url, names(20), 14, file=f"{out}.toml")
-    run(cfg, tmp / out)
+    run_here(cfg, tmp / out)
     first = (tmp / out / "matches.jsonl").read_text()
     field = [n for n in names(26) if n != "b03"]
     write(tmp, url, field, 40, file=f"{out}.toml")
-    output = run(cfg, tmp / out, "--resume")
+    output = run_here(cfg, tmp / out, "--resume")
     assert (tmp / out / "matches.jsonl").read_text().startswith(first), output
     return tmp / out
 
 
 @pytest.mark.parallel
 def test_a_ladder_grown_from_20_to_25_bots_twice_over_equals_itself(
-    tmp_path: Path, bot: Steady, small_epochs: None
+    tmp_path: Path, steady_bot: Steady, small_epochs: None
 ) -> None:
-    a, b = grow(tmp_path, bot.url, "one"), grow(tmp_path, bot.url, "two")
+    a, b = grow(tmp_path, steady_bot.url, "one"), grow(tmp_path, steady_bot.url, "two")
     assert journal(a) == journal(b)
     fa, fb = published(a), published(b)
     for name in fa:
@@ -150,28 +130,16 @@ def test_a_ladder_grown_from_20_to_25_bots_twice_over_equals_itself(
 
 
 @pytest.mark.parallel
-def test_kill_9_and_resume_of_a_ladder_equals_an_uninterrupted_one(tmp_path: Path, bot: Steady) -> None:
+def test_kill_9_and_resume_of_a_ladder_equals_an_uninterrupted_one(tmp_path: Path, steady_bot: Steady) -> None:
     """The real epoch size (64 tables): 72 matches are two epochs, the kill lands in the first or second."""
-    cfg = write(tmp_path, bot.url, names(7), 72, concurrency="4")
+    cfg = write(tmp_path, steady_bot.url, names(7), 72, concurrency="4")
     whole, cut = tmp_path / "whole", tmp_path / "cut"
-    done = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(cfg), "--output", str(whole), "-q"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = referee("run", str(cfg), "--output", str(whole), "-q", timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads((whole / "tournament.json").read_text())["settings"]["ladder"]["epoch_tables"] == 64
     first = kill9_after(start("run", str(cfg), "--output", str(cut), "-q"), cut, 50, timeout_s=120)
     assert 50 <= first < 72
-    final = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(cfg), "--output", str(cut), "-q", "--resume"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    final = referee("run", str(cfg), "--output", str(cut), "-q", "--resume", timeout=300)
     assert final.returncode == 0, final.stderr
     assert lines(cut) == 72
     assert journal(cut) == journal(whole)
@@ -183,17 +151,17 @@ def test_kill_9_and_resume_of_a_ladder_equals_an_uninterrupted_one(tmp_path: Pat
 def resubmit(tmp: Path, url: str, out: str) -> Path:
     """8 bots for 24 matches, then b02 resubmitted (a new URL: a new version) for 48."""
     cfg = write(tmp, url, names(8), 24, file=f"{out}.toml")
-    run(cfg, tmp / out)
+    run_here(cfg, tmp / out)
     cfg.write_text(cfg.read_text().replace(f'"{url}b02"', f'"{url}b02-v2"').replace("matches = 24", "matches = 48"))
-    run(cfg, tmp / out, "--resume")
+    run_here(cfg, tmp / out, "--resume")
     return tmp / out
 
 
 @pytest.mark.parallel
 def test_a_resubmitted_bot_is_a_new_entry_of_the_ladder_and_the_run_equals_itself(
-    tmp_path: Path, bot: Steady, small_epochs: None
+    tmp_path: Path, steady_bot: Steady, small_epochs: None
 ) -> None:
-    a, b = resubmit(tmp_path, bot.url, "one"), resubmit(tmp_path, bot.url, "two")
+    a, b = resubmit(tmp_path, steady_bot.url, "one"), resubmit(tmp_path, steady_bot.url, "two")
     assert journal(a) == journal(b)
     fa, fb = published(a), published(b)
     for name in fa:
@@ -222,8 +190,6 @@ def test_an_open_season_with_a_secret_seed_publishes_without_a_bot_that_is_down(
     """A ladder left open keeps its secret seed (only its commitment is published) and
     still publishes its leaderboard; a bot that never answers is excluded, named, and the
     season plays on without it."""
-    from tests.support.cli import referee
-
     bots = "".join(
         f'[[bot]]\nname = "{n}"\ncommand = ["python", "-m", "sample_bots.nimmt", "{s}", "--port", "{{port}}"]\n'
         for n, s in [("a", "greedy"), ("b", "cautious"), ("c", "random"), ("d", "random")]

@@ -21,6 +21,7 @@ from referee.report import bot_pages
 from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store.tournament_file import iter_journal, load_output_dir
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
+from tests.support.outputs import journal_lines
 
 RESAMPLES = 200  # enough for the page; the verdicts' own tests use the default
 
@@ -57,10 +58,6 @@ def open_page(browser: Any, path: Path, width: int = 1366, height: int = 800) ->
     page.goto(path.as_uri(), wait_until="load")
     page.errors = errors
     return page
-
-
-def journal(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in (out / "matches.jsonl").read_text().splitlines()]
 
 
 def test_standings_come_first_and_search_keeps_only_the_bots_typed(season: Path, browser: Any) -> None:
@@ -106,7 +103,7 @@ def test_sorting_a_column_orders_the_rows_by_its_numbers(season: Path, browser: 
 
 
 def test_a_bot_page_lists_every_match_it_played_with_replay_links(season: Path, browser: Any) -> None:
-    lines = journal(season)
+    lines = journal_lines(season)
     mine = [d for d in sorted(lines, key=lambda d: d["index"]) if HERO in d["bots"]]
     assert len(mine) > 2 * bot_pages.PER_PAGE  # several pages, several data files
     assert len(list((season / "bots" / "data").glob(f"{HERO}.*.js"))) == -(-len(mine) // 64) - 1
@@ -146,7 +143,7 @@ def test_a_bot_page_shows_its_row_faults_and_opponents(season: Path, browser: An
     assert page.inner_text('#summary [data-col="rank"] dd').startswith(str(row["rank"]))
     lo, hi = row["mean_rank_ci"]
     assert f"[{lo:.2f}, {hi:.2f}]" in page.inner_text('#summary [data-col="mean-rank"] dd')
-    faults = [d for d in journal(season) if FAULTY in d["bots"]]
+    faults = [d for d in journal_lines(season) if FAULTY in d["bots"]]
     links = page.eval_on_selector_all(
         "#fault-list tbody tr td:nth-child(2) a", "as => as.map(a => a.getAttribute('href'))"
     )

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import referee
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "leaderboards" / "nimmt_plus"
 
@@ -58,12 +60,6 @@ def test_leaderboard_and_verify_show_progress_on_a_terminal_only(folder: Path) -
     code, err = on_a_terminal("verify", str(folder), "--quiet")
     assert code in (0, 1) and "\r" not in err and "/1" not in err and "/40" not in err, err
 
-    piped = subprocess.run(
-        [sys.executable, "-m", "referee", "leaderboard", str(folder), "-f", "md"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    piped = referee("leaderboard", str(folder), "-f", "md", timeout=120)
     assert piped.returncode == 0 and piped.stderr == "", piped.stderr
     assert piped.stdout == f"{folder / 'README.md'}\n", piped.stdout

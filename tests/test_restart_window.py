@@ -15,10 +15,10 @@ import tomli_w
 
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
+from tests.support.cli import ROOT
+from tests.support.tournament import NIMMT
 
-ROOT = Path(__file__).resolve().parent.parent
 RESTARTING = str(ROOT / "tests" / "bots" / "restarting.py")
-NIMMT = ["python", "-m", "sample_bots.nimmt"]
 CONCURRENCY = 4
 
 

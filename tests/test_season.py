@@ -9,7 +9,6 @@ import contextlib
 import json
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,19 +25,15 @@ from click.testing import CliRunner
 
 from benchmarks import fast_bot
 from referee.audit.verify import verify
+from referee.bots.process import free_port
 from referee.bots.protocol import hello_version
 from referee.cli.main import main
 from referee.cli.play import resume_command
 from referee.run.pilot import looks_equal
+from tests.support.cli import referee
+from tests.support.outputs import journal_lines
 
 FAST_BOT = Path(fast_bot.__file__).resolve()
-
-
-def _free_port() -> int:
-    """A port nobody listens on (bound and closed: connecting to it is refused)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +97,8 @@ def _standings(out: Path) -> dict[str, Any]:
 
 def test_200_bots_3_unreachable_and_one_late_play_without_the_3(tmp_path: Path, server: str) -> None:
     bots = {f"bot{i:03d}": f"{server}bot{i:03d}" for i in range(196)}
-    down = {f"down{i}": f"http://127.0.0.1:{_free_port()}/" for i in range(3)}
-    late_port = _free_port()
+    down = {f"down{i}": f"http://127.0.0.1:{free_port()}/" for i in range(3)}
+    late_port = free_port()
     cfg = _config(tmp_path / "s.toml", {**bots, **down, "late": f"http://127.0.0.1:{late_port}/"}, 2000, matches=20)
     with late_bot(late_port, 1.0):
         result = _run(str(cfg), "-q")
@@ -114,7 +109,7 @@ def test_200_bots_3_unreachable_and_one_late_play_without_the_3(tmp_path: Path, 
     for reason in excluded.values():  # why, without the URL (tournament.json never holds one)
         assert "did not answer hello within 2000 ms" in reason and "127.0.0.1" not in reason
     assert len(doc["settings"]["bots"]) == 197 and "late" in doc["settings"]["bots"]
-    assert not set(down) & {b for line in _lines(out) for b in line["bots"]}
+    assert not set(down) & {b for line in journal_lines(out) for b in line["bots"]}
     assert "3 of 200 bots not ready: down0, down1, down2; 197 ready, slowest" in result.stderr
     assert "playing without 3 bot(s)" in result.stderr
     assert "**Excluded** down0" in (out / "README.md").read_text()
@@ -122,29 +117,25 @@ def test_200_bots_3_unreachable_and_one_late_play_without_the_3(tmp_path: Path, 
     assert [e["name"] for e in tournament["settings"]["excluded"]] == sorted(down)
 
 
-def _lines(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
-
-
 def test_on_unready_stop_keeps_todays_exit(tmp_path: Path, server: str) -> None:
-    bots = {f"b{i}": f"{server}b{i}" for i in range(4)} | {"down": f"http://127.0.0.1:{_free_port()}/"}
+    bots = {f"b{i}": f"{server}b{i}" for i in range(4)} | {"down": f"http://127.0.0.1:{free_port()}/"}
     cfg = _config(tmp_path / "s.toml", bots, startup_ms=300, on_unready="stop")
     result = _run(str(cfg), "-q", code=1)
     assert "1 of 5 bots not ready: down" in result.stderr and "did not answer hello" in result.stderr
-    assert not (tmp_path / "out" / "matches.jsonl").exists() or not _lines(tmp_path / "out")
+    assert not (tmp_path / "out" / "matches.jsonl").exists() or not journal_lines(tmp_path / "out")
 
 
 def test_an_excluded_bot_joins_on_resume_with_grow_and_not_without(tmp_path: Path, server: str) -> None:
-    port = _free_port()
+    port = free_port()
     bots = {f"b{i}": f"{server}b{i}" for i in range(4)} | {"new": f"http://127.0.0.1:{port}/"}
     grow = _config(tmp_path / "g.toml", bots, 800, format="round_robin", grow=True, players=2)
     _run(str(grow), "-q")
     out = tmp_path / "out"
-    assert [e["name"] for e in _standings(out)["excluded"]] == ["new"] and len(_lines(out)) == 6
+    assert [e["name"] for e in _standings(out)["excluded"]] == ["new"] and len(journal_lines(out)) == 6
     with late_bot(port, 0.0):
         _run(str(grow), "--resume", "-q")
     doc = _standings(out)
-    assert doc["excluded"] == [] and len(_lines(out)) == 10 and len(doc["standings"]) == 5
+    assert doc["excluded"] == [] and len(journal_lines(out)) == 10 and len(doc["standings"]) == 5
     assert verify(out).ok
 
     plain = _config(tmp_path / "p.toml", bots, 800, format="round_robin", players=2, output=str(tmp_path / "plain"))
@@ -153,7 +144,7 @@ def test_an_excluded_bot_joins_on_resume_with_grow_and_not_without(tmp_path: Pat
         _run(str(plain), "--resume", "-q")
     doc = _standings(tmp_path / "plain")
     assert [e["name"] for e in doc["excluded"]] == ["new"] and len(doc["standings"]) == 4
-    assert len(_lines(tmp_path / "plain")) == 6
+    assert len(journal_lines(tmp_path / "plain")) == 6
 
 
 @pytest.mark.parallel
@@ -188,7 +179,7 @@ def test_a_changed_bot_file_makes_a_new_version(tmp_path: Path, server: str) -> 
     cfg.write_text(tomli_w.dumps(doc))  # a second round, played by the new version
     _run(str(cfg), "--resume", "-q")
     out = tmp_path / "out"
-    lines = _lines(out)
+    lines = journal_lines(out)
     mine = [line["versions"][line["bots"].index("mine")] for line in lines if "mine" in line["bots"]]
     assert len(mine) == 6 and len(set(mine[:3])) == 1 and len(set(mine[3:])) == 1 and mine[0] != mine[3]
     row = next(r for r in _standings(out)["standings"] if r["name"] == "mine")
@@ -212,13 +203,11 @@ def test_the_hello_reply_version() -> None:
 def test_a_workers_run_excludes_on_the_head_prints_no_traceback_and_equals_one_process(
     tmp_path: Path, server: str
 ) -> None:
-    bots = {f"b{i}": f"{server}b{i}" for i in range(6)} | {"down": f"http://127.0.0.1:{_free_port()}/"}
+    bots = {f"b{i}": f"{server}b{i}" for i in range(6)} | {"down": f"http://127.0.0.1:{free_port()}/"}
     one = _config(tmp_path / "one.toml", bots, 600, output=str(tmp_path / "one"))
     two = _config(tmp_path / "two.toml", bots, 600, output=str(tmp_path / "two"), workers=2)
     _run(str(one), "-q")
-    proc = subprocess.run(
-        [sys.executable, "-m", "referee", "run", str(two), "-q"], capture_output=True, text=True, timeout=120
-    )
+    proc = referee("run", str(two), "-q", timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr and "CommClosedError" not in proc.stderr, proc.stderr
     assert "1 of 7 bots not ready: down" in proc.stderr

@@ -1,6 +1,6 @@
 """``referee`` as a user runs it: a real process started from the repository root. The one
 place that builds its command line; tests that need the process itself (to kill it) use
-``start``, the others ``referee``."""
+``start``, the others ``referee``; ``run_here`` runs ``referee run`` in this process."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from click.testing import CliRunner
+
+from referee.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,3 +47,11 @@ def start(*args: str, env: dict[str, str] | None = None, pipe: bool = True) -> s
         text=True,
         env=None if env is None else {**os.environ, **env},
     )
+
+
+def run_here(cfg: Path, out: Path, *extra: str) -> str:
+    """``referee run CFG --output OUT -q EXTRA`` in this process (the CLI through ``CliRunner``),
+    which must exit 0; its output."""
+    done = CliRunner().invoke(main.main, ["run", str(cfg), "--output", str(out), "-q", *extra])
+    assert done.exit_code == 0, (done.output, done.exception)
+    return done.output
