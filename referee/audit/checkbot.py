@@ -174,13 +174,13 @@ class Report:
             out.append(f"  {c.status:<4} {c.name}: {c.summary}")
             out.extend(f"         {d}" for d in c.details)
         failed = sum(c.status == FAIL for c in self.checks)
-        warned = plural(sum(c.status == WARN for c in self.checks), "warning")
+        warned = sum(c.status == WARN for c in self.checks)
         if not self.checks:
             out.append("result: FAIL (nothing was checked)")
         elif failed:
-            out.append(f"result: FAIL ({plural(failed, 'check')} failed, {warned})")
+            out.append(f"result: FAIL ({plural(failed, 'check')} failed, {plural(warned, 'warning')})")
         else:
-            out.append(f"result: clean ({warned})" if warned[0] != "0" else "result: clean")
+            out.append(f"result: clean ({plural(warned, 'warning')})" if warned else "result: clean")
         return out
 
 

@@ -186,7 +186,7 @@ class LadderGate:
         """Bring a resumed ladder to where its journal stands: seats of the epochs before the
         last two with a journaled match and their results (streamed: flat memory), then those
         two chosen again and checked against the journal, their unplayed tables to come."""
-        last, _ = journal_epochs(journal, self.T)
+        last = last_epoch(journal, self.T)
         if last < 0:
             return
         keep: dict[int, list[dict[str, Any]]] = {}
@@ -230,14 +230,13 @@ class LadderGate:
         self.summary.record_lines(r for r, d in zip(rows, lines) if int(d["index"]) // self.T < last - 2)
 
 
-def journal_epochs(path: Path, T: int) -> tuple[int, int]:
-    """(last epoch with a journaled match or -1, journaled matches) of the journal at ``path``."""
-    last, count = -1, 0
+def last_epoch(path: Path, T: int) -> int:
+    """The last epoch with a match in the journal at ``path`` (-1: none)."""
+    last = -1
     if path.exists():
         for d in jn.read_journal(path):
             last = max(last, int(d["index"]) // T)
-            count += 1
-    return last, count
+    return last
 
 
 def resolve_ladder(
@@ -258,7 +257,7 @@ def resolve_ladder(
             plan = old
         keys = lineup_keys(config, versions)
         if versions is not None and keys != plan.lineups[-1][1]:
-            last, _ = journal_epochs(journal, plan.epoch_tables)
+            last = last_epoch(journal, plan.epoch_tables)
             start = last + 1
             plan.lineups = [s for s in plan.lineups if s[0] < start] + [(start, keys)]
             _drop_removed(replace(config, ladder=plan.document()), plan, journal, set(keys), versions)
