@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.transcripts import play
+from benchmarks.transcripts import play, random_settings
 from referee.games import get_game
 from referee.record import MatchRecord
 from referee.store import transcripts
@@ -49,23 +49,7 @@ def write_folder(
     game = get_game("nimmt_plus")
     options = game.check_options(players, {})
     names = [f"bot{i:03d}" for i in range(bots)]
-    settings = {
-        "name": f"replays-{matches}",
-        "game": "nimmt_plus",
-        "options": options,
-        "seed": 1,
-        "players": players,
-        "format": "random",
-        "rounds": None,
-        "matches": matches,
-        "deadline_ms": 1000,
-        "on_fault": "fallback",
-        "max_faults": 10,
-        "duplicate": False,
-        "time_bank_ms": 0,
-        "max_fault_rate": 1.0,
-        "bots": names,
-    }
+    settings = random_settings(f"replays-{matches}", "nimmt_plus", options, players, matches, names)
     out.mkdir(parents=True)
     rng = random.Random(1)
     pool = [play("nimmt_plus", i, rng.getrandbits(63), rng.sample(names, players), options) for i in range(distinct)]

@@ -82,6 +82,29 @@ def play(game_id: str, index: int, seed: int, bots: list[str], options: dict[str
     )
 
 
+def random_settings(
+    name: str, game_id: str, options: dict[str, Any], players: int, matches: int, names: list[str]
+) -> dict[str, Any]:
+    """The settings of a synthetic random-tables tournament (fallback, 1 s deadline, no bank)."""
+    return {
+        "name": name,
+        "game": game_id,
+        "options": options,
+        "seed": 1,
+        "players": players,
+        "format": "random",
+        "rounds": None,
+        "matches": matches,
+        "deadline_ms": 1000,
+        "on_fault": "fallback",
+        "max_faults": 10,
+        "duplicate": False,
+        "time_bank_ms": 0,
+        "max_fault_rate": 1.0,
+        "bots": names,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     """Play the synthetic tournament, verify it and print the figures."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.transcripts", description=__doc__.splitlines()[0])
@@ -93,23 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     game = get_game(game_id)
     options = game.check_options(players, {})
     names = [f"bot{i}" for i in range(players + 1)]
-    settings = {
-        "name": "bench",
-        "game": game_id,
-        "options": options,
-        "seed": 1,
-        "players": players,
-        "format": "random",
-        "rounds": None,
-        "matches": count,
-        "deadline_ms": 1000,
-        "on_fault": "fallback",
-        "max_faults": 10,
-        "duplicate": False,
-        "time_bank_ms": 0,
-        "max_fault_rate": 1.0,
-        "bots": names,
-    }
+    settings = random_settings("bench", game_id, options, players, count, names)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         rng = random.Random(1)
