@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from referee.bots import protocol
-from referee.bots.process import start_managed
-from referee.bots.sandbox import BotSpec, CageLimits, bwrap_works
+from referee.bots.cage.process import start_managed
+from referee.bots.cage.sandbox import BotSpec, CageLimits, bwrap_works
+from referee.bots.client import protocol
 from referee.config.parse import parse_config
 from referee.run.runner import run_tournament
 from referee.store.journal import JOURNAL

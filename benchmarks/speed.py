@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import fast_bot
-from referee.bots import protocol, wire
+from referee.bots.client import protocol, wire
+from referee.bots.client.pool import LeanPool
 from referee.bots.control import BotRuntime, Pacer
-from referee.bots.pool import LeanPool
 from referee.config.parse import parse_config
 from referee.games import get_game
 from referee.match.play import play_match

@@ -15,8 +15,8 @@
 
 A layer's internal exceptions stay inside it and are translated at its boundary with
 ``raise ... from exc``: the rules' ``GameError`` tree (``games/base.py``), the transport's
-``TransportError`` (``bots/transport.py``) and the reply parser's ``ReplyError``
-(``bots/protocol.py``). Bot faults during play are not exceptions: they are data
+``TransportError`` (``bots/client/transport.py``) and the reply parser's ``ReplyError``
+(``bots/client/protocol.py``). Bot faults during play are not exceptions: they are data
 (the fault kinds of ``record.py``, kept in a ``MatchRecord``).
 """
 

@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from referee.bots import protocol
+from referee.bots.client import protocol
 
 
 def act_message(

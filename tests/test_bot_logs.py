@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from referee.bots.process import first_error
+from referee.bots.cage.process import first_error
 from tests.support.cli import referee
 
 NOISY = (

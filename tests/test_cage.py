@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 import tomli_w
 
-from referee.bots.sandbox import bwrap_works
+from referee.bots.cage.sandbox import bwrap_works
 from referee.config.model import TournamentConfig
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 import tomli_w
 
-from referee.bots.netns import usable
-from referee.bots.sandbox import bwrap_works
+from referee.bots.cage.netns import usable
+from referee.bots.cage.sandbox import bwrap_works
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots import protocol, sandbox, wire
-from referee.bots.process import ManagedBot, printable, start_managed, wait_ready
-from referee.bots.sandbox import BotSpec, CageLimits, bwrap_works, resolve_command
+from referee.bots.cage import sandbox
+from referee.bots.cage.process import ManagedBot, printable, start_managed, wait_ready
+from referee.bots.cage.sandbox import BotSpec, CageLimits, bwrap_works, resolve_command
+from referee.bots.client import protocol, wire
 from referee.config.parse import load_config
 from referee.config.redacted import Secret
 from referee.errors import BotStartError, ConfigError
@@ -165,7 +166,7 @@ def test_a_log_tail_with_escape_sequences_is_printed_escaped(tmp_path: Path) -> 
 
 
 def test_the_bots_layer_does_not_load_the_config_or_the_games() -> None:
-    code = "import sys, referee.bots.process; print(sorted(m for m in sys.modules if m in ('referee.config.model', 'referee.games')))"
+    code = "import sys, referee.bots.cage.process; print(sorted(m for m in sys.modules if m in ('referee.config.model', 'referee.games')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 

@@ -21,10 +21,10 @@ import tomli_w
 from click.testing import CliRunner, Result
 
 from referee.audit.checkbot import Recorder, Traffic
-from referee.bots import wire
-from referee.bots.scripted import ScriptedTransport
-from referee.bots.transport import Target, TransportError
-from referee.bots.wire import Endpoint
+from referee.bots.client import wire
+from referee.bots.client.scripted import ScriptedTransport
+from referee.bots.client.transport import Target, TransportError
+from referee.bots.client.wire import Endpoint
 from referee.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent

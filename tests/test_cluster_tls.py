@@ -33,7 +33,7 @@ from distributed import Client
 from distributed.comm import connect
 from distributed.security import Security
 
-from referee.bots.process import free_port
+from referee.bots.cage.process import free_port
 from referee.config.parse import parse_config
 from referee.errors import ClusterError
 from referee.run import security

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from referee.bots.process import free_port
+from referee.bots.cage.process import free_port
 from referee.config.parse import parse_config
 from referee.run.cluster import BATCH, _batches
 from referee.run.dq import DQ_LAG, DqJudge

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchmarks import fast_bot
-from referee.bots import protocol
+from referee.bots.client import protocol
 
 CTX = protocol.MatchContext("t", "m", "g", {}, ["a", "b"])
 LEGALS: list[list[Any]] = [

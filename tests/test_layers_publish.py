@@ -23,7 +23,7 @@ PURE = (
 def test_a_leaderboard_module_loads_neither_httpx_nor_the_runner_nor_a_match(module: str) -> None:
     code = (
         f"import sys, {module}\n"
-        "bad = [m for m in ('httpx', 'referee.match.play', 'referee.run.runner', 'referee.bots.wire') "
+        "bad = [m for m in ('httpx', 'referee.match.play', 'referee.run.runner', 'referee.bots.client.wire') "
         "if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from referee.bots import wire
+from referee.bots.client import wire
 from referee.config.model import Limits
 from referee.config.parse import load_config
 from referee.games import get_game

@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from referee.bots import wire
-from referee.bots.scripted import ScriptedTransport
-from referee.bots.transport import Target, Transport, TransportError
-from referee.bots.wire import Endpoint
+from referee.bots.client import wire
+from referee.bots.client.scripted import ScriptedTransport
+from referee.bots.client.transport import Target, Transport, TransportError
+from referee.bots.client.wire import Endpoint
 from referee.config.model import Limits, Secret
 from referee.games import get_game
 from referee.match.play import play_match

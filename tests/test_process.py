@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots import protocol, wire
-from referee.bots.process import ManagedBot, Revival, port_taken, wait_ready
-from referee.bots.sandbox import BotSpec, CageLimits
+from referee.bots.cage.process import ManagedBot, Revival, port_taken, wait_ready
+from referee.bots.cage.sandbox import BotSpec, CageLimits
+from referee.bots.client import protocol, wire
 from referee.errors import BotStartError
 from tests.support.cli import start
 

@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from referee import record
-from referee.bots import pool, wire
+from referee.bots.client import pool, wire
 from referee.config import keys, model
 from referee.config.model import TournamentConfig
 from referee.config.parse import load_config

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, reject, settings
 from hypothesis import strategies as st
 
-from referee.bots import protocol
+from referee.bots.client import protocol
 from referee.games import GAMES
 from referee.games.base import Game, OptionError, OptionSpec, Result
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import tomli_w
 
-from referee.bots.process import free_port
+from referee.bots.cage.process import free_port
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from referee.bots import protocol
-from referee.bots import schema as wire
+from referee.bots.client import protocol
+from referee.bots.client import schema as wire
 from referee.cli.main import main
 from referee.games import GAMES
 from referee.games.base import Game, OptionError
@@ -194,8 +194,8 @@ def test_messages_of_real_matches_validate(gid: str) -> None:
 
     import httpx
 
-    from referee.bots import wire
-    from referee.bots.wire import Endpoint
+    from referee.bots.client import wire
+    from referee.bots.client.wire import Endpoint
     from referee.config.model import Limits
     from referee.match.play import play_match
     from tests.support.games import option_grid

@@ -25,8 +25,8 @@ from click.testing import CliRunner
 
 from benchmarks import fast_bot
 from referee.audit.verify import verify
-from referee.bots.process import free_port
-from referee.bots.protocol import hello_version
+from referee.bots.cage.process import free_port
+from referee.bots.client.protocol import hello_version
 from referee.cli.main import main
 from referee.cli.play import resume_command
 from referee.run.pilot import looks_equal

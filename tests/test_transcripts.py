@@ -16,8 +16,8 @@ import pytest
 
 from referee.audit.replay import render_text
 from referee.audit.verify import verify
-from referee.bots import wire
-from referee.bots.wire import Endpoint
+from referee.bots.client import wire
+from referee.bots.client.wire import Endpoint
 from referee.config.model import Limits
 from referee.games import get_game
 from referee.match.play import play_match

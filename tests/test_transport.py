@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from referee.bots import pool, protocol, scripted, wire
-from referee.bots.https import HttpsTransport
-from referee.bots.pool import LeanPool
-from referee.bots.transport import Target, TransportError
+from referee.bots.client import pool, protocol, scripted, wire
+from referee.bots.client.https import HttpsTransport
+from referee.bots.client.pool import LeanPool
+from referee.bots.client.transport import Target, TransportError
 from referee.config.redacted import Secret
 from referee.games import GAMES
 

@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from referee.bots import wire
+from referee.bots.client import wire
+from referee.bots.client.pool import LeanPool
+from referee.bots.client.wire import Endpoint
 from referee.bots.control import Pacer
-from referee.bots.pool import LeanPool
-from referee.bots.wire import Endpoint
 from referee.config.model import Limits
 from referee.games import get_game
 from referee.match.play import play_match

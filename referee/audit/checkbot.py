@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.bots import protocol, schema, wire
+from referee.bots.cage.process import ManagedBot, wait_ready
+from referee.bots.cage.sandbox import BotSpec
+from referee.bots.client import protocol, schema, wire
+from referee.bots.client.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
+from referee.bots.client.wire import BotClient, Endpoint
 from referee.bots.control import BotRuntime
-from referee.bots.process import ManagedBot, wait_ready
-from referee.bots.sandbox import BotSpec
-from referee.bots.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
-from referee.bots.wire import BotClient, Endpoint
 from referee.config.model import BotConfig, Limits, TournamentConfig
 from referee.config.redacted import Secret
 from referee.errors import BotStartError

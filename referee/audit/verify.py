@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from referee.bots.protocol import find_legal
+from referee.bots.client.protocol import find_legal
 from referee.games.base import Game, IllegalAction, InvalidExtras, Result, ranks_from_scores
 from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
 from referee.record import MALFORMED

@@ -32,13 +32,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from referee.bots import wire
-from referee.bots.transport import Transport
-from referee.bots.wire import Endpoint, Exchange
+from referee.bots.client import wire
+from referee.bots.client.transport import Transport
+from referee.bots.client.wire import Endpoint, Exchange
 from referee.record import ERROR, TIMEOUT
 
 if TYPE_CHECKING:
-    from referee.bots.process import ManagedBot, Revival
+    from referee.bots.cage.process import ManagedBot, Revival
 
 # A timeout whose timer fired this much later than its deadline was the referee's
 # lateness, not the bot's (a timer on an idle loop fires within about a millisecond).

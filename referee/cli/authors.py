@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from referee.bots.process import log_section
+from referee.bots.cage.process import log_section
 from referee.cli.common import EXIT_FAILED, EXIT_OK, command_line, usage
 from referee.config.redacted import Secret
 from referee.games import GAMES
@@ -37,7 +37,7 @@ def games() -> None:
 @click.argument("game", required=False)
 def schema(game: str | None) -> None:
     """Print the JSON Schema of the wire protocol, or of GAME's messages, state, actions and details."""
-    from referee.bots import schema as wire_schema
+    from referee.bots.client import schema as wire_schema
 
     if game is None:
         click.echo(wire_schema.schema_text(wire_schema.PROTOCOL), nl=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from referee import __version__
-from referee.bots.process import log_section
+from referee.bots.cage.process import log_section
 from referee.cli.common import EXIT_FAILED, EXIT_OK, command_line, load, usage
 from referee.cli.progress import RunDisplay
 from referee.config.model import TournamentConfig

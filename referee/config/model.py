@@ -19,7 +19,7 @@ from referee.errors import ConfigError
 FORMATS = ("round_robin", "random", "team", "gauntlet", "ladder")
 ON_FAULT = ("fallback", "forfeit")
 SANDBOX_MODES = ("auto", "bwrap", "none")
-NETWORKS = ("own", "host")  # a started bot's network (bots/sandbox.py)
+NETWORKS = ("own", "host")  # a started bot's network (bots/cage/sandbox.py)
 CAGE_KEYS = (  # the [limits] keys a [[bot]] may override in its own `limits` table
     "sandbox",
     "memory_mb",

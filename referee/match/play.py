@@ -23,10 +23,10 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from referee.bots import protocol
+from referee.bots.client import protocol
+from referee.bots.client.transport import Transport
+from referee.bots.client.wire import Endpoint, Exchange, Sent
 from referee.bots.control import BotRuntime, Pacer, ask, referee_was_late, send_placed, through_restart
-from referee.bots.transport import Transport
-from referee.bots.wire import Endpoint, Exchange, Sent
 from referee.config.model import Limits
 from referee.games.base import Game, InvalidExtras
 from referee.match.rules import NOT_ASKED, deal_fingerprint, fallback_index, judge, ranks_with_forfeits

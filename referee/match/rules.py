@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.bots import protocol
-from referee.bots.wire import Exchange
+from referee.bots.client import protocol
+from referee.bots.client.wire import Exchange
 from referee.games.base import Game, ranks_from_scores
 from referee.record import ILLEGAL, MALFORMED
 

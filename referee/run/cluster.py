@@ -30,9 +30,10 @@ import dask
 from distributed import Client, LocalCluster, Reschedule, Semaphore
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from referee.bots import process, wire
+from referee.bots.cage import process
+from referee.bots.client import wire
+from referee.bots.client.pool import LeanPool
 from referee.bots.control import BotRuntime, Pacer
-from referee.bots.pool import LeanPool
 from referee.config.model import TournamentConfig
 from referee.errors import ClusterError, RefereeError
 from referee.games import get_game

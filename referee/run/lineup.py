@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from referee.bots import protocol, wire
+from referee.bots.cage.process import ManagedBot, wait_ready
+from referee.bots.cage.sandbox import BotSpec, CageLimits
+from referee.bots.client import protocol, wire
+from referee.bots.client.wire import Endpoint
 from referee.bots.control import BotRuntime, ReviveArgs
-from referee.bots.process import ManagedBot, wait_ready
-from referee.bots.sandbox import BotSpec, CageLimits
-from referee.bots.wire import Endpoint
 from referee.config.model import BotConfig, TournamentConfig
 from referee.errors import BotStartError
 

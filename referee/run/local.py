@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.bots import wire
+from referee.bots.client import wire
+from referee.bots.client.pool import LeanPool
+from referee.bots.client.transport import Transport
 from referee.bots.control import BotRuntime, Pacer
-from referee.bots.pool import LeanPool
-from referee.bots.transport import Transport
 from referee.config.model import TournamentConfig
 from referee.games import get_game
 from referee.games.base import Game

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from referee.bots.sandbox import resolve_command
+from referee.bots.cage.sandbox import resolve_command
 from referee.config.model import BotConfig, TournamentConfig
 
 VERSION_HEX = 12

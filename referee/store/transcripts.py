@@ -30,7 +30,7 @@ from typing import IO, Any, NoReturn
 
 import orjson
 
-from referee.bots.protocol import dumps
+from referee.bots.client.protocol import dumps
 from referee.errors import OutputError, TranscriptError
 from referee.record import BOT, FALLBACK, MatchRecord, Move
 from referee.store.files import ClosedOnExit, write_error

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from referee.bots.schema import errors, game_schema_name
+from referee.bots.client.schema import errors, game_schema_name
 from referee.games.base import IllegalAction, OptionError
 from referee.games.dieci import GAME, NONE, RANK_INDEX, RANKS, DieciState
 

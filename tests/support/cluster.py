@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from referee.bots.process import free_port
+from referee.bots.cage.process import free_port
 from referee.store import transcripts
 from tests.support.cli import ROOT, referee
 from tests.support.tournament import NIMMT, journal, published, wait_port

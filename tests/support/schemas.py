@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from referee.bots import schema
+from referee.bots.client import schema
 
 
 @cache
@@ -26,7 +26,7 @@ def validator(name: str, definition: str | None, strict: bool) -> Any:
 
 
 def message_errors(message: Any, game: str | None, strict: bool = True) -> list[str]:
-    """``referee.bots.schema.message_errors``, by jsonschema-rs: every place ``message``
+    """``referee.bots.client.schema.message_errors``, by jsonschema-rs: every place ``message``
     breaks its schema (empty when valid)."""
     found = validator(*schema.message_schema(message, game), strict).iter_errors(message)
     return [f"/{'/'.join(map(str, e.instance_path))}: {e.message[:200]}" for e in found]

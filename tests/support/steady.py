@@ -9,7 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
-from referee.bots.process import free_port
+from referee.bots.cage.process import free_port
 from tests.support.cli import ROOT
 from tests.support.tournament import wait_port
 

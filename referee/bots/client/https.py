@@ -16,7 +16,7 @@ import time
 
 import httpx
 
-from referee.bots.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
+from referee.bots.client.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
 
 _SSL: ssl.SSLContext | None = None
 # httpx writes headers and body in two sends; with Nagle's algorithm on, the body

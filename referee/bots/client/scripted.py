@@ -14,7 +14,7 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable
 
-from referee.bots.transport import DeadlineExceeded, Reply, Target, Transport
+from referee.bots.client.transport import DeadlineExceeded, Reply, Target, Transport
 
 Answer = tuple[int, bytes]
 Handler = Callable[[Target, bytes], Answer | Awaitable[Answer]]

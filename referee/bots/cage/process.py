@@ -53,8 +53,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from referee.bots import cgroups, guard, netns, wire
-from referee.bots.sandbox import BotSpec, Cage, new_token, resolve_command
+from referee.bots.cage import cgroups, guard, netns
+from referee.bots.cage.sandbox import BotSpec, Cage, new_token, resolve_command
+from referee.bots.client import wire
 from referee.config.redacted import Secret
 from referee.errors import BotStartError
 

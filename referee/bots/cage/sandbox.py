@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from referee.bots import cgroups, guard, netns, seccomp
+from referee.bots.cage import cgroups, guard, netns, seccomp
 from referee.config.redacted import Secret
 from referee.errors import BotStartError
 

@@ -17,9 +17,9 @@ import contextlib
 import time
 from dataclasses import dataclass
 
-from referee.bots.https import HttpsTransport
-from referee.bots.pool import LeanPool
-from referee.bots.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
+from referee.bots.client.https import HttpsTransport
+from referee.bots.client.pool import LeanPool
+from referee.bots.client.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
 from referee.config.redacted import Secret
 from referee.record import ERROR, MALFORMED, TIMEOUT
 

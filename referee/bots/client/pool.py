@@ -23,7 +23,7 @@ import time
 
 import h11
 
-from referee.bots.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
+from referee.bots.client.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
 
 MAX_HEAD_BYTES = 16 * 1024  # status line and headers of one response
 MAX_INFORMATIONAL = 8  # 1xx responses before the final one

@@ -73,7 +73,7 @@ class Target:
     path: bytes = b""
     netloc: str = ""
     head: bytes = field(default=b"", repr=False)
-    # a managed bot in a network of its own: how to get a socket connected to it (bots/netns.py)
+    # a managed bot in a network of its own: how to get a socket connected to it (bots/cage/netns.py)
     connect: Callable[[], Awaitable[socket.socket]] | None = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
