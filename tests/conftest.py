@@ -1,12 +1,15 @@
-"""What the whole suite shares: fixtures and the split into two passes.
+"""What the whole suite shares: fixtures and the check of where each test runs.
 
 Helpers live in ``tests/support/`` (imported as ``tests.support.*``; no test module imports
-another). ``make test`` runs the suite in two passes: the tests of the modules in
-``PARALLEL`` on every core (``-m "not serial" -n auto``), then every other test alone
-(``-m serial``). The parallel ones play no match against a bot's deadline, or only under
-a deadline no load reaches, so the load of a second process cannot change what they
-see; a new test module is serial until it is listed here. A test of a serial module that
-qualifies may say so itself with ``@pytest.mark.parallel``.
+another). ``make test`` runs the suite in two passes: every test not marked ``serial`` on
+every core (``-m "not serial" -n auto``), then the ``serial`` ones alone (``-m serial``).
+Each test module says where it runs in its header, ``pytestmark = pytest.mark.parallel``
+(it plays no match against a bot's deadline, or only under a deadline no load reaches, so
+the load of a second process cannot change what it sees) or ``pytestmark =
+pytest.mark.serial`` (it races a deadline); a module that says neither is refused at
+collection. A test of a parallel module that races a deadline says ``@pytest.mark.serial``
+itself; a serial module has no parallel tests (mark the module parallel and its racing
+tests serial instead).
 """
 
 from __future__ import annotations
@@ -19,72 +22,27 @@ import pytest
 from tests.support.outputs import run_small
 from tests.support.steady import Steady
 
-PARALLEL = {
-    "tests.games.test_dieci",
-    "tests.games.test_docs",
-    "tests.games.test_drahtseilakt",
-    "tests.games.test_golden",
-    "tests.games.test_nimmt_plus",
-    "tests.games.test_replay",
-    "tests.games.test_shape",
-    "tests.games.test_the_game",
-    "tests.test_balanced_tables",
-    "tests.test_bot_files",
-    "tests.test_bot_logs",
-    "tests.test_calibration",
-    "tests.test_cli",
-    "tests.test_cluster_tls",
-    "tests.test_columns",
-    "tests.test_config",
-    "tests.test_config_schema",
-    "tests.test_conformance",
-    "tests.test_distributed",
-    "tests.test_dq",
-    "tests.test_duplicate",
-    "tests.test_e2e",
-    "tests.test_eval_scripts",
-    "tests.test_fast_bot",
-    "tests.test_files",
-    "tests.test_frames",
-    "tests.test_gauntlet",
-    "tests.test_grow",
-    "tests.test_journal",
-    "tests.test_journal_alone",
-    "tests.test_js_sample",
-    "tests.test_ladder",
-    "tests.test_layers",
-    "tests.test_layers_publish",
-    "tests.test_make_run",
-    "tests.test_page",
-    "tests.test_pages",
-    "tests.test_play_gc",
-    "tests.test_progress",
-    "tests.test_properties_leaks",
-    "tests.test_publish",
-    "tests.test_referee_lag",
-    "tests.test_resume",
-    "tests.test_schedule_standings",
-    "tests.test_schema",
-    "tests.test_score_bounds",
-    "tests.test_settle",
-    "tests.test_stop_settled",
-    "tests.test_team_e2e",
-    "tests.test_tournament_options",
-    "tests.test_transcripts",
-    "tests.test_verdicts",
-    "tests.test_verdicts_reference",
-    "tests.test_verify_fast",
-    "tests.test_viewer",
-    "tests.test_viewer_select",
-}
+PLACES = ("parallel", "serial")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark ``serial`` every test outside ``PARALLEL`` not marked ``parallel``."""
+    """Refuse a test module that does not say where it runs, or a test that contradicts it."""
+    problems: dict[str, str] = {}
     for item in items:
-        module = getattr(item, "module", None)
-        if getattr(module, "__name__", "") not in PARALLEL and item.get_closest_marker("parallel") is None:
-            item.add_marker(pytest.mark.serial)
+        module = item.getparent(pytest.Module)
+        if module is None:
+            continue
+        declared = [m.name for m in module.own_markers if m.name in PLACES]
+        if len(declared) != 1:
+            problems[module.nodeid] = (
+                "declares no place: add `pytestmark = pytest.mark.parallel` (or `serial`) to its header"
+                if not declared
+                else "declares both parallel and serial"
+            )
+        elif declared == ["serial"] and item.get_closest_marker("parallel") is not None:
+            problems[item.nodeid] = "is marked parallel in a serial module (mark the module parallel, this test not)"
+    if problems:
+        raise pytest.UsageError("\n".join(f"{where} {why}" for where, why in sorted(problems.items())))
 
 
 @pytest.fixture(scope="session")

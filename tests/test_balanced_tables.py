@@ -21,6 +21,8 @@ from referee.schedule.tables import BalancedTables, RandomTables
 from tests.support.cli import run_here
 from tests.support.steady import Steady
 
+pytestmark = pytest.mark.parallel
+
 
 def counts(tables: list[tuple[int, ...]], n: int, k: int) -> tuple[list[int], list[list[int]]]:
     """Matches per bot, and seats per bot and seat position."""

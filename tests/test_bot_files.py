@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from referee.report.names import bot_files
+
+pytestmark = pytest.mark.parallel
 
 
 def test_names_differing_only_in_case_get_distinct_files() -> None:

@@ -8,8 +8,12 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from referee.bots.cage.process import first_error
 from tests.support.cli import referee
+
+pytestmark = pytest.mark.parallel
 
 NOISY = (
     "import sys; print('starting', flush=True); "

@@ -38,6 +38,8 @@ from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
 from tests.support.processes import survivors
 
+pytestmark = pytest.mark.serial
+
 ROOT = Path(__file__).resolve().parent.parent
 ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")
 TWIN = str(ROOT / "tests" / "hostile" / "twin.py")

@@ -34,6 +34,8 @@ from tests.support.cli import ROOT
 from tests.support.processes import survivors
 from tests.support.tournament import NIMMT
 
+pytestmark = pytest.mark.serial
+
 ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")
 VICTIMS = ("greedy", "cautious", "random")
 

@@ -27,6 +27,8 @@ from referee.config.redacted import Secret
 from referee.errors import BotStartError, ConfigError
 from tests.support.cli import referee
 
+pytestmark = pytest.mark.serial
+
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_BOT = ROOT / "tests" / "bots" / "token_bot.py"
 HELLO = protocol.hello("t", "nimmt_plus", {}, "bot")

@@ -44,6 +44,8 @@ from referee.stats.verdicts import (
     simultaneous_rank_sets,
 )
 
+pytestmark = pytest.mark.parallel
+
 SKILL = np.array([3.0, 1.5, 1.5, 0.0, -2.0])  # bots 1 and 2 are equal
 SEATS = 4
 TOURNAMENTS = 300

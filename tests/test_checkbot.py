@@ -27,6 +27,8 @@ from referee.bots.client.transport import Target, TransportError
 from referee.bots.client.wire import Endpoint
 from referee.cli.main import main
 
+pytestmark = pytest.mark.serial
+
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = str(ROOT / "tests" / "hostile" / "server.py")
 SERIAL = str(ROOT / "tests" / "bots" / "serial.py")

@@ -6,11 +6,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from referee.cli.main import main
 from referee.games import GAMES
 from tests.support.cli import referee
+
+pytestmark = pytest.mark.parallel
 
 ROOT = Path(__file__).resolve().parent.parent
 

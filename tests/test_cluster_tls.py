@@ -44,6 +44,8 @@ from tests.support.cli import ROOT, referee
 from tests.support.cluster import DASK, assert_same_outputs, config_text, indices, run, serve_url_bot, stop_process
 from tests.support.tournament import wait_port
 
+pytestmark = pytest.mark.parallel
+
 Certs = dict[str, Path]  # role -> PEM file: "ca", "<role>.pem", "<role>.key"
 
 

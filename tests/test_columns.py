@@ -16,6 +16,8 @@ from referee.record import FAULT_KINDS
 from referee.stats import columns
 from referee.stats.columns import Columns, build_columns
 
+pytestmark = pytest.mark.parallel
+
 NAMES = ["a", "b", "c", "d", "e"]
 
 

@@ -11,6 +11,8 @@ from referee.config.model import Secret
 from referee.config.parse import load_config
 from referee.errors import ConfigError
 
+pytestmark = pytest.mark.parallel
+
 GOOD = """
 [tournament]
 name = "t1"

@@ -18,6 +18,8 @@ from referee.config.model import Limits
 from referee.config.parse import load_config, parse_config
 from referee.errors import ConfigError
 
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parent.parent
 PATH = Path("t.toml")
 

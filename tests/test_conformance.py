@@ -13,6 +13,8 @@ from referee.games import GAMES
 from referee.games.base import Game, IllegalAction
 from tests.support.games import cases
 
+pytestmark = pytest.mark.parallel
+
 MAX_DECISIONS = 200_000
 
 

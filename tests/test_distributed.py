@@ -40,6 +40,8 @@ from tests.support.tournament import (
     wait_port,
 )
 
+pytestmark = pytest.mark.parallel
+
 # A SIGKILLed worker's leases (max_concurrent) come back after 1 s instead of 30. Every
 # process of the run needs it: the head makes the leases (with its timeout), the workers
 # refresh them (every fifth of theirs) and the scheduler expires them. The scheduler may

@@ -16,6 +16,8 @@ from tests.support.cli import run_here
 from tests.support.steady import Steady
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS, journal, published
 
+pytestmark = pytest.mark.parallel
+
 LAG = 16  # a small lag (a Dask batch of 16 needs one of at least 15), so a short run shows it take effect
 
 

@@ -9,6 +9,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 import tomli_w
 
 from referee.config.parse import load_config
@@ -17,6 +18,8 @@ from referee.report.publish import build_leaderboard
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
 from referee.store.tournament_file import tournament_document
+
+pytestmark = pytest.mark.parallel
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 

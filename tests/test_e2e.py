@@ -14,6 +14,8 @@ import pytest
 from tests.support.cli import ROOT, referee, start
 from tests.support.tournament import NIMMT, assert_nothing_listens, bot_ports, write_config
 
+pytestmark = pytest.mark.parallel
+
 
 def without_timings(doc: dict[str, Any]) -> dict[str, Any]:
     doc = json.loads(json.dumps(doc))

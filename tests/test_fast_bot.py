@@ -16,6 +16,8 @@ import pytest
 from benchmarks import fast_bot
 from referee.bots.client import protocol
 
+pytestmark = pytest.mark.parallel
+
 CTX = protocol.MatchContext("t", "m", "g", {}, ["a", "b"])
 LEGALS: list[list[Any]] = [
     [[5, 6], [7]],

@@ -13,6 +13,8 @@ from referee.errors import OutputError
 from referee.store import files
 from referee.store.files import atomic_write
 
+pytestmark = pytest.mark.parallel
+
 
 def test_atomic_write_replaces_the_file_whole(tmp_path: Path) -> None:
     path = tmp_path / "standings.json"

@@ -16,6 +16,8 @@ from referee.record import BOT, Move
 from referee.store.matches import Match
 from referee.store.transcripts import Transcript
 
+pytestmark = pytest.mark.parallel
+
 
 def played(game_id: str, n: int, seed: int) -> tuple[Any, dict[str, Any], list[Move], list[Any], list[Any]]:
     """A random playout: the game, options, moves, each move's sent view and the views after it."""

@@ -20,6 +20,8 @@ from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import match_count, schedule
 from referee.store.tournament_file import tournament_document
 
+pytestmark = pytest.mark.parallel
+
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 FIELD = (("f-greedy", "greedy"), ("f-cautious", "cautious"), ("f-random", "random"), ("f-greedy2", "greedy"))
 

@@ -19,6 +19,8 @@ from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.schedule.formats import schedule
 
+pytestmark = pytest.mark.parallel
+
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 BOTS = (("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("r2", "random"), ("late", "greedy"))
 

@@ -41,6 +41,8 @@ from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
 from referee.store.tournament_file import tournament_document
 
+pytestmark = pytest.mark.serial
+
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "hostile" / "server.py")
 TWIN = str(ROOT / "tests" / "hostile" / "twin.py")

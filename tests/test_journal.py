@@ -23,6 +23,8 @@ from referee.record import MatchRecord
 from referee.store import journal as jn
 from referee.store.timings import TIMINGS_STATE, Timings
 
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "leaderboards" / "nimmt_plus_duplicate"
 LINES = (SAMPLE / "matches.jsonl").read_text().splitlines()[:8]

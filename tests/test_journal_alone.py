@@ -9,8 +9,12 @@ import random
 import shutil
 from pathlib import Path
 
+import pytest
+
 from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store.tournament_file import load_output_dir
+
+pytestmark = pytest.mark.parallel
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "leaderboards" / "nimmt_plus"

@@ -14,9 +14,12 @@ import tomli_w
 from tests.support.cli import ROOT, referee
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None, reason="node is not on PATH: the JavaScript sample bot cannot run"
-)
+pytestmark = [
+    pytest.mark.parallel,
+    pytest.mark.skipif(
+        shutil.which("node") is None, reason="node is not on PATH: the JavaScript sample bot cannot run"
+    ),
+]
 
 
 def test_js_sample_plays_its_tournament_without_a_fault(tmp_path: Path) -> None:

@@ -7,8 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from referee.run.ladder import LadderRules, Summary, choose_epoch, new_entries, seat_spread
+
+pytestmark = pytest.mark.parallel
 
 RULES = LadderRules(players=4, epoch_tables=16)
 

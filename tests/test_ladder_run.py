@@ -18,6 +18,8 @@ from tests.support.cli import referee, run_here, start
 from tests.support.steady import Steady
 from tests.support.tournament import journal, kill9_after, lines, published
 
+pytestmark = pytest.mark.parallel
+
 
 def write(tmp: Path, url: str, names: list[str], matches: int, file: str = "ladder.toml", **extra: str) -> Path:
     rows = [
@@ -50,7 +52,6 @@ def small_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ladder, "MIN_EPOCH_TABLES", 8)  # epochs of 8 tables: a short run holds several
 
 
-@pytest.mark.parallel
 def test_the_config_refuses_what_a_ladder_cannot_do(tmp_path: Path) -> None:
     url = "http://127.0.0.1:9/"
     for extra, words in (
@@ -67,7 +68,6 @@ def test_the_config_refuses_what_a_ladder_cannot_do(tmp_path: Path) -> None:
         load_config(tmp_path / "r.toml")
 
 
-@pytest.mark.parallel
 def test_a_ladder_is_the_same_at_any_concurrency_and_on_two_dask_workers(
     tmp_path: Path, steady_bot: Steady, small_epochs: None
 ) -> None:
@@ -105,7 +105,6 @@ def grow(tmp: Path, url: str, out: str) -> Path:
     return tmp / out
 
 
-@pytest.mark.parallel
 def test_a_ladder_grown_from_20_to_25_bots_twice_over_equals_itself(
     tmp_path: Path, steady_bot: Steady, small_epochs: None
 ) -> None:
@@ -129,7 +128,6 @@ def test_a_ladder_grown_from_20_to_25_bots_twice_over_equals_itself(
     assert "b03" not in [r["name"] for r in standings["standings"]]
 
 
-@pytest.mark.parallel
 def test_kill_9_and_resume_of_a_ladder_equals_an_uninterrupted_one(tmp_path: Path, steady_bot: Steady) -> None:
     """The real epoch size (64 tables): 72 matches are two epochs, the kill lands in the first or second."""
     cfg = write(tmp_path, steady_bot.url, names(7), 72, concurrency="4")
@@ -157,7 +155,6 @@ def resubmit(tmp: Path, url: str, out: str) -> Path:
     return tmp / out
 
 
-@pytest.mark.parallel
 def test_a_resubmitted_bot_is_a_new_entry_of_the_ladder_and_the_run_equals_itself(
     tmp_path: Path, steady_bot: Steady, small_epochs: None
 ) -> None:
@@ -186,6 +183,7 @@ def test_a_resubmitted_bot_is_a_new_entry_of_the_ladder_and_the_run_equals_itsel
     assert len(row["versions"]) == 2  # the standings stay keyed by name, with its versions
 
 
+@pytest.mark.serial
 def test_an_open_season_with_a_secret_seed_publishes_without_a_bot_that_is_down(tmp_path: Path) -> None:
     """A ladder left open keeps its secret seed (only its commitment is published) and
     still publishes its leaderboard; a bot that never answers is excluded, named, and the

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 import grimp
+import pytest
+
+pytestmark = pytest.mark.parallel
 
 ROOT = Path(__file__).resolve().parent.parent
 

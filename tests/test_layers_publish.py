@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.parallel
+
 PURE = (
     "referee.stats.columns",
     "referee.stats.standings",

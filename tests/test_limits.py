@@ -31,6 +31,8 @@ from referee.run.runner import run_tournament
 from referee.store import transcripts
 from referee.store.tournament_file import tournament_document
 
+pytestmark = pytest.mark.serial
+
 
 def tournament(
     tmp_path: Path,

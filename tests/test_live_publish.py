@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import tomli_w
 
 from referee.config.parse import load_config
@@ -18,6 +19,8 @@ from referee.record import MatchRecord
 from referee.report.policy import announce, publish_final, publish_live
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import Fixture, schedule
+
+pytestmark = pytest.mark.serial
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 

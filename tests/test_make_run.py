@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.skipif(
-    shutil.which("make") is None or shutil.which("git") is None or not (ROOT / ".git").exists(),
-    reason="needs make, git and a git checkout",
-)
+pytestmark = [
+    pytest.mark.parallel,
+    pytest.mark.skipif(
+        shutil.which("make") is None or shutil.which("git") is None or not (ROOT / ".git").exists(),
+        reason="needs make, git and a git checkout",
+    ),
+]
 
 
 def run_command(*make_args: str) -> list[str]:

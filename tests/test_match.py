@@ -22,6 +22,8 @@ from referee.match.play import play_match
 from referee.record import MatchRecord
 from tests.support.localbots import Handler, Seen, good, illegal, on_act, serve
 
+pytestmark = pytest.mark.serial
+
 GAME = get_game("nimmt_plus")
 
 

@@ -19,6 +19,8 @@ import pytest
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
 from tests.support.cli import ROOT, referee
 
+pytestmark = pytest.mark.parallel
+
 ARTIFACTS = ROOT / "tests" / "artifacts"
 BOTS = [("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("random-b", "random")]
 

@@ -23,6 +23,8 @@ from referee.store.tournament_file import iter_journal, load_output_dir
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
 from tests.support.outputs import journal_lines
 
+pytestmark = pytest.mark.parallel
+
 RESAMPLES = 200  # enough for the page; the verdicts' own tests use the default
 
 

@@ -17,6 +17,8 @@ from referee.run.local import PLAY_GC_THRESHOLD
 from referee.run.runner import run_tournament
 from referee.schedule.formats import Fixture
 
+pytestmark = pytest.mark.parallel
+
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 
 

@@ -25,6 +25,8 @@ from referee.bots.client import protocol, wire
 from referee.errors import BotStartError
 from tests.support.cli import start
 
+pytestmark = pytest.mark.serial
+
 ROOT = Path(__file__).resolve().parent.parent
 SPAWNER = ["python", str(ROOT / "tests" / "bots" / "spawner.py")]
 GREEDY = ["python", "-m", "sample_bots.nimmt", "greedy"]

@@ -15,6 +15,8 @@ import pytest
 
 from tests.support.cli import referee
 
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "leaderboards" / "nimmt_plus"
 

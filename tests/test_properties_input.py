@@ -47,6 +47,8 @@ from referee.games import GAMES
 from referee.games.base import Game, InvalidExtras, OptionError, OptionSpec
 from referee.match.rules import judge
 
+pytestmark = pytest.mark.parallel
+
 SECRET = "Zq7-sEcReT-token-Kp3x"  # the value of ${FUZZ_SECRET}
 LITERAL = "Lt9-lItErAl-token-Wm5"  # a token written in the file itself
 ENV = {"FUZZ_SECRET": SECRET}
@@ -574,7 +576,6 @@ def assert_names_file(exc: ConfigError, path: Path) -> str:
     return message[len(f"{path}: ") :]
 
 
-@pytest.mark.parallel
 @FAST
 @given(doc=valid_docs())
 def test_valid_documents_load(toml_file: Path, doc: dict[str, Any]) -> None:
@@ -590,7 +591,6 @@ def test_valid_documents_load(toml_file: Path, doc: dict[str, Any]) -> None:
     assert_usable(cfg)
 
 
-@pytest.mark.parallel
 @settings(FAST, max_examples=300)
 @given(case=mutated_docs())
 def test_mutated_documents_are_refused_by_key_or_usable(
@@ -651,7 +651,6 @@ pathological = st.sampled_from(
     | st.text().map(lambda t: t.encode("utf-8", "surrogatepass"))
     | st.binary()
 )
-@pytest.mark.parallel
 def test_text_that_is_not_toml_is_a_config_error(toml_file: Path, raw: bytes) -> None:
     out = load(toml_file, raw)
     if isinstance(out, TournamentConfig):
@@ -767,7 +766,6 @@ def expected_kind(body: bytes, legal: list[Any]) -> str | None:
     return None if canonical(reply["action"]) in {canonical(x) for x in legal} else record.ILLEGAL
 
 
-@pytest.mark.parallel
 @settings(FAST, max_examples=300)
 @given(case=replies())
 def test_any_reply_body_is_a_legal_action_or_a_fault(case: tuple[list[Any], bytes]) -> None:
@@ -792,7 +790,6 @@ EXTRA_GAMES = [g for g in GAMES.values() if g.info.extra_reply_fields]
     value=json_values | st.lists(st.integers(-2, 5), max_size=5),
     seats=st.integers(1, 12),
 )
-@pytest.mark.parallel
 def test_any_extra_reply_field_is_taken_or_refused(game: Game, value: Any, seats: int) -> None:
     """Optional reply fields (The Game's claims) are taken or refused with InvalidExtras."""
     seats = max(game.info.min_seats, min(seats, game.info.max_seats))
@@ -1010,6 +1007,7 @@ async def post_plans(
     return out
 
 
+@pytest.mark.serial
 @settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(first=plans(), second=plans())
 def test_any_raw_http_reply_is_an_exchange(scripted_bot: ScriptedBot, first: Plan, second: Plan) -> None:
@@ -1032,6 +1030,7 @@ def test_any_raw_http_reply_is_an_exchange(scripted_bot: ScriptedBot, first: Pla
             assert (ex.fault, ex.body) == plan.expect, (ex, plan)
 
 
+@pytest.mark.serial
 @settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(first=plans(), second=plans())
 def test_the_fast_path_reads_every_reply_as_h11_does(scripted_bot: ScriptedBot, first: Plan, second: Plan) -> None:

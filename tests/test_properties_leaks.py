@@ -28,6 +28,8 @@ from referee.bots.client import protocol
 from referee.games import GAMES
 from referee.games.base import Game, OptionError, OptionSpec, Result
 
+pytestmark = pytest.mark.parallel
+
 MAX_BATCHES = 5_000  # bound on any playout; real matches take at most a few hundred
 LOCKSTEP_BATCHES = 400  # bound on the lockstep continuation
 REDEALS = 3  # re-deals per seat and checked state

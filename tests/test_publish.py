@@ -28,6 +28,8 @@ from referee.schedule.formats import schedule
 from referee.store.tournament_file import TOURNAMENT_FILE, write_tournament_file
 from tests.support.cli import referee
 
+pytestmark = pytest.mark.parallel
+
 DETERMINISTIC = ("README.md", "standings.json", "standings.csv", "index.html")
 ALL_FILES = DETERMINISTIC + ("timings.json",)
 ODD_LATENCY, ODD_DURATION = 987.654, 4321.125  # numbers that must reach timings.json only

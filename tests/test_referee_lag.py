@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import referee, start
 from tests.support.tournament import NIMMT, kill9_after, write_config
+
+pytestmark = pytest.mark.parallel
 
 BOTS = [("greedy", NIMMT + ["greedy"]), ("cautious", NIMMT + ["cautious"]), ("random", NIMMT + ["random"])]
 LAG_KEYS = {"samples", "p50_ms", "p99_ms", "max_ms", "final_limit", "lowest_limit"}

@@ -11,12 +11,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import tomli_w
 
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from tests.support.cli import ROOT
 from tests.support.tournament import NIMMT
+
+pytestmark = pytest.mark.serial
 
 RESTARTING = str(ROOT / "tests" / "bots" / "restarting.py")
 CONCURRENCY = 4

@@ -28,6 +28,8 @@ from tests.support.tournament import (
     write_config,
 )
 
+pytestmark = pytest.mark.parallel
+
 BOTS = [
     ("greedy", NIMMT + ["greedy"]),
     ("cautious", NIMMT + ["cautious"]),

@@ -22,6 +22,8 @@ import tomli_w
 from referee.bots.cage.process import free_port
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
+pytestmark = pytest.mark.serial
+
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "t0ken-for-the-test"
 HELLO = {"protocol": 1, "type": "hello", "tournament": "t", "game": "nimmt_plus", "options": {}, "bot": "b"}

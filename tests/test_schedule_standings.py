@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,8 @@ from referee.games import get_game
 from referee.record import MatchRecord
 from referee.schedule.formats import Fixture, derive_seed, match_count, schedule, seat_balance
 from referee.stats.standings import DQ, compute_standings, compute_timings, percentile
+
+pytestmark = pytest.mark.parallel
 
 
 def config(

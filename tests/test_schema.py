@@ -27,6 +27,8 @@ from sample_bots import the_game as the_game_bot
 from tests.support import schemas as fast
 from tests.support.games import cases
 
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_STRATEGIES = {
     "nimmt_plus": nimmt_bot.STRATEGIES,

@@ -13,6 +13,8 @@ from referee.games.base import ranks_from_scores
 from referee.record import MatchRecord
 from referee.stats.verdicts import analyse
 
+pytestmark = pytest.mark.parallel
+
 
 @pytest.mark.parametrize("gid", sorted(GAMES))
 def test_every_score_of_random_matches_lies_in_the_declared_range(gid: str) -> None:

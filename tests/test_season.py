@@ -33,6 +33,8 @@ from referee.run.pilot import looks_equal
 from tests.support.cli import referee
 from tests.support.outputs import journal_lines
 
+pytestmark = pytest.mark.parallel
+
 FAST_BOT = Path(fast_bot.__file__).resolve()
 
 
@@ -95,6 +97,7 @@ def _standings(out: Path) -> dict[str, Any]:
     return doc
 
 
+@pytest.mark.serial
 def test_200_bots_3_unreachable_and_one_late_play_without_the_3(tmp_path: Path, server: str) -> None:
     bots = {f"bot{i:03d}": f"{server}bot{i:03d}" for i in range(196)}
     down = {f"down{i}": f"http://127.0.0.1:{free_port()}/" for i in range(3)}
@@ -117,6 +120,7 @@ def test_200_bots_3_unreachable_and_one_late_play_without_the_3(tmp_path: Path, 
     assert [e["name"] for e in tournament["settings"]["excluded"]] == sorted(down)
 
 
+@pytest.mark.serial
 def test_on_unready_stop_keeps_todays_exit(tmp_path: Path, server: str) -> None:
     bots = {f"b{i}": f"{server}b{i}" for i in range(4)} | {"down": f"http://127.0.0.1:{free_port()}/"}
     cfg = _config(tmp_path / "s.toml", bots, startup_ms=300, on_unready="stop")
@@ -125,6 +129,7 @@ def test_on_unready_stop_keeps_todays_exit(tmp_path: Path, server: str) -> None:
     assert not (tmp_path / "out" / "matches.jsonl").exists() or not journal_lines(tmp_path / "out")
 
 
+@pytest.mark.serial
 def test_an_excluded_bot_joins_on_resume_with_grow_and_not_without(tmp_path: Path, server: str) -> None:
     port = free_port()
     bots = {f"b{i}": f"{server}b{i}" for i in range(4)} | {"new": f"http://127.0.0.1:{port}/"}
@@ -147,7 +152,6 @@ def test_an_excluded_bot_joins_on_resume_with_grow_and_not_without(tmp_path: Pat
     assert len(journal_lines(tmp_path / "plain")) == 6
 
 
-@pytest.mark.parallel
 def test_a_changed_bot_file_makes_a_new_version(tmp_path: Path, server: str) -> None:
     home = Path(tempfile.mkdtemp(prefix="referee-season-"))  # readable by the cage's user (tmp_path is not)
     home.chmod(0o755)
@@ -193,13 +197,13 @@ def test_a_changed_bot_file_makes_a_new_version(tmp_path: Path, server: str) -> 
     shutil.rmtree(home)
 
 
-@pytest.mark.parallel
 def test_the_hello_reply_version() -> None:
     assert hello_version(b'{"ok": true, "version": "2.1-rc"}') == "2.1-rc"
     for body in (b"", b"nope", b'{"version": 3}', b'{"version": "' + b"x" * 65 + b'"}', b'{"version": "a\nb"}'):
         assert hello_version(body) == ""
 
 
+@pytest.mark.serial
 def test_a_workers_run_excludes_on_the_head_prints_no_traceback_and_equals_one_process(
     tmp_path: Path, server: str
 ) -> None:
@@ -214,7 +218,6 @@ def test_a_workers_run_excludes_on_the_head_prints_no_traceback_and_equals_one_p
     assert (tmp_path / "one" / "standings.json").read_bytes() == (tmp_path / "two" / "standings.json").read_bytes()
 
 
-@pytest.mark.parallel
 def test_interrupted_run_prints_a_resume_command_with_its_overrides(tmp_path: Path) -> None:
     out = tmp_path / "out dir"
     cmd = [sys.executable, "-m", "referee", "run", "configs/the_game.toml", "--output", str(out), "--seed", "9"]
@@ -234,7 +237,6 @@ def test_interrupted_run_prints_a_resume_command_with_its_overrides(tmp_path: Pa
     )
 
 
-@pytest.mark.parallel
 def test_verbose_lists_every_bot(tmp_path: Path, server: str) -> None:
     bots = {f"b{i}": f"{server}b{i}" for i in range(4)}
     result = _run(str(_config(tmp_path / "s.toml", bots)), "-q", "--verbose")
@@ -244,7 +246,6 @@ def test_verbose_lists_every_bot(tmp_path: Path, server: str) -> None:
     assert "b0: ready" not in quiet.stderr
 
 
-@pytest.mark.parallel
 def test_plan_names_a_pair_that_looks_equal() -> None:
     rng = np.random.default_rng(1)
     deals = 40

@@ -14,6 +14,8 @@ import pytest
 
 from referee.stats.sequential import deals_needed, log_wealth, settled
 
+pytestmark = pytest.mark.parallel
+
 N, SEATS = 5, 4
 ABSENT = [next(b for b in range(N) if b not in t) for t in itertools.combinations(range(N), SEATS)]
 BATCH, BUDGET, RUNS, BOUND = 5, 400, 500, float(SEATS - 1)

@@ -11,12 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import tomli_w
 from click.testing import CliRunner
 
 from referee.cli.main import main
 from referee.config.parse import load_config
 from referee.run.stopping import DealValues, batches
+
+pytestmark = pytest.mark.parallel
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 BOTS = (("greedy", "greedy"), ("random", "random"), ("random2", "random"), ("random3", "random"))

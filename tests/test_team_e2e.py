@@ -7,8 +7,12 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import referee
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
+
+pytestmark = pytest.mark.parallel
 
 
 def test_team_tournament_gives_every_bot_the_same_deals(tmp_path: Path) -> None:

@@ -8,9 +8,12 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from referee.cli.main import main
+
+pytestmark = pytest.mark.parallel
 
 SAMPLE = Path(__file__).resolve().parent.parent / "leaderboards" / "nimmt_plus"
 

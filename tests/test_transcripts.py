@@ -39,6 +39,8 @@ from tests.support.outputs import (
 )
 from tests.support.tournament import NIMMT, UNREACHABLE_DEADLINE_MS, kill9_after, write_config
 
+pytestmark = pytest.mark.parallel
+
 GAMES = {"nimmt_plus": "nimmt_plus.toml", "drahtseilakt": "drahtseilakt.toml", "dieci": "dieci.toml"}
 GAMES["the_game"] = "the_game.toml"
 

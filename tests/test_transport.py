@@ -19,6 +19,8 @@ from referee.bots.client.transport import Target, TransportError
 from referee.config.redacted import Secret
 from referee.games import GAMES
 
+pytestmark = pytest.mark.serial
+
 Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from referee.store import transcripts
 from tests.support.cli import ROOT, referee
 from tests.support.tournament import NIMMT
+
+pytestmark = pytest.mark.serial
 
 FREEZING = ["python", str(ROOT / "tests" / "bots" / "freezing.py")]
 

@@ -22,6 +22,8 @@ from referee.stats.verdicts import (
     resample_weights,
 )
 
+pytestmark = pytest.mark.parallel
+
 NIMMT = get_game("nimmt_plus")  # competitive, higher is better
 THE_GAME = get_game("the_game")  # cooperative, lower is better
 

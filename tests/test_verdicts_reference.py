@@ -22,6 +22,8 @@ from referee.stats.verdicts import (
     resample_weights,
 )
 
+pytestmark = pytest.mark.parallel
+
 NAMES = ["a", "b", "c", "d", "e"]
 
 

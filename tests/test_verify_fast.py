@@ -19,6 +19,8 @@ from referee.games.nimmt_plus import NimmtPlus
 from referee.match.rules import fallback_index
 from tests.support.outputs import copy, journal_lines, rewrite_transcripts, transcript_lines, write_journal
 
+pytestmark = pytest.mark.parallel
+
 
 def verify_counting(out: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Report, list[bool]]:
     """verify(out), and for each fast replay whether it gave a result."""

@@ -30,6 +30,8 @@ from referee.store.matches import load_match, match_of
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
 from tests.support.cli import referee
 
+pytestmark = pytest.mark.parallel
+
 BOTS = [("greedy", "greedy"), ("Cautious", "cautious"), ("random", "random")]
 SHOTS = Path("/tmp/replay-shots")
 

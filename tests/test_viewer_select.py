@@ -7,7 +7,11 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import pytest
+
 from referee.report.viewer import FAULTED, RECENT, Watch, select
+
+pytestmark = pytest.mark.parallel
 
 
 def reference(records: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -22,6 +22,8 @@ from referee.match.play import play_match
 from referee.record import MatchRecord
 from tests.support.localbots import serve
 
+pytestmark = pytest.mark.serial
+
 GAME = get_game("nimmt_plus")
 OPTIONS = GAME.check_options(4, {"variant": "plus"})
 

@@ -13,6 +13,8 @@ from referee.bots.client.schema import errors, game_schema_name
 from referee.games.base import IllegalAction, OptionError
 from referee.games.dieci import GAME, NONE, RANK_INDEX, RANKS, DieciState
 
+pytestmark = pytest.mark.parallel
+
 
 def build(
     hands: list[str | None],

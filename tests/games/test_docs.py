@@ -12,6 +12,8 @@ import pytest
 
 from referee.games import GAMES
 
+pytestmark = pytest.mark.parallel
+
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "games"
 
 

@@ -12,6 +12,8 @@ import pytest
 from referee.games import drahtseilakt as D
 from referee.games.base import IllegalAction, OptionError
 
+pytestmark = pytest.mark.parallel
+
 GAME = D.GAME
 VARIANTS = [{"tactical": t, "chaotic": c} for t, c in itertools.product((False, True), repeat=2)]
 

@@ -12,6 +12,8 @@ import pytest
 from referee.games import GAMES
 from tests.games import golden
 
+pytestmark = pytest.mark.parallel
+
 
 @pytest.mark.parametrize("case", golden.CASES, ids=lambda c: f"{c.game}.{c.variant}")
 def test_golden_playthrough_still_holds(case: golden.Case) -> None:

@@ -11,6 +11,8 @@ import pytest
 from referee.games.base import IllegalAction, OptionError
 from referee.games.nimmt_plus import GAME, HEADS, NimmtState, heads
 
+pytestmark = pytest.mark.parallel
+
 VARIANTS = ("plus", "plus_dealt_zeros", "zeros_negative", "simple")
 
 

@@ -18,6 +18,8 @@ from referee.games import base, get_game
 from referee.games.base import IllegalAction, _shuffle
 from referee.games.nimmt_plus import GAME
 
+pytestmark = pytest.mark.parallel
+
 VARIANTS = ("plus", "plus_dealt_zeros", "zeros_negative", "simple")
 
 

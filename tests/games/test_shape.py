@@ -13,6 +13,8 @@ import pytest
 from referee.games import GAMES
 from referee.games.base import Game
 
+pytestmark = pytest.mark.parallel
+
 HEADINGS = ["Rules", "Decisions where RULES.md is silent", "Seat view (JSON)", "Actions"]
 
 

@@ -12,6 +12,8 @@ import pytest
 from referee.games.base import IllegalAction, InvalidExtras, OptionError
 from referee.games.the_game import GAME, TheGameState, _start_turn
 
+pytestmark = pytest.mark.parallel
+
 UP0, UP1, DOWN2, DOWN3 = 0, 1, 2, 3
 END = "end"
 
