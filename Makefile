@@ -43,7 +43,7 @@ lint: $(BIN)/referee
 browser:
 	command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-# Managed bots run in a bubblewrap cage (README "The cage"); without it they are not isolated.
+# Managed bots run in a bubblewrap cage (docs/cage.md); without it they are not isolated.
 bubblewrap:
 	command -v bwrap >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap)
 

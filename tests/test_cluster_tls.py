@@ -281,7 +281,7 @@ def test_a_tcp_address_warns_and_a_tls_one_needs_certificates(
         security.address_security("tcp://127.0.0.1:8786")
     assert [r.getMessage() for r in caplog.records] == [
         "warning: tcp://127.0.0.1:8786 is plain TCP: anyone who can reach that scheduler can run code on its "
-        "workers; use tls:// with certificates (README, 'More cores, more machines')"
+        "workers; use tls:// with certificates (docs/scale.md)"
     ]
     with pytest.raises(ClusterError, match="DASK_DISTRIBUTED__COMM__TLS__CA_FILE"):
         security.address_security("tls://127.0.0.1:8786")
@@ -294,5 +294,5 @@ def test_a_tcp_address_warns_and_a_tls_one_needs_certificates(
     assert f"cannot reach the Dask scheduler at {gone.args[-1]}" in gone.stderr
     assert [line for line in gone.stderr.splitlines() if "plain TCP" in line] == [
         f"warning: {gone.args[-1]} is plain TCP: anyone who can reach that scheduler can run code on its workers; "
-        "use tls:// with certificates (README, 'More cores, more machines')"
+        "use tls:// with certificates (docs/scale.md)"
     ]

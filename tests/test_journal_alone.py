@@ -1,4 +1,4 @@
-"""The README's reproducibility statement, exactly: the leaderboard files are a function of
+"""The reproducibility statement of docs/outputs.md, exactly: the leaderboard files are a function of
 matches.jsonl and tournament.json alone, and read none of the journal's timing fields
 (latency_ms, duration_s, voided, a fault's latency_ms); only timings.json does."""
 

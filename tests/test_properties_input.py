@@ -25,7 +25,6 @@ import json
 import math
 import re
 import threading
-import time
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -991,18 +990,15 @@ _request_ids = itertools.count()
 
 async def post_plans(
     bot: ScriptedBot, first: Plan, second: Plan, deadline_ms: float = DEADLINE_MS
-) -> list[tuple[wire.Exchange, float]]:
-    """Two POSTs through one client (the second may reuse the connection): each
-    Exchange with the wall time it took in ms."""
+) -> list[wire.Exchange]:
+    """Two POSTs through one client (the second may reuse the connection): their Exchanges."""
     endpoint = wire.Endpoint.make("fuzz", f"http://127.0.0.1:{bot.port}/", None)
     out = []
     async with wire.new_client(2) as client:
         for plan in (first, second):
             body = b'{"type":"act","n":%d}' % next(_request_ids)
             bot.plans[body] = plan
-            started = time.perf_counter()
-            ex = await asyncio.wait_for(wire.post(client, endpoint, body, deadline_ms, CAP), HANG_S)
-            out.append((ex, (time.perf_counter() - started) * 1000))
+            out.append(await asyncio.wait_for(wire.post(client, endpoint, body, deadline_ms, CAP), HANG_S))
             bot.plans.pop(body, None)
     return out
 
@@ -1012,19 +1008,19 @@ async def post_plans(
 @given(first=plans(), second=plans())
 def test_any_raw_http_reply_is_an_exchange(scripted_bot: ScriptedBot, first: Plan, second: Plan) -> None:
     results = asyncio.run(post_plans(scripted_bot, first, second))
-    for ex, wall_ms in results:
+    for ex in results:
         assert isinstance(ex, wire.Exchange)
         assert ex.fault in (None, record.TIMEOUT, record.ERROR, record.MALFORMED), ex
-        assert ex.latency_ms <= wall_ms, (ex, wall_ms)
+        assert 0 <= ex.latency_ms <= HANG_S * 1000, ex  # within the wait for it: no clock read here
         if ex.fault is None:
             assert ex.status is not None and 200 <= ex.status < 300 and ex.body is not None and len(ex.body) <= CAP
         else:
             assert ex.body is None and ex.detail
     # The first reply goes over a fresh connection, the second one too or over a
     # connection left clean by a well-formed first reply that kept it open.
-    checked = [(results[0][0], first)]
+    checked = [(results[0], first)]
     if first.expect is not None and not first.close:
-        checked.append((results[1][0], second))
+        checked.append((results[1], second))
     for ex, plan in checked:
         if plan.expect is not None:
             assert (ex.fault, ex.body) == plan.expect, (ex, plan)
@@ -1045,7 +1041,7 @@ def test_the_fast_path_reads_every_reply_as_h11_does(scripted_bot: ScriptedBot, 
             slow = asyncio.run(post_plans(scripted_bot, first, second, deadline_ms))
         finally:
             pool._Conn._read_head = original  # type: ignore[method-assign]
-        return [(a, b) for (a, _), (b, _) in zip(fast, slow)]
+        return list(zip(fast, slow))
 
     pairs = both(DEADLINE_MS)
     if any((a.fault == record.TIMEOUT) != (b.fault == record.TIMEOUT) for a, b in pairs):

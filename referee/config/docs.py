@@ -14,7 +14,9 @@ def keys_markdown() -> str:
         "# The tournament file's keys",
         "",
         "Written by `python -m referee.config.docs` from the declarations in `referee/config/model.py`"
-        " (a test keeps it current). The annotated example in the README shows them in use.",
+        " (a test keeps it current): the one reference of the tournament file. [tournament.md](tournament.md)"
+        " shows a file in use; [seasons.md](seasons.md) explains the formats and stopping rules,"
+        " [cage.md](cage.md) the limits of started bots, [scale.md](scale.md) workers and clusters.",
     ]
     for section, keys in (
         ("[tournament]", TOURNAMENT_KEYS),

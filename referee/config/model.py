@@ -40,7 +40,7 @@ TRANSCRIPTS = ("all", "none")
 # a bot's (or tournament's) name; \Z: "$" also matches before a final newline
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 CLUSTER_RE = re.compile(r"^(tcp|tls)://[^\s/]+:[0-9]{1,5}\Z")
-_DQ_DOC = "a bot faulting in more of its decisions is disqualified"
+_DQ_DOC = "a bot faulting in more of its decisions is disqualified: DQ in the leaderboard, no longer called"
 _LIVE_DOC = "re-render the outputs from the journal this often during the run"
 
 
@@ -80,7 +80,7 @@ class Limits:
 
     deadline_ms: int = setting(1000, minimum=1, doc="per decision, from sending to the last byte of the reply")
     on_fault: str = choice(ON_FAULT, "policy", doc="fallback: a seeded random legal action; forfeit: and it ranks last")
-    max_faults: int = setting(10, minimum=0, doc="per seat per match; past it the seat is played by fallback")
+    max_faults: int = setting(10, minimum=0, doc="per seat per match; past it the seat is played by fallback uncalled")
     max_response_bytes: int = setting(65536, minimum=64, doc="longer replies are cut off (a malformed fault)")
     startup_ms: int = setting(15000, minimum=1, doc="how long a started bot may take to answer hello")
     max_concurrent: int = setting(0, minimum=0, note="(0: no limit)", doc="per bot, requests in flight at once")

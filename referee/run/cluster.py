@@ -8,7 +8,7 @@ process) and the publish. Workers play batches of ``BATCH`` fixtures with the bo
 records back as Dask events on one topic (the head client's id) as matches end: no round
 trip per record, nothing to poll, and the scheduler keeps only the topic's last events.
 A worker that dies loses its matches in flight; Dask plays its batches again elsewhere,
-and the head keeps the first record of each fixture. README "More cores, more machines"
+and the head keeps the first record of each fixture. docs/scale.md
 tells the rest.
 """
 

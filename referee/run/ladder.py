@@ -11,7 +11,7 @@ pairs of the published ranking (mean rank, as the rank sets) an entry is part of
 weighted to the top ``top`` places, capped at ``cap`` times the mean. Tables draw their
 bots in proportion to the quotas, so every entry meets the same mix of opponents
 and mean ranks stay comparable; seats go to the positions each bot has held least.
-README.md, "The ladder", says why and what was measured (``python -m benchmarks.ladder``).
+docs/seasons.md, "The ladder", says why and what was measured (``python -m benchmarks.ladder``).
 """
 
 from __future__ import annotations

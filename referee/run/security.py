@@ -45,11 +45,11 @@ def address_security(address: str) -> Security:
         if not (security.tls_ca_file and security.tls_client_cert):
             raise ClusterError(
                 f"{address} needs the cluster's certificate files: set {', '.join(CREDENTIALS)} "
-                "(or distributed.comm.tls in Dask's configuration; README, 'More cores, more machines')"
+                "(or distributed.comm.tls in Dask's configuration; docs/scale.md)"
             )
     else:
         log.warning(
             f"warning: {address} is plain TCP: anyone who can reach that scheduler can run code on its workers; "
-            "use tls:// with certificates (README, 'More cores, more machines')"
+            "use tls:// with certificates (docs/scale.md)"
         )
     return security

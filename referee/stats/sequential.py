@@ -7,7 +7,7 @@ per deal both bots played, ``x = (v_b - v_a) / bound`` in [-1, 1]; the wealth
 ``prod (1 + lambda_i x_i)``, with a bet from earlier deals only (aGRAPA, capped at
 ``MAX_BET``), reaching ``1 / alpha'`` claims a above b, and by Ville's inequality looking
 after every batch does not inflate the error; ``alpha'`` is Bonferroni over ordered
-pairs. README.md, "How the verdicts are computed", says what it promises and what not.
+pairs. docs/verdicts.md says what it promises and what not.
 """
 
 from __future__ import annotations

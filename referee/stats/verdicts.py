@@ -8,7 +8,7 @@ with the larger of the delta-method and jackknife errors below ``FEW_DEALS`` dea
 differences of neighbours are paired by deal; P(above), rank ranges and simultaneous
 rank sets come from the same resamples; ratings are a Plackett-Luce fit by Newton's
 method; head-to-head shares carry Wilson intervals; seat bias is checked per seat.
-README.md, "How the verdicts are computed", explains each for organisers. Every float
+docs/verdicts.md explains each for organisers. Every float
 leaves through ``standings.rnd``, so published bytes are stable.
 """
 
