@@ -22,6 +22,7 @@ from tests.support.steady import Steady
 PARALLEL = {
     "tests.games.test_dieci",
     "tests.games.test_docs",
+    "tests.games.test_folders",
     "tests.games.test_drahtseilakt",
     "tests.games.test_golden",
     "tests.games.test_nimmt_plus",
