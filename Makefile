@@ -53,9 +53,11 @@ check: $(BIN)/referee bubblewrap
 games: $(BIN)/referee
 	$(BIN)/referee games
 
-# docs/schema/ is a copy of the schemas shipped in the package (referee/schemas/); tests/test_schema.py checks it.
+# docs/schema/ is a copy of the schemas shipped in the package under their published names:
+# referee/schemas/ and each game's referee/games/<id>/schema.json as games/<id>.json; tests/test_schema.py checks it.
 schemas:
-	rm -rf docs/schema && mkdir -p docs/schema && cp -r referee/schemas/. docs/schema/
+	rm -rf docs/schema && mkdir -p docs/schema/games && cp -r referee/schemas/. docs/schema/
+	for f in referee/games/*/schema.json; do g=$${f%/schema.json}; cp $$f docs/schema/games/$${g##*/}.json; done
 
 bench: $(BIN)/referee bubblewrap
 	$(BIN)/python -m benchmarks.speed

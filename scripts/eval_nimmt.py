@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalkit import act_message, mean_ci
 
-from referee.games.nimmt_plus import GAME, VARIANTS
+from referee.games.nimmt_plus.rules import GAME, VARIANTS
 from sample_bots.nimmt import STRATEGIES
 
 SEATINGS = [  # rotated so every strategy sits in every seat equally often

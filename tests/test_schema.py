@@ -96,14 +96,17 @@ def test_every_game_has_a_schema_and_every_schema_is_valid() -> None:
 
 
 def test_docs_copy_equals_the_shipped_schemas() -> None:
+    """docs/schema/ holds referee/schemas/ and each game folder's schema.json as games/<id>.json."""
     shipped = ROOT / "referee" / "schemas"
     docs = ROOT / "docs" / "schema"
+    expected = {str(p.relative_to(shipped)): p.read_bytes() for p in shipped.rglob("*") if p.is_file()}
+    expected.update({f"games/{g}.json": (ROOT / "referee" / "games" / g / "schema.json").read_bytes() for g in GAMES})
     on_disk = sorted(str(p.relative_to(docs)) for p in docs.rglob("*") if p.is_file())
-    assert on_disk == sorted(str(p.relative_to(shipped)) for p in shipped.rglob("*") if p.is_file()), (
-        "docs/schema/ differs from referee/schemas/: run make schemas"
-    )
+    assert on_disk == sorted(expected), "docs/schema/ differs from the shipped schemas: run make schemas"
     for name in on_disk:
-        assert (docs / name).read_bytes() == (shipped / name).read_bytes(), f"docs/schema/{name} is stale: make schemas"
+        assert (docs / name).read_bytes() == expected[name], f"docs/schema/{name} is stale: make schemas"
+        if name.endswith(".json"):
+            assert (docs / name).read_text(encoding="utf-8") == wire.schema_text(name), name
 
 
 def test_a_field_the_schema_does_not_list_fails_the_strict_check_only() -> None:

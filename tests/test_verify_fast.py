@@ -15,7 +15,7 @@ import pytest
 
 from referee.audit.verify import Report, verify
 from referee.games.base import Result
-from referee.games.nimmt_plus import NimmtPlus
+from referee.games.nimmt_plus.rules import NimmtPlus
 from referee.match.rules import fallback_index
 from tests.support.outputs import copy, journal_lines, rewrite_transcripts, transcript_lines, write_journal
 

@@ -54,7 +54,6 @@ NAGLE_MS = (36.0, 50.0)  # a median in here, with most replies too: Nagle's algo
 CUT = 240  # characters of a request or reply shown in the report
 EXAMPLES = 3  # faults shown per kind
 CONCURRENT_PROBE = 4  # decisions asked at once by the concurrency probe
-SAMPLE_MODULES = {"nimmt_plus": "nimmt", "drahtseilakt": "drahtseilakt", "dieci": "dieci", "the_game": "the_game"}
 CANDIDATE, OPPONENT = "candidate", "sample-random"
 
 
@@ -281,9 +280,8 @@ async def check_bot(settings: CheckSettings) -> list[Report]:
         if candidate is None:
             return [Report([f"check-bot {settings.url or ' '.join(settings.command or ())}"], [first])]
         managed = started[0] if settings.command is not None else None
-        opponent = None
-        if not game.info.cooperative:
-            opponent = await _start_opponent(settings, log_dir, started)
+        sample = None if game.info.cooperative else game.sample_opponent()
+        opponent = None if sample is None else await _start_opponent(settings, sample, log_dir, started)
         reports = []
         for options in settings.option_sets:
             report = await _check_options(settings, game, players, options, candidate, opponent)
@@ -348,10 +346,10 @@ async def _reach_candidate(
     return Check(OK, "hello", f"answered in {ex.latency_ms:.1f} ms"), endpoint
 
 
-async def _start_opponent(settings: CheckSettings, log_dir: Path, started: list[ManagedBot]) -> Endpoint:
-    """The sample bot of the game (random strategy) as a managed bot."""
-    module = SAMPLE_MODULES[settings.game]
-    command = ("python", "-m", f"sample_bots.{module}", "random", "--port", "{port}")
+async def _start_opponent(
+    settings: CheckSettings, command: tuple[str, ...], log_dir: Path, started: list[ManagedBot]
+) -> Endpoint:
+    """The game's sample opponent (``Game.sample_opponent``: ``command``) as a managed bot."""
     bot = ManagedBot(BotConfig(OPPONENT, command=command), log_dir, max_restarts=0)
     started.append(bot)
     bot.start()
@@ -421,7 +419,13 @@ def _header(settings: CheckSettings, game: Game, players: int, options: Mapping[
     out = [
         f"check-bot {url} on {game.info.id} ({shown}): {plural(settings.matches, 'match', 'matches')} of "
         f"{players} players, deadline {limits.deadline_ms} ms, {settings.concurrency} matches in flight"
-        + (", the bot holds every seat (cooperative)" if game.info.cooperative else "")
+        + (
+            ", the bot holds every seat (cooperative)"
+            if game.info.cooperative
+            else ", the bot holds every seat (no sample opponent)"
+            if game.sample_opponent() is None
+            else ""
+        )
     ]
     if settings.origin:
         cage = settings.spec.limits if settings.spec is not None else None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 from referee.record import FALLBACK
 from referee.store.matches import Match
@@ -28,25 +27,6 @@ def escape(text: str) -> str:
     return "".join(out)
 
 
-def glance(game_id: str, view: dict[str, Any]) -> str:
-    """The part of a seat's view that decides its move, on one line."""
-
-    def j(x: Any) -> str:
-        return json.dumps(x, separators=(",", ":"))
-
-    if game_id == "nimmt_plus":
-        return f"hand {j(view.get('hand'))} rows {j(view.get('rows'))}"
-    if game_id == "the_game":
-        tops = [p.get("top") for p in view.get("piles", ())]
-        return f"hand {j(view.get('hand'))} pile tops {j(tops)} placed {view.get('placed_this_turn')}/{view.get('minimum')}"
-    if game_id == "drahtseilakt":
-        trick = [p.get("card") for p in view.get("current_trick", ())]
-        return f"hand {j(view.get('hand'))} score {j(view.get('score'))} trick {j(trick)}"
-    if game_id == "dieci":
-        return f"card {j(view.get('card'))} deciding {view.get('decision')} tokens {j(view.get('tokens'))}"
-    return j(view)[:200]
-
-
 def render_text(m: Match, seat: int | None = None) -> Iterator[str]:
     """The play-by-play of ``m``: every decision (or only ``seat``'s, with the view it
     was sent), who chose it, faults, response times, bot logs; then the result."""
@@ -61,7 +41,7 @@ def render_text(m: Match, seat: int | None = None) -> Iterator[str]:
         if seat is not None:
             yield f"  sent: {escape(json.dumps(f.sent, separators=(',', ':')))}"
         else:
-            yield f"  saw: {escape(glance(m.game.info.id, f.sent))}"
+            yield f"  saw: {escape(m.game.glance(f.sent))}"
         who = "bot" if mv.by != FALLBACK else "FALLBACK"
         fault = f" [{mv.fault.upper()}]" if mv.fault else ""
         ms = f" {mv.ms:.1f} ms" if mv.ms is not None else " (not asked)"

@@ -1,8 +1,21 @@
-"""The registry of games: every game the referee can run, by id."""
+"""The registry of games: every game the referee can run, by id.
+
+A game is one folder, ``referee/games/<id>/`` (see ``referee/games/base.py``); adding one
+is adding its folder and its line in ``FOLDERS``.
+"""
 
 from __future__ import annotations
 
+import importlib
+
 from referee.games.base import Game
+
+FOLDERS = (
+    "dieci",
+    "drahtseilakt",
+    "nimmt_plus",
+    "the_game",
+)
 
 GAMES: dict[str, Game] = {}
 
@@ -19,10 +32,8 @@ def get_game(game_id: str) -> Game:
 
 
 def _load() -> None:
-    from referee.games import dieci, drahtseilakt, nimmt_plus, the_game
-
-    for module in (dieci, drahtseilakt, nimmt_plus, the_game):
-        register(module.GAME)
+    for folder in FOLDERS:
+        register(importlib.import_module(f"{__name__}.{folder}").GAME)
 
 
 _load()

@@ -10,6 +10,11 @@ Exception tree of this layer::
 Rules are pure: no I/O, no clock, no global random. All randomness comes from the
 ``random.Random`` kept in the state, seeded by ``setup``.
 
+A game is one folder, ``referee/games/<id>/``: ``rules.py`` (its ``Game``, registered in
+``referee/games/__init__.py``), ``schema.json`` (the JSON Schema of its messages) and
+``viewer.js`` (its renderer in the replay viewer), shipped as package data; the rest of the
+referee reaches them through the hooks of ``Game``, and names no game.
+
 ``apply`` may change the state in place and returns the state to use next; callers
 must not keep using a state they passed to ``apply``. ``copy`` gives an independent
 deep copy when one is needed (tests, determinisation).
@@ -17,15 +22,20 @@ deep copy when one is needed (tests, determinisation).
 
 from __future__ import annotations
 
+import abc
 import copy as _copy
+import importlib
+import json
 import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, ClassVar
 
 Action = Any  # a JSON value: str, int, list, dict
 View = dict[str, Any]
+SCHEMA, RENDERER = "schema.json", "viewer.js"  # the assets of a game's folder
 
 
 class GameError(Exception):
@@ -206,11 +216,21 @@ def ranks_from_scores(scores: Sequence[float], lower_is_better: bool) -> list[in
     return [1 + sum(1 for o in scores if o > s) for s in scores]
 
 
-class Game:
-    """Base class of every game; subclasses fill in the rules.
+def compact(value: Any) -> str:
+    """``value`` as compact JSON (for a glance)."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def sample_command(module: str) -> tuple[str, ...]:
+    """The command line of the sample bot ``module`` (of ``sample_bots``) playing at random."""
+    return ("python", "-m", module, "random", "--port", "{port}")
+
+
+class Game(abc.ABC):
+    """Base class of every game; subclasses fill in the rules and the hooks of its folder.
 
     Method order follows the protocol: setup, to_act, view, legal, apply, is_over,
-    result, then the optional hooks.
+    result, then the optional hooks, then the folder's.
     """
 
     info: ClassVar[GameInfo]
@@ -232,33 +252,33 @@ class Game:
             )
         return out
 
+    @abc.abstractmethod
     def setup(self, seats: int, seed: int, options: Mapping[str, Any]) -> Any:
         """A new match for ``seats`` players, dealt from ``seed``."""
-        raise NotImplementedError  # abstract
 
+    @abc.abstractmethod
     def to_act(self, state: Any) -> tuple[int, ...]:
         """Seats that must act now; more than one means a simultaneous choice."""
-        raise NotImplementedError  # abstract
 
+    @abc.abstractmethod
     def view(self, state: Any, seat: int) -> View:
         """JSON-ready view of the state: exactly what ``seat`` may see."""
-        raise NotImplementedError  # abstract
 
+    @abc.abstractmethod
     def legal(self, state: Any, seat: int) -> list[Action]:
         """Every legal action of ``seat``, JSON-ready, in a stable order."""
-        raise NotImplementedError  # abstract
 
+    @abc.abstractmethod
     def apply(self, state: Any, seat: int, action: Action) -> Any:
         """Play ``action`` for ``seat``; raise IllegalAction if it is not legal."""
-        raise NotImplementedError  # abstract
 
+    @abc.abstractmethod
     def is_over(self, state: Any) -> bool:
         """True once the match is finished."""
-        raise NotImplementedError  # abstract
 
+    @abc.abstractmethod
     def result(self, state: Any) -> Result:
         """Scores, ranks and details of a finished match."""
-        raise NotImplementedError  # abstract
 
     # Optional hooks -----------------------------------------------------------------
 
@@ -282,6 +302,7 @@ class Game:
         """An independent deep copy of ``state``."""
         return _copy.deepcopy(state)
 
+    @abc.abstractmethod
     def redeal_hidden(self, state: Any, seat: int, rng: random.Random) -> Any:
         """A copy of ``state`` with everything ``seat`` cannot see re-dealt at random.
 
@@ -289,8 +310,36 @@ class Game:
         other hands, undealt cards and other seats' pending choices change. Used by
         the leak tests; also a determinisation for bots that search.
         """
-        raise NotImplementedError  # abstract
 
     def invariants(self, state: Any) -> list[str]:
         """Broken invariants of ``state`` (every card accounted for, ...); empty if none."""
         return []
+
+    # The game's folder ------------------------------------------------------------------
+
+    def schema_text(self) -> str:
+        """The JSON Schema of this game's messages (``schema.json`` of its folder), as shipped."""
+        return self._asset(SCHEMA)
+
+    def renderer_js(self) -> str:
+        """This game's renderer in the replay viewer (``viewer.js`` of its folder), JavaScript the
+        viewer page inlines: it sets ``G.board(pub, vs, acting)`` to the HTML of the table
+        (``pub``: the spectator's view; ``vs``: each seat's view, null where hidden; ``acting``:
+        the seats that just acted) and may set ``G.cardClass(c)`` to extra CSS classes of card
+        ``c``; the page's ``esc``, ``card``, ``cards``, ``backs`` and ``seatName`` are in scope."""
+        return self._asset(RENDERER)
+
+    @abc.abstractmethod
+    def glance(self, view: View) -> str:
+        """The part of a seat's view that decides its move, on one line (``referee replay``)."""
+
+    @abc.abstractmethod
+    def sample_opponent(self) -> tuple[str, ...] | None:
+        """The command line (``{port}`` for its port) of a bot that plays any seat of this game,
+        check-bot's opponent for the bot under test; None: the game has none, and the bot under
+        test holds every seat (as in a cooperative game)."""
+
+    def _asset(self, name: str) -> str:
+        """The text of file ``name`` of the folder (the package) this game's class is defined in."""
+        package = importlib.import_module(type(self).__module__).__package__ or ""
+        return (resources.files(package) / name).read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ Opened as ``index.html#m000042`` it shows that match, ``#m000042/17`` at decisio
 5 (the ``decision`` number that seat was sent). It loads the match's replay data
 (``store.replay_data``: ``replays/data/<match>.js``) as a script added at run time (no
 fetch: Chromium refuses fetch on file://) and steps through it: the whole table or exactly
-what one seat may see, drawn per game as cards; every decision with who chose it, faults,
+what one seat may see, drawn as cards by the game's renderer (``Game.renderer_js``, inlined); every decision with who chose it, faults,
 response times and the bot's log; the seed as an exact string; links to the bots' pages.
 
 Publishing makes the data of the listed matches only, never again for a match that has
@@ -187,7 +187,7 @@ def render_page(
         f"<tbody>{rows}</tbody></table></div></section>\n"
         f"{_VIEWER_HTML}"
         f'<script id="about" type="application/json">{_script_json(about)}</script>\n'
-        f"<script>{_JS}</script></body></html>\n"
+        f"<script>{_JS_HEAD}{game.renderer_js()}{_JS_TAIL}</script></body></html>\n"
     )
 
 
@@ -258,6 +258,7 @@ vertical-align:top} th,td[data-col=id]{white-space:nowrap} th{cursor:pointer} .s
  header h1{display:block;margin:.3em 0} #moves{max-height:16em}}
 """
 
+# The viewer's script, around the renderer of the tournament's game (``Game.renderer_js``).
 _JS = r"""
 (function(){
 const A=JSON.parse(document.getElementById('about').textContent);
@@ -291,49 +292,16 @@ function V(i){if(cache[i])return cache[i];const chain=[];let j=i;
  return cache[i];}
 function seatName(s){return `seat ${s} <b>${esc(M.bots[s])}</b>`;}
 function botLink(b){const p=A.pages[b];return p===undefined?esc(b):`<a class="bot" href="../bots/${esc(p)}.html">${esc(b)}</a>`;}
-const R={};
-function heads(c){return c==55?7:c%11==0?5:c%10==0?3:c%5==0?2:1;}
-function card(c,cls){cls=cls||'';if(typeof c==='number'&&A.game==='nimmt_plus'&&c>0)cls+=' h'+heads(c);
+const G={};
+function card(c,cls){cls=(cls||'')+(G.cardClass?G.cardClass(c):'');
  return `<span class="card ${cls}" data-card="${esc(c)}">${esc(c)}</span>`;}
 function cards(list,cls){return (list||[]).map(c=>card(c,cls)).join('');}
 function backs(n){return Array.from({length:n||0},()=>'<span class="card back">?</span>').join('');}
-R.nimmt_plus=(pub,vs,acting)=>{let h=`<p class="label">hand ${pub.hand_number}/${pub.hands_total}, turn ${pub.turn_number}</p>`;
- h+=pub.rows.map((r,i)=>`<div class="row" data-row="${i}"><span class="label">row ${i}</span>${cards(r)}</div>`).join('');
- const last=(pub.history||[]).slice(-1)[0];
- if(last)h+=`<p class="label">last turn: ${last.plays.map(p=>`seat ${p.seat}: ${p.cards.join('+')}`).join(', ')}</p>`;
- h+=vs.map((v,s)=>`<div class="seatbox${acting.includes(s)?' acting':''}" data-seat="${s}">${seatName(s)}
-  <span class="label">total ${pub.totals[s]}, this hand ${pub.points[s].heads}</span><div class="hand">${v?cards(v.hand):backs(pub.hand_sizes[s])}</div></div>`).join('');
- return h;};
-R.the_game=(pub,vs,acting)=>{let h=`<p class="label">turn ${pub.turn}, draw pile ${pub.draw_pile}, cards left ${pub.cards_left}, minimum ${pub.minimum}, placed ${pub.placed_this_turn}</p>`;
- const fire=new Set((pub.fire||[]).map(f=>f.card));
- h+=pub.piles.map((p,i)=>`<div class="pile" data-pile="${i}"><span class="label">pile ${i} ${p.direction}</span>${
-  p.cards.slice(-6).map(c=>card(c,fire.has(c)?'fire':'')).join('')}<b> top ${p.top}</b></div>`).join('');
- if((pub.fire||[]).length)h+=`<p class="label">fire: ${pub.fire.map(f=>`${f.card} on pile ${f.pile}, cover by turn ${f.deadline_turn}`).join('; ')}</p>`;
- h+=vs.map((v,s)=>`<div class="seatbox${acting.includes(s)?' acting':''}" data-seat="${s}">${seatName(s)}
-  <span class="label">claims ${esc(JSON.stringify((pub.claims||[])[s]||[]))}</span><div class="hand">${v?cards(v.hand):backs(pub.hand_sizes[s])}</div></div>`).join('');
- return h;};
-R.drahtseilakt=(pub,vs,acting)=>{const sc=pub.score||{};let h=`<p class="label">round ${pub.round+1}/${pub.rounds}, trick ${pub.trick+1}/${pub.tricks_per_round}, leader seat ${pub.leader}</p>`;
- h+=`<div class="pile" id="score-cards"><span class="label">score cards</span>${cards(sc.cards)} <span class="label">at stake</span>${
-  '<span class="stick red"></span>'.repeat(sc.red||0)}${'<span class="stick blue"></span>'.repeat(sc.blue||0)} (${sc.red||0} red, ${sc.blue||0} blue)</div>`;
- h+=`<div class="row" id="trick"><span class="label">trick</span>${(pub.current_trick||[]).map(p=>`<span class="label">s${p.seat}</span>${card(p.card)}`).join('')}</div>`;
- const t=(pub.tricks||[]).slice(-1)[0];
- if(t)h+=`<p class="label">last trick: ${t.plays.map(p=>`s${p.seat} ${p.card}`).join(', ')}; red to ${t.red_to}, blue to ${t.blue_to}</p>`;
- h+=vs.map((v,s)=>{const st=(pub.sticks||[])[s]||{red:0,blue:0};return `<div class="seatbox${acting.includes(s)?' acting':''}" data-seat="${s}">${seatName(s)}
-  ${'<span class="stick red"></span>'.repeat(st.red)}${'<span class="stick blue"></span>'.repeat(st.blue)}
-  <span class="label">total ${(pub.totals||[])[s]}</span><div class="hand">${v?cards(v.hand):backs(pub.hand_sizes[s])}</div></div>`;}).join('');
- return h;};
-R.dieci=(pub,vs,acting)=>{let h=`<p class="label">manche ${pub.manche}, dealer seat ${pub.dealer}, deck ${pub.deck_size}, discards ${esc((pub.discard_pile||[]).join(' '))}</p>`;
- h+=`<div class="row" id="chain"><span class="label">play order</span>${pub.order.map(s=>`<span class="label">${s===pub.dealer?'D':''}s${s}</span>`).join('\u2192')}</div>`;
- const ev=(pub.events||[]).slice(-4).map(e=>esc(e.type+(e.seat!==undefined?' s'+e.seat:'')+(e.target!==undefined?'\u2192s'+e.target:'')+(e.asker!==undefined?' (asked by s'+e.asker+')':'')));
- if(ev.length)h+=`<p class="label">events: ${ev.join('; ')}</p>`;
- h+=vs.map((v,s)=>{const out=(pub.out||[]).includes(s);const rev=(pub.revealed||[])[s];return `<div class="seatbox${acting.includes(s)?' acting':''}" data-seat="${s}">${seatName(s)}
-  ${'<span class="token"></span>'.repeat(pub.tokens[s]||0)} <span class="label">${pub.tokens[s]} tokens${out?', out':''}${rev!=null?', blocks with '+esc(rev):''}</span>
-  <div class="hand">${v?(v.card!=null?card(v.card):''):(out?'':backs(1))}</div></div>`;}).join('');
- return h;};
+/*RENDERER*/
 function raw(pub){return `<pre>${esc(JSON.stringify(pub,null,1))}</pre>`;}
 // step k: after k decisions (0: the deal); decision k is entry k-1 of the columns
 function viewsAt(k){return (k===0?M.start:M.after[k-1]).map(V);}
-function board(k,who){const vs=viewsAt(k);const acting=k>0?[M.seat[k-1]]:[];const draw=R[A.game]||raw;
+function board(k,who){const vs=viewsAt(k);const acting=k>0?[M.seat[k-1]]:[];const draw=G.board||raw;
  if(who<0)return draw(vs[0],vs,acting);
  const only=Array(N).fill(null);only[who]=vs[who];
  return `<p class="label">what seat ${who} may see ${k?'after decision '+k:'at the deal'}</p>`+draw(vs[who],only,acting)+
@@ -392,3 +360,4 @@ window.addEventListener('hashchange',route);
 route();
 })();
 """
+_JS_HEAD, _JS_TAIL = _JS.split("/*RENDERER*/\n")

@@ -11,7 +11,7 @@ import pytest
 
 from referee.bots.client.schema import errors, game_schema_name
 from referee.games.base import IllegalAction, OptionError
-from referee.games.dieci import GAME, NONE, RANK_INDEX, RANKS, DieciState
+from referee.games.dieci.rules import GAME, NONE, RANK_INDEX, RANKS, DieciState
 
 pytestmark = pytest.mark.parallel
 

@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from referee.games import drahtseilakt as D
 from referee.games.base import IllegalAction, OptionError
+from referee.games.drahtseilakt import rules as D
 
 pytestmark = pytest.mark.parallel
 

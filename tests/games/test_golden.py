@@ -53,7 +53,7 @@ def test_delta_round_trips() -> None:
 def test_a_rule_change_is_caught_with_a_readable_diff(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 6 nimmt! whose rows take the 5th card instead of the 6th: the replay names the
     file, line, decision and seat, and shows the changed rows."""
-    from referee.games import nimmt_plus
+    from referee.games.nimmt_plus import rules as nimmt_plus
 
     monkeypatch.setattr(nimmt_plus, "ROW_LIMIT", 4)
     case = next(c for c in golden.CASES if c.variant == "plus")

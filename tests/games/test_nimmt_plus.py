@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from referee.games.base import IllegalAction, OptionError
-from referee.games.nimmt_plus import GAME, HEADS, NimmtState, heads
+from referee.games.nimmt_plus.rules import GAME, HEADS, NimmtState, heads
 
 pytestmark = pytest.mark.parallel
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from referee.games.base import IllegalAction, InvalidExtras, OptionError
-from referee.games.the_game import GAME, TheGameState, _start_turn
+from referee.games.the_game.rules import GAME, TheGameState, _start_turn
 
 pytestmark = pytest.mark.parallel
 

@@ -1,10 +1,11 @@
 """JSON Schemas (draft 2020-12) of the wire protocol: the one source of truth for bot authors.
 
 The files are package data: ``referee/schemas/protocol.json`` (``hello``, ``start``, ``act``,
-``end`` and the act reply) and ``referee/schemas/games/<id>.json`` (per game: ``state``,
-``action`` (an item of ``legal``), ``details`` (``result.details``), the game's options and
-its messages and reply, which refer to the protocol file). ``docs/schema/`` holds copies
-(``make schemas`` refreshes them; a test fails when they differ).
+``end`` and the act reply) and, per game, ``schema.json`` of its folder (``Game.schema_text``),
+published as ``games/<id>.json`` (``state``, ``action`` (an item of ``legal``), ``details``
+(``result.details``), the game's options and its messages and reply, which refer to the
+protocol file). ``docs/schema/`` holds copies under the published names (``make schemas``
+refreshes them; a test fails when they differ).
 
 The schemas are open: an object may carry fields they do not list, so the referee can add
 fields without breaking a bot that validates what it receives. ``strict`` gives a closed
@@ -23,20 +24,23 @@ from typing import Any
 import jsonschema
 import referencing
 
+from referee.games import GAMES
+
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 BASE = "https://referee.example/schema/"
 PROTOCOL = "protocol.json"
 
 
 def schema_names() -> list[str]:
-    """Every schema file, relative to the schemas folder: ``protocol.json``, ``games/<id>.json``."""
-    root = resources.files("referee") / "schemas"
-    games = sorted(f"games/{p.name}" for p in (root / "games").iterdir() if p.name.endswith(".json"))
-    return [PROTOCOL, *games]
+    """Every schema file by its published name: ``protocol.json``, ``games/<id>.json``."""
+    return [PROTOCOL, *(game_schema_name(g) for g in sorted(GAMES))]
 
 
 def schema_text(name: str) -> str:
-    """The text of one schema file, as shipped."""
+    """The text of one schema file (by its published name), as shipped."""
+    folder, _, file = name.partition("/")
+    if folder == "games":
+        return GAMES[file.removesuffix(".json")].schema_text()
     return (resources.files("referee") / "schemas" / name).read_text(encoding="utf-8")
 
 
@@ -48,7 +52,7 @@ def load(name: str) -> dict[str, Any]:
 
 
 def game_schema_name(game: str) -> str:
-    """The file name of a game's schema."""
+    """The published name of a game's schema."""
     return f"games/{game}.json"
 
 

@@ -88,7 +88,9 @@ from referee.games.base import (
     Result,
     StatSpec,
     View,
+    compact,
     ranks_from_scores,
+    sample_command,
     shuffle,
 )
 
@@ -371,6 +373,15 @@ class Drahtseilakt(Game):
         if not st.chaotic and st.turn != (st.leader + len(st.plays)) % n:
             bad.append("turn is not the next seat clockwise")
         return bad
+
+    def glance(self, view: View) -> str:
+        """The part of a seat's view that decides its move, on one line."""
+        trick = [p.get("card") for p in view.get("current_trick", ())]
+        return f"hand {compact(view.get('hand'))} score {compact(view.get('score'))} trick {compact(trick)}"
+
+    def sample_opponent(self) -> tuple[str, ...]:
+        """The sample bot playing at random."""
+        return sample_command("sample_bots.drahtseilakt")
 
 
 # Private helpers ----------------------------------------------------------------------

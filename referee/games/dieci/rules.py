@@ -126,7 +126,9 @@ from referee.games.base import (
     Result,
     StatSpec,
     View,
+    compact,
     ranks_from_scores,
+    sample_command,
     shuffle,
 )
 
@@ -483,6 +485,14 @@ class Dieci(Game):
         if per_rank != state.counts:
             bad.append("the deck's composition changed")
         return bad
+
+    def glance(self, view: View) -> str:
+        """The part of a seat's view that decides its move, on one line."""
+        return f"card {compact(view.get('card'))} deciding {view.get('decision')} tokens {compact(view.get('tokens'))}"
+
+    def sample_opponent(self) -> tuple[str, ...]:
+        """The sample bot playing at random."""
+        return sample_command("sample_bots.dieci")
 
 
 # Private helpers ------------------------------------------------------------------------

@@ -89,7 +89,9 @@ from referee.games.base import (
     Result,
     StatSpec,
     View,
+    compact,
     ranks_from_scores,
+    sample_command,
     shuffle,
 )
 
@@ -402,6 +404,18 @@ class TheGame(Game):
             if state.placed_total == TOTAL:
                 bad.append("all cards placed but not over")
         return bad
+
+    def glance(self, view: View) -> str:
+        """The part of a seat's view that decides its move, on one line."""
+        tops = [p.get("top") for p in view.get("piles", ())]
+        return (
+            f"hand {compact(view.get('hand'))} pile tops {compact(tops)} "
+            f"placed {view.get('placed_this_turn')}/{view.get('minimum')}"
+        )
+
+    def sample_opponent(self) -> tuple[str, ...]:
+        """The sample bot playing at random."""
+        return sample_command("sample_bots.the_game")
 
 
 # Private helpers ---------------------------------------------------------------------

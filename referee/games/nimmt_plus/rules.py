@@ -102,7 +102,9 @@ from referee.games.base import (
     Result,
     StatSpec,
     View,
+    compact,
     ranks_from_scores,
+    sample_command,
     shuffle,
 )
 
@@ -410,6 +412,14 @@ class NimmtPlus(Game):
             elif not self.to_act(state):
                 bad.append("nobody to act")
         return bad
+
+    def glance(self, view: View) -> str:
+        """The part of a seat's view that decides its move, on one line."""
+        return f"hand {compact(view.get('hand'))} rows {compact(view.get('rows'))}"
+
+    def sample_opponent(self) -> tuple[str, ...]:
+        """The sample bot playing at random."""
+        return sample_command("sample_bots.nimmt")
 
 
 # Private helpers ----------------------------------------------------------------------

@@ -1,0 +1,6 @@
+"""Dieci: the rules (``rules.py``), the wire schema (``schema.json``) and the replay
+viewer's renderer (``viewer.js``); the registry takes ``GAME``."""
+
+from referee.games.dieci.rules import GAME
+
+__all__ = ["GAME"]
