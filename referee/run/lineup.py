@@ -22,6 +22,7 @@ from referee.bots.client.wire import Endpoint
 from referee.bots.control import BotRuntime, ReviveArgs
 from referee.config.model import BotConfig, TournamentConfig
 from referee.errors import BotStartError, Unready
+from referee.record import TIMEOUT
 
 GREET_BACKOFF_S = 0.1  # first wait before a running bot is greeted again
 GREET_BACKOFF_MAX_S = 1.0
@@ -148,16 +149,23 @@ class BotPool:
 
 async def _greet_url(ep: Endpoint, body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> wire.Exchange:
     """Send hello to a running bot until it answers or ``startup_ms`` has passed (backoff
-    from ``GREET_BACKOFF_S`` doubling to ``GREET_BACKOFF_MAX_S``); the last exchange."""
+    from ``GREET_BACKOFF_S`` doubling to ``GREET_BACKOFF_MAX_S``); the answer, else the last
+    failure that says why (a timeout of an attempt the window cut short says less than the
+    failure before it)."""
     started = time.monotonic()
     wait = GREET_BACKOFF_S
+    last: wire.Exchange | None = None
     async with wire.new_client(1) as client:
         while True:
-            left_ms = startup_ms - (time.monotonic() - started) * 1000
-            ex = await wire.post(client, ep, body, max(1.0, min(deadline_ms, left_ms)), max_bytes)
-            left_s = (startup_ms - (time.monotonic() - started) * 1000) / 1000
-            if ex.fault is None or left_s <= 0:
+            budget = max(1.0, min(deadline_ms, startup_ms - (time.monotonic() - started) * 1000))
+            ex = await wire.post(client, ep, body, budget, max_bytes)
+            if ex.fault is None:
                 return ex
+            if last is None or ex.fault != TIMEOUT or budget >= deadline_ms:
+                last = ex
+            left_s = (startup_ms - (time.monotonic() - started) * 1000) / 1000
+            if left_s <= 0:
+                return last
             await asyncio.sleep(min(wait, left_s))
             wait = min(wait * 2, GREET_BACKOFF_MAX_S)
 
