@@ -65,13 +65,23 @@ def test_check_bot_whose_opponent_exits_before_it_is_ready_is_one_line(tmp_path:
     """The referee run by the base interpreter, its packages on PYTHONPATH (which bots never
     get): the opponent, ``python -m sample_bots.nimmt`` with that interpreter, finds no
     ``sample_bots`` and exits 1 (as where the referee is installed without them)."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the referee runs outside a venv: its base interpreter has its packages")
     src = tmp_path / "src"
     src.mkdir()
     (src / "referee").symlink_to(ROOT / "referee")
     site = [p for p in sys.path if p.endswith("site-packages")]
     env = {"PYTHONPATH": ":".join([str(src), *site])}
     done = subprocess.run(
-        [sys._base_executable, "-m", "referee", "check-bot", "--game", "nimmt_plus", steady_bot.url],
+        [
+            getattr(sys, "_base_executable", sys.executable),
+            "-m",
+            "referee",
+            "check-bot",
+            "--game",
+            "nimmt_plus",
+            steady_bot.url,
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -92,7 +102,9 @@ def test_check_bot_with_an_unwritable_log_dir_is_one_line(tmp_path: Path) -> Non
 def test_check_bot_with_a_command_that_does_not_exist_reports_it(tmp_path: Path) -> None:
     done = referee("check-bot", "--game", "nimmt_plus", "--", str(tmp_path / "no-such-bot"), "{port}")
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr, done.stderr
-    assert f"  FAIL start: bot 'candidate': cannot start '{tmp_path / 'no-such-bot'}': no such executable" in done.stdout
+    assert (
+        f"  FAIL start: bot 'candidate': cannot start '{tmp_path / 'no-such-bot'}': no such executable" in done.stdout
+    )
     assert done.stdout.rstrip().endswith("result: FAIL (1 check failed, 0 warnings)")
 
 
@@ -121,13 +133,13 @@ def test_usage_errors_of_every_command_are_one_line_exit_2(tmp_path: Path) -> No
 
 
 class _Http500(http.server.BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.send_response(500)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (http.server's name)
+    def log_message(self, format: str, *args: object) -> None:
         """Silent."""
 
 

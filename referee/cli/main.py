@@ -41,7 +41,15 @@ class _Referee(click.Group):
             ctx.exit(exc.exit_code)
 
 
-@click.group(cls=_Referee, context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_CODES = (
+    "Exit codes: 0 done; 1 the run failed (a bot not ready, a journal of another config, the cluster, "
+    "an output that cannot be written, interrupted; check-bot: a check failed; verify: a difference); "
+    "2 bad usage or a bad input (the command line, a tournament file, an output folder, a transcript, "
+    "a match that cannot be replayed); an error is printed as error: <what and where>."
+)
+
+
+@click.group(cls=_Referee, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
 @click.version_option(__version__, prog_name="referee")
 def main() -> None:
     """A tournament referee for card-game bots that talk over HTTP."""
