@@ -291,8 +291,9 @@ def _worker_statuses(token: str) -> tuple[str | None, list[BotStatus]]:
 
 
 def _on_every_worker(status: BotStatus, worker: str) -> BotStatus:
-    """A worker's status of a bot as the head shows it: a started bot's URL is its
-    worker's own; the worker named in the detail of one not ready (not in its public reason)."""
+    """A worker's status of a bot as the head shows it: a started bot's URL (the worker's
+    own) shown as started on every worker; the worker named in the detail of one not ready
+    (not in its public reason)."""
     url = status.url if not status.managed else "started on every worker"
     unready = status.unready
     if unready is not None:
