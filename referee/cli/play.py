@@ -88,6 +88,9 @@ def run(
         published = publish_final(cfg, stopped.document() if stopped is not None else None, display.step)
     except RefereeError as exc:
         display.finish()
+        if failed is not None:  # the play's error is the cause: it is the one reported
+            failed.add_note(f"nothing published: {exc}")
+            raise failed from exc
         _note_resume(exc, config)
         raise
     display.finish()
