@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import itertools
 import json
+import shlex
 import statistics
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -41,7 +42,7 @@ from referee.bots.client.wire import BotClient, Endpoint
 from referee.bots.control import BotRuntime
 from referee.config.model import BotConfig, Limits, TournamentConfig
 from referee.config.redacted import Secret
-from referee.errors import BotStartError
+from referee.errors import BotStartError, OutputError
 from referee.games import GAMES
 from referee.games.base import Game
 from referee.match.play import play_match
@@ -204,6 +205,7 @@ class CheckSettings:
     limits: Limits | None = None  # a tournament's [limits] (deadline, caps, time bank ...); None: the above
     spec: BotSpec | None = None  # how a tournament starts and cages the command; None: default cage
     origin: str = ""  # where the settings come from ("FILE, bot NAME"), for the report
+    log_section: str = ""  # the mark opening this check's part of each bot's log (process.log_mark)
 
     def match_limits(self) -> Limits:
         """The limits the matches are played under."""
@@ -272,7 +274,10 @@ async def check_bot(settings: CheckSettings) -> list[Report]:
     players = settings.players or default_players(game)
     with contextlib.ExitStack() as stack:
         log_dir = settings.log_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="check-bot-")))
-        log_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"--log-dir {log_dir}: cannot create it: {exc.strerror or exc}") from exc
         started: list[ManagedBot] = []
         stack.callback(_stop_all, started)
         hello = protocol.hello("check-bot", game.info.id, settings.option_sets[0], CANDIDATE)
@@ -326,7 +331,7 @@ async def _reach_candidate(
         spec: BotSpec | BotConfig = BotConfig(CANDIDATE, command=settings.command, token=settings.token)
         if settings.spec is not None:
             spec = dataclasses.replace(settings.spec, name=CANDIDATE)
-        bot = ManagedBot(spec, log_dir, max_restarts=0)
+        bot = ManagedBot(spec, log_dir, max_restarts=0, section=settings.log_section)
         started.append(bot)
         try:
             bot.start()
@@ -350,12 +355,25 @@ async def _start_opponent(
     settings: CheckSettings, command: tuple[str, ...], log_dir: Path, started: list[ManagedBot]
 ) -> Endpoint:
     """The game's sample opponent (``Game.sample_opponent``: ``command``) as a managed bot."""
-    bot = ManagedBot(BotConfig(OPPONENT, command=command), log_dir, max_restarts=0)
+    bot = ManagedBot(BotConfig(OPPONENT, command=command), log_dir, max_restarts=0, section=settings.log_section)
     started.append(bot)
-    bot.start()
     hello = protocol.hello("check-bot", settings.game, {}, OPPONENT)
-    await wait_ready(bot, bot.endpoint(), hello, settings.startup_ms, 2000, 65536)
+    try:
+        bot.start()
+        await wait_ready(bot, bot.endpoint(), hello, settings.startup_ms, 2000, 65536)
+    except BotStartError as exc:
+        raise BotStartError(_opponent_failed(bot, exc), exc.unready) from exc
     return bot.endpoint()
+
+
+def _opponent_failed(bot: ManagedBot, exc: BotStartError) -> str:
+    """One line on why the opponent did not start (not the bot under test: no report), with
+    the first error of its log (which is deleted at the end without --log-dir)."""
+    what = f"check-bot's opponent, the sample bot {shlex.join(bot.config.command[:4])!r}, did not start"
+    if exc.unready.kind not in ("exited", "no_hello"):
+        return f"{what}: {str(exc).splitlines()[0]}"
+    logged = bot.log_excerpt(1).splitlines()
+    return f"{what}: it {exc.unready.public}" + (f" ({logged[0].strip()})" if logged else "")
 
 
 async def _check_options(

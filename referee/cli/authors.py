@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -10,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from referee.bots.cage.process import log_section
-from referee.cli.common import EXIT_FAILED, EXIT_OK, command_line, usage
+from referee.cli.common import EXIT_FAILED, EXIT_OK, mark, usage
 from referee.config.redacted import Secret
 from referee.games import GAMES
 
@@ -107,8 +107,7 @@ def check_bot_command(target: tuple[str, ...], config_path: Path | None, bot_nam
         settings = _settings_from_file(target, config_path, bot_name, flags)
     else:
         settings = _settings_from_flags(target, flags)
-    with log_section("check-bot", command_line("check-bot")):
-        reports = asyncio.run(check_bot(settings))
+    reports = asyncio.run(check_bot(dataclasses.replace(settings, log_section=mark("check-bot"))))
     for report in reports:
         for line in report.lines():
             click.echo(line)
@@ -160,7 +159,6 @@ def _settings_from_file(
     about the bot; exit 2 on a bad file, an unknown bot, or a setting given twice."""
     from referee.audit.checkbot import settings_for
     from referee.config.parse import load_config
-    from referee.errors import ConfigError
 
     if config_path is None or bot_name is None:
         usage("--config FILE and --bot NAME go together")
@@ -170,10 +168,7 @@ def _settings_from_file(
     if given:
         shown = ", ".join("--" + k.replace("_", "-") for k in given)
         usage(f"{shown}: with --config these come from {config_path}")
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        usage(str(exc))
+    config = load_config(config_path)
     try:
         settings = settings_for(config, bot_name, **_own_flags(flags))
     except KeyError:

@@ -1,19 +1,19 @@
-"""What every command shares: the exit codes and loading a tournament file."""
+"""What every command shares: the exit codes, the log mark, loading a tournament file."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import NoReturn
 
 import click
 
+from referee.bots.cage.process import log_mark
 from referee.config.model import TournamentConfig
 from referee.config.parse import load_config
-from referee.errors import ConfigError
+from referee.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
 from referee.schedule.formats import check_count
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "command_line", "load", "mark", "usage"]
 ARGV_KEY = "referee.argv"
 
 
@@ -25,6 +25,11 @@ def command_line(command: str) -> list[str]:
     return ["referee", *(argv if argv else [command])]
 
 
+def mark(command: str) -> str:
+    """The mark that opens this command's part of each bot's log (``process.log_mark``)."""
+    return log_mark(command, command_line(command))
+
+
 def load(
     config: Path,
     seed: int | None,
@@ -33,16 +38,12 @@ def load(
     workers: int | None = None,
     cluster: str | None = None,
 ) -> TournamentConfig:
-    """The tournament file ``config`` with the command line's overrides; exit 2 if it is bad."""
-    try:
-        return check_count(load_config(config)).with_overrides(
-            seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
-        )
-    except ConfigError as exc:
-        usage(str(exc))
+    """The tournament file ``config`` with the command line's overrides (a ConfigError when it is bad)."""
+    return check_count(load_config(config)).with_overrides(
+        seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
+    )
 
 
 def usage(message: str) -> NoReturn:
-    """Print ``error: message`` and exit 2 (bad usage)."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
+    """Refuse the command line: a UsageError (``error: message``, exit 2)."""
+    raise UsageError(message)

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import click
 
-from referee.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, usage
+from referee.cli.common import EXIT_FAILED, EXIT_OK
 from referee.cli.progress import ProgressLine
-from referee.errors import OutputError, RefereeError
 from referee.report.policy import rebuild
 from referee.report.publish import FORMATS
 
@@ -42,13 +41,8 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...], quiet: bool) -> None
     display = ProgressLine(quiet)
     try:
         published = rebuild(output_dir, formats, display.step)
-    except RefereeError as exc:
+    finally:
         display.finish()
-        if isinstance(exc, OutputError):  # the folder is fine, the disk is not
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(EXIT_FAILED)
-        usage(str(exc))
-    display.finish()
     for path in published.paths:
         click.echo(str(path))
     for warning in published.warnings:
@@ -66,10 +60,8 @@ def verify(output_dir: Path, quiet: bool) -> None:
     display = ProgressLine(quiet)
     try:
         report = run_verify(output_dir, display.step)
-    except RefereeError as exc:
+    finally:
         display.finish()
-        usage(str(exc))
-    display.finish()
     click.echo(report.verdict())
     for line in report.version_lines():
         click.echo(line)
@@ -95,17 +87,13 @@ def replay(output_dir: Path, match: str, seat: int | None, html_out: bool) -> No
     from referee.errors import ReplayError
     from referee.store.matches import load_match
 
-    try:
-        m = load_match(output_dir, match)
-        if seat is not None and not 0 <= seat < len(m.record["bots"]):
-            raise ReplayError(f"--seat {seat}: the match has seats 0-{len(m.record['bots']) - 1}")
-        if html_out:
-            from referee.report.viewer import write_replay
+    m = load_match(output_dir, match)
+    if seat is not None and not 0 <= seat < len(m.record["bots"]):
+        raise ReplayError(f"--seat {seat}: the match has seats 0-{len(m.record['bots']) - 1}")
+    if html_out:
+        from referee.report.viewer import write_replay
 
-            click.echo(f"{write_replay(output_dir, m)}#{m.record['id']}")
-            return
-        for line in render_text(m, seat):
-            click.echo(line)
-    except RefereeError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        click.echo(f"{write_replay(output_dir, m)}#{m.record['id']}")
+        return
+    for line in render_text(m, seat):
+        click.echo(line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shlex
 import signal
 import sys
@@ -11,8 +12,7 @@ from pathlib import Path
 import click
 
 from referee import __version__
-from referee.bots.cage.process import log_section
-from referee.cli.common import EXIT_FAILED, EXIT_OK, command_line, load, usage
+from referee.cli.common import EXIT_FAILED, EXIT_OK, load, mark, usage
 from referee.cli.progress import RunDisplay
 from referee.config.model import TournamentConfig
 from referee.errors import BotStartError, OutputError, RefereeError
@@ -61,11 +61,11 @@ def run(
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
     cfg = _start(config, load(config, seed, concurrency, output, workers, cluster), resume)
+    cfg = dataclasses.replace(cfg, log_section=mark("run"))
     display = RunDisplay(quiet, verbose)
-    code, report = EXIT_OK, None
+    code, report, failed = EXIT_OK, None, None
     try:
-        with log_section("run", command_line("run")):
-            report = asyncio.run(_run_with_sigterm(cfg, resume, display))
+        report = asyncio.run(_run_with_sigterm(cfg, resume, display))
     except (KeyboardInterrupt, asyncio.CancelledError):
         display.finish()
         again = resume_command(
@@ -75,10 +75,10 @@ def run(
         code = EXIT_FAILED
     except RefereeError as exc:
         display.finish()
-        click.echo(f"error: {exc}{_go_on(exc, config)}", err=True)
+        _note_resume(exc, config)
         if isinstance(exc, BotStartError | OutputError):  # nothing to publish, or no room to publish it
-            sys.exit(EXIT_FAILED)
-        code = EXIT_FAILED
+            raise
+        failed = exc  # what was played is published, then the run fails with it
     display.finish()
     cfg = report.config if report is not None and report.config is not None else display.lineup or cfg
     stopped = report.stopped if report is not None else None
@@ -88,11 +88,16 @@ def run(
         published = publish_final(cfg, stopped.document() if stopped is not None else None, display.step)
     except RefereeError as exc:
         display.finish()
-        click.echo(f"error: {exc}{_go_on(exc, config)}", err=True)
-        sys.exit(EXIT_FAILED)
+        if failed is not None:  # the play's error is the cause: it is the one reported
+            failed.add_note(f"nothing published: {exc}")
+            raise failed from exc
+        _note_resume(exc, config)
+        raise
     display.finish()
     for warning in published.warnings:
         display.warn(warning)
+    if failed is not None:
+        raise failed
     if code == EXIT_OK:
         click.echo(render_console(published.board))
         _print_lag(report)
@@ -100,24 +105,25 @@ def run(
     sys.exit(code)
 
 
-def _go_on(exc: RefereeError, config: Path) -> str:
-    """How to go on after an output file could not be written (nothing for other errors)."""
-    if not isinstance(exc, OutputError):
-        return ""
-    fix = "free some space" if exc.disk_full else "make it writable"
-    return f"; the journal is intact up to the last complete match: {fix} and go on with: referee run {config} --resume"
+def _note_resume(exc: RefereeError, config: Path) -> None:
+    """After an output file could not be written: how to go on, as a note of ``exc``
+    (``cli.main`` prints it after the message); nothing for other errors."""
+    if isinstance(exc, OutputError):
+        fix = "free some space" if exc.disk_full else "make it writable"
+        exc.add_note(
+            f"the journal is intact up to the last complete match: {fix} and go on with: referee run {config} --resume"
+        )
 
 
 def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     """The secret seed drawn (or read back), the banner, a resumed journal checked before
-    the folder is touched, and ``tournament.json`` written; exit 1 on failure."""
+    the folder is touched, and ``tournament.json`` written."""
     try:
         cfg = resolve_ladder(resolve_schedule_version(resolve_seed(cfg, resume), resume), resume)
-        if resume:  # a tournament without grow keeps the bots it started with
-            cfg = without(cfg, excluded_before(cfg, read_settings(cfg.output) or {}))
-    except (RefereeError, OSError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_FAILED)
+    except OSError as exc:  # the output folder, where the secret seed is kept
+        raise OutputError(f"{exc.filename or cfg.output}: {exc.strerror or exc}") from exc
+    if resume:  # a tournament without grow keeps the bots it started with
+        cfg = without(cfg, excluded_before(cfg, read_settings(cfg.output) or {}))
     fixtures = schedule(cfg)
     where = (
         f", on the cluster at {cfg.cluster}" if cfg.cluster else (f", {cfg.workers} workers" if cfg.workers > 1 else "")
@@ -131,11 +137,7 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     if not cfg.seed_secret:
         click.echo(SEED_NOTE, err=True)
     if resume:
-        try:
-            state = read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
-        except RefereeError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(EXIT_FAILED)
+        state = read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
         for bot, n in sorted(state.left_out.items()):
             click.echo(
                 f"note: bot {bot!r} is no longer in {path}: its {n} match(es) stay in the journal "
@@ -144,11 +146,7 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
             )
         if cfg.grow and state.count:
             click.echo(f"grow: {state.count} finished matches kept, {len(fixtures) - state.count} to play", err=True)
-    try:
-        announce(cfg, len(fixtures))
-    except RefereeError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_FAILED)
+    announce(cfg, len(fixtures))
     return cfg
 
 
@@ -186,7 +184,7 @@ async def _run_with_sigterm(cfg: TournamentConfig, resume: bool, display: RunDis
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 def check(config: Path) -> None:
     """Validate CONFIG, start or reach every bot, send hello; play nothing."""
-    cfg = load(config, None, None, None)
+    cfg = dataclasses.replace(load(config, None, None, None), log_section=mark("check"))
     fixtures = schedule(cfg)
     click.echo(
         f"{config}: valid. {cfg.name}: {cfg.game} {dict(cfg.options)}, {len(fixtures)} matches of {cfg.players} players"
@@ -203,12 +201,11 @@ def check(config: Path) -> None:
             f"use a multiple of {cfg.players}",
             err=True,
         )
-    with log_section("check", command_line("check")):
-        statuses = asyncio.run(greet_all(cfg))
+    statuses = asyncio.run(greet_all(cfg))
     for s in statuses:
-        mark = "ok  " if s.ok else "FAIL"
+        verdict = "ok  " if s.ok else "FAIL"
         kind = "started" if s.managed else "remote"
-        click.echo(f"  {mark} {s.name:<20} {kind:<8} {s.ms:8.1f} ms  {s.detail if not s.ok else s.url}")
+        click.echo(f"  {verdict} {s.name:<20} {kind:<8} {s.ms:8.1f} ms  {s.detail if not s.ok else s.url}")
     line, all_ready = readiness(statuses)
     if not all_ready:
         click.echo(line, err=True)
@@ -227,11 +224,7 @@ def plan(config: Path, deals: int, seed: int | None) -> None:
         usage("--deals: the pilot needs at least 2 deals")
     cfg = load(config, seed, None, None)
     click.echo(f"referee plan: a pilot of {deals} deals of {cfg.name} ({cfg.game}), {len(cfg.bots)} bots", err=True)
-    try:
-        est = asyncio.run(pilot(cfg, deals))
-    except RefereeError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_FAILED)
+    est = asyncio.run(pilot(cfg, deals))
     what = f"top {cfg.top}" if cfg.top else "whole ranking"
     click.echo(f"pilot: {est.deals} deals, {est.deals * est.deal_size} matches")
     if est.needed is None:

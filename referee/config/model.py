@@ -158,6 +158,8 @@ class TournamentConfig:
     gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
     # on_unready = "exclude": the bots of the file this run plays without, with the reason (run.lineup)
     excluded: tuple[tuple[str, str], ...] = ()
+    # the mark the command opens its part of each started bot's log with (bots.cage.process.log_mark)
+    log_section: str = ""
 
     def with_overrides(
         self,

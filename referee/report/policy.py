@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.config.model import TournamentConfig
-from referee.errors import LeaderboardError, RefereeError
+from referee.errors import OutputError, RefereeError
 from referee.report.progress import OnProgress, nothing
 from referee.report.publish import Leaderboard, build_leaderboard, write_leaderboard
 from referee.report.viewer import Watch, write_replays
@@ -67,7 +67,7 @@ def announce(config: TournamentConfig, scheduled: int) -> Path:
     try:
         return write_tournament_file(config.output, published_settings(config, complete=False), scheduled)
     except OSError as exc:  # the folder (a file's failure is an OutputError already)
-        raise LeaderboardError(f"{config.output}: cannot write tournament.json: {exc.strerror or exc}") from exc
+        raise OutputError(f"{config.output}: cannot write tournament.json: {exc.strerror or exc}") from exc
 
 
 def publish_final(

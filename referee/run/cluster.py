@@ -30,7 +30,6 @@ import dask
 from distributed import Client, LocalCluster, Reschedule, Semaphore
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from referee.bots.cage import process
 from referee.bots.client import wire
 from referee.bots.client.pool import LeanPool
 from referee.bots.control import BotRuntime, Pacer
@@ -111,11 +110,12 @@ class _WorkerState:
     cpu0: float = 0.0  # CPU seconds of this process when its bots were up
     gc: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)  # the play thresholds while the run lasts
     excluded: tuple[str, ...] = ()  # bots the head excluded (on_unready): not played here
+    failure: str | None = None  # why this worker could not start the run's bots at all
 
     @property
     def ready(self) -> bool:
         """True when every bot answered hello on this worker."""
-        return bool(self.statuses) and all(s.ok for s in self.statuses)
+        return self.failure is None and bool(self.statuses) and all(s.ok for s in self.statuses)
 
     async def keep(self, excluded: tuple[str, ...]) -> None:
         """Play without the bots ``excluded`` by the head (their processes stopped here), the
@@ -137,7 +137,7 @@ class _WorkerState:
         try:
             self.statuses = await self.pool.start()
         except RefereeError as exc:
-            self.statuses = [BotStatus("*", "", False, False, str(exc), 0.0)]
+            self.failure = str(exc)
         lim = self.config.limits
         self.pacer = Pacer.for_tournament(lim.deadline_ms, self.config.concurrency, self.config.players)
         await self.pacer.__aenter__()
@@ -224,11 +224,9 @@ class _Plugin(WorkerPlugin):  # type: ignore[misc]
         self.config = config
         self.log_root = log_root
         self.name = f"referee-{token}"
-        self.log_section = process.current_log_section()  # the head's command marks the bots' logs
 
     async def setup(self, worker: Any) -> None:
         """Start the run's bots on this worker."""
-        process.set_log_section(self.log_section)
         log_dir = Path(self.log_root) / _worker_dir(worker.name)
         state = _WorkerState(self.token, self.config, log_dir, worker=worker, topic=self.topic)
         _STATES[self.token] = state
@@ -283,12 +281,24 @@ async def _play_batch(
     return indices
 
 
-def _worker_statuses(token: str) -> list[tuple[str, bool, str, float, str]]:
-    """How the run's bots answered hello on this worker (name, ok, detail, ms, version)."""
+def _worker_statuses(token: str) -> tuple[str | None, list[BotStatus]]:
+    """Why this worker could not start the run's bots at all (None when it could), and how
+    each answered hello on it."""
     state = _STATES.get(token)
     if state is None:
-        return [("*", False, "the run was not set up on this worker", 0.0, "")]
-    return [(s.name, s.ok, s.detail, s.ms, s.version) for s in state.statuses]
+        return "the run was not set up on this worker", []
+    return state.failure, state.statuses
+
+
+def _on_every_worker(status: BotStatus, worker: str) -> BotStatus:
+    """A worker's status of a bot as the head shows it: a started bot's URL (the worker's
+    own) shown as started on every worker; the worker named in the detail of one not ready
+    (not in its public reason)."""
+    url = status.url if not status.managed else "started on every worker"
+    unready = status.unready
+    if unready is not None:
+        unready = replace(unready, detail=f"{unready.detail} (on worker {worker})")
+    return replace(status, url=url, unready=unready)
 
 
 async def _worker_keep(token: str, excluded: tuple[str, ...]) -> None:
@@ -423,24 +433,17 @@ class DaskExecutor:
                 await Semaphore(max_leases=limit, name=_lease_name(self.token, b.name))
         plugin = _Plugin(self.token, cfg, str((cfg.output / "logs").resolve()), self.topic)
         await self.client.register_plugin(plugin, name=plugin.name)
-        answers: dict[str, list[tuple[str, bool, str, float, str]]] = await self.client.run(
-            _worker_statuses, self.token
-        )
+        answers: dict[str, tuple[str | None, list[BotStatus]]] = await self.client.run(_worker_statuses, self.token)
         by_bot: dict[str, BotStatus] = {}
-        for worker, statuses in sorted(answers.items()):
-            for name, ok, detail, ms, version in statuses:
-                cur = by_bot.get(name)
-                if cur is None or (cur.ok and not ok) or (cur.ok == ok and ms > cur.ms):
-                    where = f" (on worker {worker})" if not ok else ""
-                    url = next((b.url or "" for b in cfg.bots if b.name == name), "")
-                    managed = next((b.managed for b in cfg.bots if b.name == name), False)
-                    by_bot[name] = BotStatus(
-                        name, url or "started on every worker", managed, ok, detail + where, ms, version
-                    )
+        for worker, (failure, statuses) in sorted(answers.items()):
+            if failure is not None:
+                raise ClusterError(f"worker {worker} could not start the run's bots: {failure}")
+            for st in statuses:
+                cur = by_bot.get(st.name)
+                if cur is None or (cur.ok and not st.ok) or (cur.ok == st.ok and st.ms > cur.ms):
+                    by_bot[st.name] = _on_every_worker(st, worker)
         self.started_cpu = time.process_time()
-        self.statuses = [by_bot[b.name] for b in cfg.bots if b.name in by_bot] + [
-            s for n, s in by_bot.items() if n not in {b.name for b in cfg.bots}
-        ]
+        self.statuses = [by_bot[b.name] for b in cfg.bots if b.name in by_bot]
 
     async def use(self, config: TournamentConfig, judge: Gate) -> None:
         """Play ``config``'s lineup under ``judge``: every worker stops the excluded bots."""

@@ -9,7 +9,6 @@ the head, on every bot's worst answer (on Dask: over every worker)."""
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -22,23 +21,34 @@ from referee.bots.client import protocol, wire
 from referee.bots.client.wire import Endpoint
 from referee.bots.control import BotRuntime, ReviveArgs
 from referee.config.model import BotConfig, TournamentConfig
-from referee.errors import BotStartError
+from referee.errors import BotStartError, Unready
+from referee.record import TIMEOUT
 
 GREET_BACKOFF_S = 0.1  # first wait before a running bot is greeted again
 GREET_BACKOFF_MAX_S = 1.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class BotStatus:
-    """How a bot answered ``hello`` before play."""
+    """How a bot answered ``hello`` before play: ready, or ``unready`` and why (made where
+    it failed: its public reason and the organiser's detail)."""
 
     name: str
     url: str
     managed: bool
-    ok: bool
-    detail: str
     ms: float
     version: str = ""  # the optional ``version`` of its hello reply
+    unready: Unready | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the bot answered hello."""
+        return self.unready is None
+
+    @property
+    def detail(self) -> str:
+        """Why the bot is not ready, in full (``ready`` when it is)."""
+        return "ready" if self.unready is None else self.unready.detail
 
 
 class BotPool:
@@ -50,7 +60,7 @@ class BotPool:
         self.managed: dict[str, ManagedBot] = {}
         self.endpoints: list[Endpoint] = []
         self.runtimes: list[BotRuntime] = []
-        self.start_errors: dict[str, str] = {}  # managed bots that could not even be launched
+        self.start_errors: dict[str, Unready] = {}  # managed bots that could not even be launched
 
     def __enter__(self) -> BotPool:
         return self
@@ -72,12 +82,13 @@ class BotPool:
                     self.log_dir,
                     max_restarts=lim.max_restarts,
                     restart_backoff_ms=lim.restart_backoff_ms,
+                    section=cfg.log_section,
                 )
                 self.managed[b.name] = mb
                 try:
                     mb.start()
                 except BotStartError as exc:  # reported as this bot's status, not raised
-                    self.start_errors[b.name] = str(exc)
+                    self.start_errors[b.name] = exc.unready
         self.endpoints = [
             self.managed[b.name].endpoint() if b.managed else Endpoint.make(b.name, b.url or "", b.token)
             for b in cfg.bots
@@ -103,7 +114,7 @@ class BotPool:
         body = protocol.hello(cfg.name, cfg.game, dict(cfg.options), name)
         t0 = time.perf_counter()
         if name in self.start_errors:
-            return BotStatus(name, ep.url, True, False, self.start_errors[name], 0.0)
+            return BotStatus(name, ep.url, True, 0.0, unready=self.start_errors[name])
         if name in self.managed:
             answer: list[bytes] = []
             try:
@@ -111,26 +122,19 @@ class BotPool:
                     self.managed[name], ep, body, lim.startup_ms, lim.deadline_ms, lim.max_response_bytes, answer
                 )
             except BotStartError as exc:
-                return BotStatus(name, ep.url, True, False, str(exc), (time.perf_counter() - t0) * 1000)
+                return BotStatus(name, ep.url, True, (time.perf_counter() - t0) * 1000, unready=exc.unready)
             ms = (time.perf_counter() - t0) * 1000
-            return BotStatus(
-                name, ep.url, True, True, "ready", ms, protocol.hello_version(answer[0] if answer else None)
-            )
+            return BotStatus(name, ep.url, True, ms, protocol.hello_version(answer[0] if answer else None))
         ex = await _greet_url(ep, body, lim.startup_ms, max(lim.deadline_ms, 2000), lim.max_response_bytes)
         ms = (time.perf_counter() - t0) * 1000
         if ex.fault is not None:
-            return BotStatus(
-                name,
-                ep.url,
-                False,
-                False,
+            detail = (
                 f"bot {name!r} at {ep.url} did not answer hello within {lim.startup_ms} ms "
-                f"(limits.startup_ms; last: {ex.detail})",
-                ms,
+                f"(limits.startup_ms; last: {ex.detail})"
             )
-        return BotStatus(
-            name, ep.url, False, True, f"answered hello (HTTP {ex.status})", ms, protocol.hello_version(ex.body)
-        )
+            public = f"did not answer hello within {lim.startup_ms} ms (last: {ex.public_detail})"
+            return BotStatus(name, ep.url, False, ms, unready=Unready("no_hello", public, detail))
+        return BotStatus(name, ep.url, False, ms, protocol.hello_version(ex.body))
 
     def keep(self, config: TournamentConfig) -> None:
         """Play on with the bots of ``config`` only (a subset of this pool's): the others'
@@ -145,16 +149,23 @@ class BotPool:
 
 async def _greet_url(ep: Endpoint, body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int) -> wire.Exchange:
     """Send hello to a running bot until it answers or ``startup_ms`` has passed (backoff
-    from ``GREET_BACKOFF_S`` doubling to ``GREET_BACKOFF_MAX_S``); the last exchange."""
+    from ``GREET_BACKOFF_S`` doubling to ``GREET_BACKOFF_MAX_S``); the answer, else the last
+    failure that says why (a timeout of an attempt the window cut short says less than the
+    failure before it)."""
     started = time.monotonic()
     wait = GREET_BACKOFF_S
+    last: wire.Exchange | None = None
     async with wire.new_client(1) as client:
         while True:
-            left_ms = startup_ms - (time.monotonic() - started) * 1000
-            ex = await wire.post(client, ep, body, max(1.0, min(deadline_ms, left_ms)), max_bytes)
-            left_s = (startup_ms - (time.monotonic() - started) * 1000) / 1000
-            if ex.fault is None or left_s <= 0:
+            budget = max(1.0, min(deadline_ms, startup_ms - (time.monotonic() - started) * 1000))
+            ex = await wire.post(client, ep, body, budget, max_bytes)
+            if ex.fault is None:
                 return ex
+            if last is None or ex.fault != TIMEOUT or budget >= deadline_ms:
+                last = ex
+            left_s = (startup_ms - (time.monotonic() - started) * 1000) / 1000
+            if left_s <= 0:
+                return last
             await asyncio.sleep(min(wait, left_s))
             wait = min(wait * 2, GREET_BACKOFF_MAX_S)
 
@@ -208,17 +219,9 @@ def require_ready(statuses: Sequence[BotStatus]) -> None:
 
 
 def public_reason(status: BotStatus) -> str:
-    """Why a bot was excluded, fit to publish: the first line of its status, without its
-    URL, address or log path (``tournament.json`` never holds one)."""
-    text = status.detail.splitlines()[0] if status.detail else "did not answer hello"
-    text = re.sub(r" \(on worker [^()]*\)$", "", text.split("; its log ")[0])  # the same on any worker
-    if status.url:
-        text = text.replace(f" at {status.url}", "").replace(status.url, "its URL")
-    text = re.sub(r"^bot '[^']*' ", "", text)
-    text = re.sub(r"\S+://\S+", "its URL", text)
-    text = re.sub(r"\(?'?\[?[0-9A-Fa-f.:]*[.:][0-9A-Fa-f.:]*\]?'?,\s*[0-9]+\)?", "its address", text)  # ('1.2.3.4', 80)
-    text = re.sub(r"\[?[A-Za-z0-9.-]*[.:][A-Za-z0-9.:-]*\]?:[0-9]{1,5}\b", "its address", text)
-    return text[:300]
+    """Why a bot was excluded, fit to publish: the public text of its ``unready``, made
+    where it failed (``tournament.json`` never holds a URL, address, command or log)."""
+    return status.unready.public[:300] if status.unready is not None else "did not answer hello"
 
 
 def without(config: TournamentConfig, excluded: Mapping[str, str]) -> TournamentConfig:

@@ -49,7 +49,7 @@ import subprocess
 import sys
 import time
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -57,7 +57,7 @@ from referee.bots.cage import cgroups, guard, netns
 from referee.bots.cage.sandbox import BotSpec, Cage, new_token, resolve_command
 from referee.bots.client import wire
 from referee.config.redacted import Secret
-from referee.errors import BotStartError
+from referee.errors import BotStartError, Unready
 
 GUARD = str(Path(__file__).with_name("guard.py"))
 GRACE_S = 3.0  # from SIGTERM to SIGKILL when a bot is stopped
@@ -123,33 +123,12 @@ def as_spec(bot: BotSpec | _StartsLikeABot) -> BotSpec:
     return BotSpec(bot.name, tuple(bot.command or ()), token=bot.token)
 
 
-_SECTION: str | None = None  # see log_section
-
-
-@contextlib.contextmanager
-def log_section(command: str, argv: Sequence[str]) -> Iterator[str]:
-    """While it lasts, every managed bot started opens its lines in its log with the mark
-    ``--- <command> <UTC time> (<argv>)`` (``check``, ``run`` and ``check-bot`` mark their
-    sections of a log the next command appends to); yields the mark."""
-    global _SECTION
+def log_mark(command: str, argv: Sequence[str]) -> str:
+    """The mark ``<command> <UTC time> (<argv>)`` with which a command (``check``, ``run``,
+    ``check-bot``) opens its part of a bot's log that the next command appends to; the
+    command hands it to every ``ManagedBot`` it starts (``section``)."""
     at = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    mark = printable(f"{command} {at} ({shlex.join(argv)})")
-    previous, _SECTION = _SECTION, mark
-    try:
-        yield mark
-    finally:
-        _SECTION = previous
-
-
-def set_log_section(mark: str | None) -> None:
-    """Use ``mark`` (a ``log_section`` of the head process) for the bots this process starts."""
-    global _SECTION
-    _SECTION = mark
-
-
-def current_log_section() -> str | None:
-    """The mark of the section in force, if any (a Dask worker is given its head's)."""
-    return _SECTION
+    return printable(f"{command} {at} ({shlex.join(argv)})")
 
 
 class ManagedBot:
@@ -163,6 +142,7 @@ class ManagedBot:
         *,
         max_restarts: int = 3,
         restart_backoff_ms: int = 200,
+        section: str = "",
     ) -> None:
         spec = as_spec(bot)
         self.config = spec  # its name and command (the tournament file's bot, reduced to what starts it)
@@ -179,7 +159,7 @@ class ManagedBot:
         self._cage: Cage | None = None
         self._netns: int | None = None  # the network namespace of the bot's current start
         self.token = spec.token if spec.token is not None else new_token()  # per run: in its env and requests
-        self._section = _SECTION  # the command whose section of the log this bot's lines open
+        self._section = section  # the command's mark (log_mark) that opens this bot's lines in its log
         self._marked = False
 
     @property
@@ -223,13 +203,16 @@ class ManagedBot:
         the first time, on the same port after."""
         name = self.config.name
         if self._stopped:
-            raise BotStartError(f"bot {name!r} was stopped")
+            raise BotStartError(
+                f"bot {name!r} was stopped", Unready("not_started", "was stopped", f"bot {name!r} was stopped")
+            )
         if self.port == 0:
             self.port = free_port()
         argv = expand_command(resolve_command(self.config.command, self.config.base_dir), self.port)
         program = shutil.which(argv[0])
         if program is None:
-            raise BotStartError(f"bot {name!r}: cannot start {argv[0]!r}: no such executable")
+            detail = f"bot {name!r}: cannot start {argv[0]!r}: no such executable"
+            raise BotStartError(detail, Unready("no_program", "cannot start its command: no such executable", detail))
         argv[0] = program  # looked up on the referee's PATH: the bot's own PATH is the allow-listed one
         try:
             prepared = self.cage.prepare(argv)
@@ -421,7 +404,7 @@ class ManagedBot:
 
     def _log_line(self, text: str) -> None:
         """A ``--- `` line of the referee's own in the bot's log; the first one of this bot
-        is preceded by the section mark of the command (``log_section``). Best effort: a
+        is preceded by the section mark of the command (``log_mark``). Best effort: a
         full disk costs the line, the run reports it where the journal meets it."""
         lines = f"--- {text}\n"
         if not self._marked:
@@ -564,24 +547,25 @@ async def wait_ready(
     """Poll ``hello`` until it succeeds; return seconds taken or raise BotStartError.
     ``answer``: the reply's body is appended to it (its optional ``version``)."""
     started = time.monotonic()
-    last = "no answer"
     async with wire.new_client(2) as client:
         while True:
             if not bot.alive():
                 code = bot.proc.returncode if bot.proc else None
-                raise BotStartError(
+                detail = (
                     f"bot {bot.config.name!r} exited with code {code} before it was ready; "
                     f"its log {bot.log_path}:\n{bot.log_excerpt()}"
                 )
+                raise BotStartError(detail, Unready("exited", f"exited with code {code} before it was ready", detail))
             ex = await wire.post(client, endpoint, hello_body, min(deadline_ms, 2000), max_bytes)
             if ex.fault is None:
                 if answer is not None:
                     answer.append(ex.body or b"")
                 return time.monotonic() - started
-            last = ex.detail
             if (time.monotonic() - started) * 1000 > startup_ms:
-                raise BotStartError(
+                detail = (
                     f"bot {bot.config.name!r} did not answer hello within {startup_ms} ms "
-                    f"(limits.startup_ms; last: {last}); its log {bot.log_path}:\n{bot.log_excerpt()}"
+                    f"(limits.startup_ms; last: {ex.detail}); its log {bot.log_path}:\n{bot.log_excerpt()}"
                 )
+                public = f"did not answer hello within {startup_ms} ms (last: {ex.public_detail})"
+                raise BotStartError(detail, Unready("no_hello", public, detail))
             await asyncio.sleep(_READY_POLL_S)

@@ -52,7 +52,8 @@ class HttpsTransport(Transport):
         except TimeoutError:
             raise DeadlineExceeded.noticed_now(deadline) from None
         except httpx.HTTPError as exc:
-            raise TransportError(f"{type(exc).__name__}: {exc or 'connection failed'}") from exc
+            public = "cannot connect" if isinstance(exc, httpx.ConnectError) else f"HTTPS failed ({type(exc).__name__})"
+            raise TransportError(f"{type(exc).__name__}: {exc or 'connection failed'}", public=public) from exc
         return Reply(status, data, time.perf_counter())
 
     async def _post(self, target: Target, body: bytes, max_bytes: int) -> tuple[int, bytes | None]:

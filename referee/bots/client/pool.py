@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import re
 import socket
 import time
@@ -276,7 +277,7 @@ class _Conn(asyncio.Protocol):
             try:
                 event = conn.next_event()
             except h11.RemoteProtocolError as exc:
-                self._fail(TransportError(f"malformed HTTP response: {exc}"))
+                self._fail(TransportError(f"malformed HTTP response: {exc}", public="malformed HTTP response"))
                 return
             if event is h11.NEED_DATA or event is h11.PAUSED:
                 if event is h11.NEED_DATA and conn.their_state is h11.SEND_RESPONSE and self.closed:
@@ -400,7 +401,7 @@ class LeanPool(Transport):
     async def request(self, target: Target, body: bytes, deadline: float, max_bytes: int) -> Reply:
         """POST ``body`` to a plain http:// ``target``; the reply by ``deadline``."""
         if not target.plain:
-            raise TransportError(f"not a plain http:// URL: {target.url}")
+            raise TransportError(f"not a plain http:// URL: {target.url}", public="not a plain http:// URL")
         conn = self._idle_conn((target.host, target.port))
         if conn is not None:
             try:
@@ -487,7 +488,10 @@ class LeanPool(Transport):
         except TimeoutError:
             raise DeadlineExceeded.noticed_now(deadline) from None
         except OSError as exc:
-            raise TransportError(f"cannot connect to {target.host}:{target.port}: {exc.strerror or exc}") from exc
+            raise TransportError(
+                f"cannot connect to {target.host}:{target.port}: {exc.strerror or exc}",
+                public=os.strerror(exc.errno).lower() if exc.errno else "cannot connect",
+            ) from exc
         self.opened[key] += 1
         return conn
 

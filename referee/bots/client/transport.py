@@ -26,11 +26,13 @@ from urllib.parse import urlsplit
 
 class TransportError(Exception):
     """The exchange failed below HTTP: connect, reset, or a malformed response;
-    ``done_at`` is the ``time.perf_counter()`` at which it failed."""
+    ``done_at`` is the ``time.perf_counter()`` at which it failed; ``public`` the message
+    fit to publish where the message itself names an address (else None)."""
 
-    def __init__(self, *args: object) -> None:
+    def __init__(self, *args: object, public: str | None = None) -> None:
         super().__init__(*args)
         self.done_at = time.perf_counter()
+        self.public = public
 
 
 class DeadlineExceeded(Exception):

@@ -53,7 +53,9 @@ class Endpoint:
 @dataclass(slots=True)
 class Exchange:
     """One request and its outcome: a body, or a fault with its detail. ``late_ms`` is,
-    for a timeout, how late the referee itself noticed it (its own lateness, not the bot's)."""
+    for a timeout, how late the referee itself noticed it (its own lateness, not the bot's).
+    ``public``: the detail fit to publish, where it differs (a transport error's, made
+    where it failed: no address)."""
 
     body: bytes | None
     latency_ms: float
@@ -61,6 +63,12 @@ class Exchange:
     detail: str = ""
     status: int | None = None
     late_ms: float = 0.0
+    public: str | None = None
+
+    @property
+    def public_detail(self) -> str:
+        """The fault's detail fit for a public page: no URL or address."""
+        return self.detail if self.public is None else self.public
 
 
 class BotClient(Transport):
@@ -164,7 +172,7 @@ def _failed(exc: DeadlineExceeded | TransportError, started: float, deadline_ms:
     ms = (exc.done_at - started) * 1000.0
     if isinstance(exc, DeadlineExceeded):
         return Exchange(None, ms, TIMEOUT, f"no complete reply within {deadline_ms:.0f} ms", late_ms=exc.late_ms)
-    return Exchange(None, ms, ERROR, str(exc))
+    return Exchange(None, ms, ERROR, str(exc), public=exc.public)
 
 
 def _outcome(reply: Reply, started: float, max_bytes: int) -> Exchange:
