@@ -46,6 +46,8 @@ from referee.errors import ConfigError
 from referee.games import GAMES
 from referee.games.base import Game, InvalidExtras, OptionError, OptionSpec
 from referee.match.rules import judge
+from referee.schedule.registry import check_format
+from referee.schedule.settings import published
 
 SECRET = "Zq7-sEcReT-token-Kp3x"  # the value of ${FUZZ_SECRET}
 LITERAL = "Lt9-lItErAl-token-Wm5"  # a token written in the file itself
@@ -533,7 +535,7 @@ def load(path: Path, data: bytes) -> TournamentConfig | ConfigError:
     escapes and fails the test."""
     path.write_bytes(data)
     try:
-        return load_config(path, env=ENV)
+        return check_format(load_config(path, env=ENV))
     except ConfigError as exc:
         return exc
 
@@ -552,7 +554,7 @@ def assert_usable(cfg: TournamentConfig) -> None:
     game = GAMES[cfg.game]
     assert game.info.min_seats <= cfg.players <= game.info.max_seats
     assert game.check_options(cfg.players, cfg.options) == dict(cfg.options)
-    assert_no_token_shown(repr(cfg) + str(cfg.settings()))
+    assert_no_token_shown(repr(cfg) + str(published(cfg)))
     for bot in cfg.bots:
         assert NAME_RULE.fullmatch(bot.name), bot.name
         if bot.command is not None:

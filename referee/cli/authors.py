@@ -161,6 +161,7 @@ def _settings_from_file(
     from referee.audit.checkbot import settings_for
     from referee.config.parse import load_config
     from referee.errors import ConfigError
+    from referee.schedule.formats import check
 
     if config_path is None or bot_name is None:
         usage("--config FILE and --bot NAME go together")
@@ -171,7 +172,7 @@ def _settings_from_file(
         shown = ", ".join("--" + k.replace("_", "-") for k in given)
         usage(f"{shown}: with --config these come from {config_path}")
     try:
-        config = load_config(config_path)
+        config = check(load_config(config_path))
     except ConfigError as exc:
         usage(str(exc))
     try:

@@ -11,7 +11,7 @@ import click
 from referee.config.model import TournamentConfig
 from referee.config.parse import load_config
 from referee.errors import ConfigError
-from referee.schedule.formats import check_count
+from referee.schedule.formats import check
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 ARGV_KEY = "referee.argv"
@@ -35,7 +35,7 @@ def load(
 ) -> TournamentConfig:
     """The tournament file ``config`` with the command line's overrides; exit 2 if it is bad."""
     try:
-        return check_count(load_config(config)).with_overrides(
+        return check(load_config(config)).with_overrides(
             seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
         )
     except ConfigError as exc:
