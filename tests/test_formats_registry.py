@@ -24,8 +24,7 @@ from referee.report.publish import build_leaderboard, render_markdown
 from referee.schedule import registry
 from referee.schedule.formats import check, match_count, schedule
 from referee.schedule.registry import FORMATS, Format, check_format, describe
-from referee.schedule.setting import KINDS, Setting
-from referee.schedule.settings import SETTINGS, line_keys, published
+from referee.schedule.settings import KINDS, SETTINGS, Setting, line_keys, published
 from referee.store import tournament_file
 from referee.store.tournament_file import check_tournament, tournament_document
 from tests.support.cli import run_here
