@@ -30,6 +30,7 @@ from referee.bots.cage.sandbox import bwrap_works
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
+from referee.schedule.settings import published
 from tests.support.cli import ROOT
 from tests.support.processes import survivors
 from tests.support.tournament import NIMMT
@@ -202,7 +203,7 @@ def test_disk_mb_and_its_file_bound_stop_a_bot_alone(limits: tuple[Path, dict[st
     assert stopped and int(stopped.group(1)) <= 16 * 64, logs["files"][-500:]
     assert "WROTE" not in logs["disk"] + logs["files"]
     victims_untouched(out, logs)
-    settings = load_config(out.parent / "alone.toml").settings()  # what tournament.json shows
+    settings = published(load_config(out.parent / "alone.toml"))  # what tournament.json shows
     assert settings["cage_bots"]["files"] == {"disk_mb": 16} and settings["cage"]["disk_mb"] == 256
 
 

@@ -25,6 +25,7 @@ from referee.bots.client import protocol, wire
 from referee.config.parse import load_config
 from referee.config.redacted import Secret
 from referee.errors import BotStartError, ConfigError
+from referee.schedule.settings import published
 from tests.support.cli import referee
 
 pytestmark = pytest.mark.serial
@@ -103,7 +104,7 @@ def test_referee_check_reports_a_missing_program_in_one_line(tmp_path: Path) -> 
 
 def test_sandbox_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     bot = 'name = "b"\ncommand = ["python", "-m", "sample_bots.nimmt", "random", "--port", "{port}"]'
-    assert load_config(write_config(tmp_path, bot)).settings()["sandbox"] == "auto"
+    assert published(load_config(write_config(tmp_path, bot)))["sandbox"] == "auto"
     with pytest.raises(ConfigError, match=r"limits.sandbox: unknown sandbox 'bwarp' \(did you mean 'bwrap'\?\)"):
         load_config(write_config(tmp_path, bot, 'sandbox = "bwarp"'))
     with pytest.raises(ConfigError, match=r"limits.memory_mb: must be at least 16"):

@@ -10,6 +10,7 @@ import pytest
 from referee.config.model import Secret
 from referee.config.parse import load_config
 from referee.errors import ConfigError
+from referee.schedule.settings import published
 
 pytestmark = pytest.mark.parallel
 
@@ -44,14 +45,14 @@ def test_good_file_and_defaults(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, GOOD), env={"REFEREE_TEST_TOKEN": "tok-123"})
     assert cfg.name == "t1" and cfg.game == "nimmt_plus" and cfg.players == 3
     assert cfg.format == "round_robin" and cfg.rounds == 1 and cfg.concurrency == 8
-    assert cfg.seed_secret and cfg.settings()["seed"] is None and cfg.settings()["seed_secret"] is True
+    assert cfg.seed_secret and published(cfg)["seed"] is None and published(cfg)["seed_secret"] is True
     assert cfg.output == Path("leaderboards/t1")
     assert cfg.options == {"variant": "plus", "zero_heads": 0}
     assert cfg.limits.deadline_ms == 1000 and cfg.limits.on_fault == "fallback"
     assert cfg.limits.max_faults == 10 and cfg.limits.max_response_bytes == 65536
     assert [b.managed for b in cfg.bots] == [False, True, False]
     assert cfg.bots[2].token == Secret("tok-123")
-    assert "tok-123" not in repr(cfg) and "tok-123" not in str(cfg.settings())
+    assert "tok-123" not in repr(cfg) and "tok-123" not in str(published(cfg))
 
 
 @pytest.mark.parametrize(
@@ -171,6 +172,6 @@ def test_seed_given_or_secret(tmp_path: Path) -> None:
     given = load_config(
         write(tmp_path, GOOD.replace("players = 3", "players = 3\nseed = 5")), env={"REFEREE_TEST_TOKEN": "t"}
     )
-    assert (given.seed, given.seed_secret) == (5, False) and "seed_secret" not in given.settings()
+    assert (given.seed, given.seed_secret) == (5, False) and "seed_secret" not in published(given)
     secret = load_config(write(tmp_path, GOOD), env={"REFEREE_TEST_TOKEN": "t"})
     assert secret.seed_secret and secret.with_overrides(seed=9).seed_secret is False

@@ -17,6 +17,7 @@ from referee.config.keys import Key
 from referee.config.model import Limits
 from referee.config.parse import load_config, parse_config
 from referee.errors import ConfigError
+from referee.schedule.registry import check_format
 
 pytestmark = pytest.mark.parallel
 
@@ -33,9 +34,9 @@ def base() -> dict[str, Any]:
 
 
 def refusal(doc: dict[str, Any]) -> str | None:
-    """The parser's message for ``doc``, or None when it is accepted."""
+    """The parser's (or the format's) message for ``doc``, or None when it is accepted."""
     try:
-        parse_config(doc, PATH, {})
+        check_format(parse_config(doc, PATH, {}))
     except ConfigError as exc:
         return str(exc)
     return None

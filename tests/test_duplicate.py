@@ -17,6 +17,7 @@ from referee.games import get_game
 from referee.report.publish import build_leaderboard
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
+from referee.schedule.settings import published
 from referee.store.tournament_file import tournament_document
 
 pytestmark = pytest.mark.parallel
@@ -71,7 +72,7 @@ def test_every_bot_of_a_table_holds_every_hand_of_each_deal(tmp_path: Path) -> N
         for bot, seen in held.items():
             assert seen == set(hands), f"deal {deal}: {bot} did not hold every hand"
 
-    board = build_leaderboard(tournament_document(config.settings(), len(schedule(config))), records)
+    board = build_leaderboard(tournament_document(published(config), len(schedule(config))), records)
     assert board.document["method"]["unit"] == "deal" and board.document["method"]["deals"] == 4
     assert {r["name"]: r["matches"] for r in board.document["standings"]} == {
         "greedy": 9,

@@ -18,6 +18,8 @@ from referee.games import get_game
 from referee.report.publish import build_leaderboard, render_markdown
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import match_count, schedule
+from referee.schedule.registry import GauntletFormat, check_format
+from referee.schedule.settings import published
 from referee.store.tournament_file import tournament_document
 
 pytestmark = pytest.mark.parallel
@@ -72,7 +74,7 @@ def test_every_table_holds_one_challenger_and_each_sits_every_seat_equally(tmp_p
         assert seats[c] == {0: 6, 1: 6, 2: 6}, (c, seats[c])
     assert len(tables) == 12 and set(tables.values()) == {3}, "every field combination once a round"
 
-    board = build_leaderboard(tournament_document(config.settings(), match_count(config)), records)
+    board = build_leaderboard(tournament_document(published(config), match_count(config)), records)
     roles = {r["name"]: r["role"] for r in board.document["standings"]}
     assert roles == {"c-cautious": "challenger", "c-random": "challenger", **{n: "field" for n, _ in FIELD}}
     text = render_markdown(board)
@@ -107,7 +109,7 @@ def test_challengers_meet_only_when_asked(tmp_path: Path) -> None:
 def test_random_gauntlet_tables_are_drawn_from_the_seed(tmp_path: Path) -> None:
     cfg = load_config(_config(tmp_path, matches=40))
     fixtures = schedule(cfg)
-    assert len(fixtures) == 40 and cfg.gauntlet_random
+    assert len(fixtures) == 40 and GauntletFormat.size_key(cfg) == "matches"
     assert [f.seats for f in fixtures] == [f.seats for f in schedule(cfg)]
     assert Counter(next(b for b in f.seats if b >= 4) for f in fixtures) == {4: 20, 5: 20}
     assert len({f.seats for f in fixtures}) > 10
@@ -126,5 +128,5 @@ def test_random_gauntlet_tables_are_drawn_from_the_seed(tmp_path: Path) -> None:
 )
 def test_bad_gauntlets_are_one_line_errors(tmp_path: Path, change: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=None) as err:
-        load_config(_config(tmp_path, **change))
+        check_format(load_config(_config(tmp_path, **change)))
     assert message in str(err.value) and "\n" not in str(err.value)

@@ -18,6 +18,7 @@ from referee.cli.main import main
 from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.schedule.formats import schedule
+from referee.schedule.registry import check_format
 
 pytestmark = pytest.mark.parallel
 
@@ -158,6 +159,6 @@ def test_team_grows_too_and_todays_fixtures_are_unchanged_without_grow(tmp_path:
 
 def test_grow_with_random_tables_or_settled_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"tournament\.grow: is for round_robin"):
-        load_config(_write(tmp_path, "r.toml", "r", BOTS, format="random", matches=5))
+        check_format(load_config(_write(tmp_path, "r.toml", "r", BOTS, format="random", matches=5)))
     with pytest.raises(ConfigError, match="cannot also stop when settled"):
         load_config(_write(tmp_path, "s.toml", "s", BOTS, stop="settled"))

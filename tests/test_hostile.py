@@ -39,6 +39,7 @@ from referee.record import ERROR, ILLEGAL, MALFORMED, TIMEOUT
 from referee.report.publish import build_leaderboard
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
+from referee.schedule.settings import published
 from referee.store.tournament_file import tournament_document
 
 pytestmark = pytest.mark.serial
@@ -274,7 +275,7 @@ def test_a_bot_process_that_dies_costs_only_itself(mode: str, tmp_path: Path, tw
     attempts = len(re.findall(r"^--- restart [123]/3 after ", log, re.M))
     failed = len(re.findall(r"^--- restart [123]/3 failed", log, re.M))
     assert sum(restarts) == attempts - failed
-    board = build_leaderboard(tournament_document(config.settings(), len(schedule(config))), records.values())
+    board = build_leaderboard(tournament_document(published(config), len(schedule(config))), records.values())
     row = next(r for r in board.document["standings"] if r["name"] == SUBJECT)
     assert row["restarts"] == sum(restarts)
 

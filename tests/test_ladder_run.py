@@ -14,6 +14,7 @@ import pytest
 from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.run import ladder
+from referee.schedule.registry import check_format
 from tests.support.cli import referee, run_here, start
 from tests.support.steady import Steady
 from tests.support.tournament import journal, kill9_after, lines, published
@@ -59,13 +60,13 @@ def test_the_config_refuses_what_a_ladder_cannot_do(tmp_path: Path) -> None:
         ({"grow": "true"}, "grows by itself"),
     ):
         with pytest.raises(ConfigError, match=words):
-            load_config(write(tmp_path, url, names(5), 10, **extra))
+            check_format(load_config(write(tmp_path, url, names(5), 10, **extra)))
     cfg = load_config(write(tmp_path, url, names(5), 10, stop='"settled"', closed="true"))
     assert cfg.format == "ladder" and cfg.closed and cfg.stop == "settled"
     other = write(tmp_path, url, names(5), 10).read_text().replace('"ladder"', '"random"')
     (tmp_path / "r.toml").write_text(other.replace("matches = 10", "matches = 10\nclosed = true"))
     with pytest.raises(ConfigError, match=r"closed.*is for format = 'ladder'"):
-        load_config(tmp_path / "r.toml")
+        check_format(load_config(tmp_path / "r.toml"))
 
 
 def test_a_ladder_is_the_same_at_any_concurrency_and_on_two_dask_workers(

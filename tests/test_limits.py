@@ -28,6 +28,7 @@ from referee.match.play import play_match
 from referee.report.publish import build_leaderboard, render_markdown
 from referee.run import dq
 from referee.run.runner import run_tournament
+from referee.schedule.settings import published
 from referee.store import transcripts
 from referee.store.tournament_file import tournament_document
 
@@ -225,7 +226,7 @@ def test_a_bot_past_the_fault_rate_is_disqualified_and_no_longer_called(
     called = recs[0]["decisions"][seat[0]] + recs[1]["decisions"][seat[1]]
     assert len(faults) == called and bad.stats()["acts"] == called, "never called once disqualified"
     config = load_config(tmp_path / "limits.toml")
-    board = build_leaderboard(tournament_document(config.settings(), 4), recs)
+    board = build_leaderboard(tournament_document(published(config), 4), recs)
     rows = {r["name"]: r for r in board.document["standings"]}
     assert rows["bad"]["rank"] == "DQ" and rows["good"]["rank"] == 1
     assert f"faults in {called} of {called} decisions (100 %)" in rows["bad"]["disqualified_note"]

@@ -45,6 +45,8 @@ from referee.errors import ConfigError
 from referee.games import GAMES
 from referee.games.base import Game, InvalidExtras, OptionError, OptionSpec
 from referee.match.rules import judge
+from referee.schedule.registry import check_format
+from referee.schedule.settings import published
 
 pytestmark = pytest.mark.parallel
 
@@ -534,7 +536,7 @@ def load(path: Path, data: bytes) -> TournamentConfig | ConfigError:
     escapes and fails the test."""
     path.write_bytes(data)
     try:
-        return load_config(path, env=ENV)
+        return check_format(load_config(path, env=ENV))
     except ConfigError as exc:
         return exc
 
@@ -553,7 +555,7 @@ def assert_usable(cfg: TournamentConfig) -> None:
     game = GAMES[cfg.game]
     assert game.info.min_seats <= cfg.players <= game.info.max_seats
     assert game.check_options(cfg.players, cfg.options) == dict(cfg.options)
-    assert_no_token_shown(repr(cfg) + str(cfg.settings()))
+    assert_no_token_shown(repr(cfg) + str(published(cfg)))
     for bot in cfg.bots:
         assert NAME_RULE.fullmatch(bot.name), bot.name
         if bot.command is not None:

@@ -25,6 +25,7 @@ from referee.report.page import render_page
 from referee.report.publish import build_leaderboard, render_markdown
 from referee.report.text import md
 from referee.schedule.formats import schedule
+from referee.schedule.settings import published
 from referee.store.tournament_file import TOURNAMENT_FILE, write_tournament_file
 from tests.support.cli import referee
 
@@ -66,7 +67,7 @@ def synthetic_output(tmp_path: Path, disqualify: str | None = None) -> Path:
     cfg_file.write_text(config_text(out, BOTS, rounds=2))
     cfg = load_config(cfg_file)
     fixtures = schedule(cfg)
-    write_tournament_file(out, cfg.settings(), len(fixtures))
+    write_tournament_file(out, published(cfg), len(fixtures))
     rng = random.Random(9)
     lines = []
     for f in fixtures:

@@ -159,6 +159,7 @@ def _settings_from_file(
     about the bot; exit 2 on a bad file, an unknown bot, or a setting given twice."""
     from referee.audit.checkbot import settings_for
     from referee.config.parse import load_config
+    from referee.schedule.formats import check
 
     if config_path is None or bot_name is None:
         usage("--config FILE and --bot NAME go together")
@@ -168,7 +169,7 @@ def _settings_from_file(
     if given:
         shown = ", ".join("--" + k.replace("_", "-") for k in given)
         usage(f"{shown}: with --config these come from {config_path}")
-    config = load_config(config_path)
+    config = check(load_config(config_path))
     try:
         settings = settings_for(config, bot_name, **_own_flags(flags))
     except KeyError:

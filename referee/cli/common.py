@@ -11,7 +11,7 @@ from referee.bots.cage.process import log_mark
 from referee.config.model import TournamentConfig
 from referee.config.parse import load_config
 from referee.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError
-from referee.schedule.formats import check_count
+from referee.schedule.formats import check
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "command_line", "load", "mark", "usage"]
 ARGV_KEY = "referee.argv"
@@ -39,7 +39,7 @@ def load(
     cluster: str | None = None,
 ) -> TournamentConfig:
     """The tournament file ``config`` with the command line's overrides (a ConfigError when it is bad)."""
-    return check_count(load_config(config)).with_overrides(
+    return check(load_config(config)).with_overrides(
         seed=seed, concurrency=concurrency, output=output, workers=workers, cluster=cluster
     )
 

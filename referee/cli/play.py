@@ -24,6 +24,7 @@ from referee.run.runner import RunReport, read_journal, run_tournament
 from referee.run.season import resolve_ladder
 from referee.run.seeds import resolve_schedule_version, resolve_seed
 from referee.schedule.formats import match_count, schedule, seat_balance
+from referee.schedule.registry import format_class
 from referee.store.journal import JOURNAL
 from referee.store.tournament_file import read_settings
 
@@ -192,7 +193,7 @@ def check(config: Path) -> None:
     )
     # the seat count of every fixture: only on schedules small enough to walk quickly
     if (
-        cfg.format == "round_robin"
+        format_class(cfg).rounds_rotate_seats
         and len(fixtures) <= 200_000
         and not seat_balance(fixtures, len(cfg.bots), cfg.players)
     ):

@@ -1,7 +1,9 @@
 """The validated tournament file: frozen dataclasses, each key declared on its field.
 
-Also the facts other layers check against: the formats, the sandbox modes and the
-bot-name rule (``NAME_RE``). Parsing is in ``referee.config.parse``.
+Also the facts other layers check against: the formats' names, the sandbox modes and the
+bot-name rule (``NAME_RE``). Parsing is in ``referee.config.parse``; what a format asks of
+its keys is checked by the format (``referee.schedule.registry``), and the settings a
+run publishes are declared in ``referee.schedule.settings``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from referee.config.keys import Key, choice, keys_of, setting
 from referee.config.redacted import Secret
 from referee.errors import ConfigError
 
+# The formats' names: each is a class in referee.schedule.registry (a test holds the two equal).
 FORMATS = ("round_robin", "random", "team", "gauntlet", "ladder")
 ON_FAULT = ("fallback", "forfeit")
 SANDBOX_MODES = ("auto", "bwrap", "none")
@@ -155,7 +158,7 @@ class TournamentConfig:
     seed_secret: bool = False  # the seed was drawn by the referee (no seed in the file)
     schedule_version: int = SCHEDULE_VERSION  # random: which tables (1: a journal made before balanced tables)
     ladder: Mapping[str, Any] | None = None  # ladder: epoch size and lineup history (run.season.LadderPlan.document)
-    gauntlet_random: bool = False  # gauntlet: ``matches`` random tables instead of ``rounds`` over combinations
+    given: frozenset[str] = frozenset()  # the [tournament] keys the file writes (a format's checks ask)
     # on_unready = "exclude": the bots of the file this run plays without, with the reason (run.lineup)
     excluded: tuple[tuple[str, str], ...] = ()
     # the mark the command opens its part of each started bot's log with (bots.cage.process.log_mark)
@@ -192,80 +195,6 @@ class TournamentConfig:
     def max_concurrent(self, bot: BotConfig) -> int:
         """Requests in flight at once to ``bot``: its own limit, else the tournament's (0: none)."""
         return bot.max_concurrent or self.limits.max_concurrent
-
-    def settings(self) -> dict[str, Any]:
-        """The settings worth publishing beside the results (no tokens, no commands).
-
-        A secret seed is None here (the runner adds its commitment, and the seed itself
-        once the run is complete)."""
-        secret = {"seed_secret": True} if self.seed_secret else {}
-        return {
-            "name": self.name,
-            "game": self.game,
-            "options": dict(self.options),
-            "seed": None if self.seed_secret else self.seed,
-            **secret,
-            "players": self.players,
-            "format": self.format,
-            "rounds": self.rounds if self.format == "round_robin" or self._gauntlet_rounds() else None,
-            "matches": self.matches if self.format in ("random", "team", "ladder") or self.gauntlet_random else None,
-            **(
-                {"schedule_version": self.schedule_version}
-                if self.format == "random" and self.schedule_version > 1
-                else {}
-            ),
-            "deadline_ms": self.limits.deadline_ms,
-            "on_fault": self.limits.on_fault,
-            "max_faults": self.limits.max_faults,
-            "duplicate": self.duplicate,
-            **self._gauntlet_settings(),
-            **({"grow": True} if self.grow else {}),
-            **self._ladder_settings(),
-            **({"on_unready": self.on_unready} if self.on_unready != "stop" else {}),
-            **(
-                {"stop": self.stop, "confidence": self.confidence, "top": self.top, "batch": self.batch}
-                if self.stop != "all"
-                else {}
-            ),
-            "time_bank_ms": self.limits.time_bank_ms,
-            "max_fault_rate": self.limits.max_fault_rate,
-            "sandbox": self.limits.sandbox,
-            **self._cage_settings(),
-            "bots": [b.name for b in self.bots],
-            "transcripts": self.transcripts,
-            **({"excluded": [{"name": n, "reason": r} for n, r in self.excluded]} if self.excluded else {}),
-        }
-
-    def _cage_settings(self) -> dict[str, Any]:
-        """The limits of started bots, and each bot's own where it has any."""
-        if not any(b.managed for b in self.bots):
-            return {}
-        lim = self.limits
-        own = {
-            b.name: {**b.limits, **({"network": b.network} if b.network != "own" else {})}
-            for b in self.bots
-            if b.managed and (b.limits or b.network != "own")
-        }
-        cage = {
-            "memory_mb": lim.memory_mb,
-            "disk_mb": lim.disk_mb,
-            "cpus": lim.cpus,
-            "max_processes": lim.max_processes,
-        }
-        return {"cage": cage, **({"cage_bots": own} if own else {})}
-
-    def _ladder_settings(self) -> dict[str, Any]:
-        if self.format != "ladder":
-            return {}
-        return {"closed": self.closed, **({"ladder": dict(self.ladder)} if self.ladder is not None else {})}
-
-    def _gauntlet_rounds(self) -> bool:
-        return self.format == "gauntlet" and not self.gauntlet_random
-
-    def _gauntlet_settings(self) -> dict[str, Any]:
-        if self.format != "gauntlet":
-            return {}
-        return {"challengers": list(self.challengers), "challengers_meet": self.challengers_meet}
 
 
 TOURNAMENT_KEYS = keys_of(TournamentConfig)

@@ -3,8 +3,8 @@
 Every problem is a ``ConfigError`` that names the file, the key and the problem, with
 a "did you mean" for misspelt keys; nothing is started on a bad file. Tokens and bot
 environment values may be written as ``${VAR}`` and are then read from the environment.
-The match count is checked by ``referee.schedule.formats.check`` (schedules are above
-the config).
+What a format asks of its keys, and the match count, are checked by
+``referee.schedule.formats.check`` (formats are above the config).
 """
 
 from __future__ import annotations
@@ -72,24 +72,15 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     players = tv["players"]
     if players is None:
         players = max(game.info.min_seats, min(len(bots), game.info.max_seats))
-    fmt = tv["format"]
-    _check_seats(err, game, fmt, players, len(bots))
+    _check_seats(err, game, players, len(bots))
     options = _options(err, game, players, _table(err, doc, "game"))
     lim = _table(err, doc, "limits")
     _unknown(err, "limits.", lim, LIMIT_KEYS)
     lv = _values(err, "limits", lim, LIMIT_KEYS)
     if not NAME_RE.match(lv["bot_user"]):
         err.fail("limits.bot_user", f"{lv['bot_user']!r} is not a user name")
-    if tv["duplicate"] and fmt == "team":
-        err.fail(
-            "tournament.duplicate",
-            "team already plays every deal with every bot; duplicate is for round_robin and random",
-        )
     address = _cluster(err, doc)
-    challengers = _challengers(err, fmt, tv, t, bots, players, game.info.cooperative)
-    gauntlet_random = fmt == "gauntlet" and "matches" in t and "rounds" not in t
-    _check_grow(err, tv, lv, gauntlet_random)
-    _check_ladder(err, tv, t, game.info.cooperative)
+    _check_grow(err, tv, lv)
     name = tv["name"] or path.stem
     if not NAME_RE.match(name):
         err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
@@ -102,7 +93,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         seed=0 if tv["seed"] is None else tv["seed"],
         seed_secret=tv["seed"] is None,
         players=players,
-        format=fmt,
+        format=tv["format"],
         rounds=tv["rounds"],
         matches=tv["matches"],
         concurrency=tv["concurrency"],
@@ -114,9 +105,9 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         options=options,
         limits=Limits(**lv),
         bots=bots,
-        challengers=challengers,
+        challengers=tuple(tv["challengers"]),
         challengers_meet=tv["challengers_meet"],
-        gauntlet_random=gauntlet_random,
+        given=frozenset(t),
         stop=tv["stop"],
         confidence=tv["confidence"],
         top=tv["top"],
@@ -154,13 +145,8 @@ def _bots(err: _Errors, doc: Mapping[str, Any], env: Mapping[str, str]) -> tuple
     return bots
 
 
-def _check_seats(err: _Errors, game: Game, fmt: str, players: int, n_bots: int) -> None:
-    """The format fits the game, and a competitive game has a bot for every seat."""
-    if fmt == "team" and not game.info.cooperative:
-        err.fail(
-            "tournament.format",
-            f"team is for cooperative games; {game.info.id} is competitive (use round_robin or random)",
-        )
+def _check_seats(err: _Errors, game: Game, players: int, n_bots: int) -> None:
+    """A competitive game has a bot for every seat."""
     if players > n_bots and not game.info.cooperative:
         err.fail(
             "tournament.players",
@@ -188,15 +174,10 @@ def _cluster(err: _Errors, doc: Mapping[str, Any]) -> str | None:
     return address
 
 
-def _check_grow(err: _Errors, tv: Mapping[str, Any], lv: Mapping[str, Any], gauntlet_random: bool) -> None:
-    """``grow`` only where fixtures can be keyed by names, and alone."""
+def _check_grow(err: _Errors, tv: Mapping[str, Any], lv: Mapping[str, Any]) -> None:
+    """``grow`` alone (where fixtures can be keyed by names: the format's check)."""
     if not tv["grow"]:
         return
-    if tv["format"] == "random" or gauntlet_random:
-        err.fail(
-            "tournament.grow",
-            "is for round_robin, gauntlet (with rounds) and team: random tables depend on the bot list",
-        )
     if lv["max_fault_rate"] < 1.0:
         err.fail(
             "tournament.grow",
@@ -204,63 +185,6 @@ def _check_grow(err: _Errors, tv: Mapping[str, Any], lv: Mapping[str, Any], gaun
         )
     if tv["stop"] == "settled":
         err.fail("tournament.grow", "a tournament that grows cannot also stop when settled (choose one)")
-
-
-def _check_ladder(err: _Errors, tv: Mapping[str, Any], table: Mapping[str, Any], cooperative: bool) -> None:
-    """``format = "ladder"``: competitive games, plain tables; ``closed`` only for it."""
-    if tv["format"] != "ladder":
-        if "closed" in table:
-            err.fail("tournament.closed", "is for format = 'ladder'")
-        return
-    if cooperative:
-        err.fail("tournament.format", "ladder is for competitive games (cooperative games: use team)")
-    if tv["duplicate"]:
-        err.fail("tournament.duplicate", "a ladder chooses each table from the results: it plays no duplicate deals")
-    if tv["grow"]:
-        err.fail("tournament.grow", "a ladder grows by itself: bots may be added or removed at any --resume")
-
-
-def _challengers(
-    err: _Errors,
-    fmt: str,
-    tv: Mapping[str, Any],
-    table: Mapping[str, Any],
-    bots: tuple[BotConfig, ...],
-    players: int,
-    cooperative: bool,
-) -> tuple[str, ...]:
-    """The gauntlet's challengers, checked (names of bots, and a field big enough)."""
-    if fmt != "gauntlet":
-        for key in ("challengers", "challengers_meet"):
-            if key in table:
-                err.fail(f"tournament.{key}", "is for format = 'gauntlet'")
-        return ()
-    if cooperative:
-        err.fail("tournament.format", "gauntlet is for competitive games (cooperative games: use team)")
-    raw = tv["challengers"]
-    if not raw:
-        err.fail("tournament.challengers", 'a gauntlet needs challengers = ["bot name", ...]')
-    names = {b.name for b in bots}
-    out: list[str] = []
-    for i, c in enumerate(raw):
-        if not isinstance(c, str) or c not in names:
-            err.fail(
-                f"tournament.challengers[{i}]",
-                f"{c!r} is not the name of a [[bot]]" + (hint(c, names) if isinstance(c, str) else ""),
-            )
-        if c in out:
-            err.fail(f"tournament.challengers[{i}]", f"{c!r} is named twice")
-        out.append(c)
-    if players < 2:
-        err.fail("tournament.players", "a gauntlet needs at least 2 seats per table")
-    opponents = len(bots) - 1 if tv["challengers_meet"] else len(bots) - len(out)
-    if opponents < players - 1:
-        err.fail(
-            "tournament.challengers",
-            f"each table needs {players - 1} bots besides its challenger but the field has {opponents}: "
-            "add bots, lower players or set challengers_meet = true",
-        )
-    return tuple(out)
 
 
 class _Errors:

@@ -49,50 +49,19 @@ from referee.report.text import (
     standings_columns,
 )
 from referee.report.ui import CSS, SCRIPT
+from referee.schedule.registry import describe
+from referee.schedule.settings import line_keys
 
 # Tableau 10: distinct, print-safe colours; bots take them in standings order.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
 
-# Settings shown in their own lines; every other key of the settings is listed generically.
-_KNOWN_SETTINGS = {
-    "name",
-    "game",
-    "options",
-    "seed",
-    "players",
-    "format",
-    "rounds",
-    "matches",
-    "deadline_ms",
-    "on_fault",
-    "max_faults",
-    "duplicate",
-    "time_bank_ms",
-    "max_fault_rate",
-    "bots",
-}
+# Settings shown in their own lines (as declared); every other key is listed generically.
+_KNOWN_SETTINGS = line_keys()
 
 
 def format_text(settings: Mapping[str, Any]) -> str:
-    """The tournament format in words."""
-    if settings["format"] == "round_robin":
-        text = f"round robin, {settings.get('rounds')} round(s), {settings['players']} players per match"
-    elif settings["format"] == "team":
-        text = f"team (duplicate): {settings.get('matches')} deals, each played by every bot as a team of {settings['players']}"
-    elif settings["format"] == "gauntlet":
-        size = (
-            f"{settings['rounds']} round(s)" if settings.get("rounds") else f"{settings.get('matches')} random tables"
-        )
-        text = (
-            f"gauntlet of {', '.join(settings.get('challengers', []))} against the field, {size}, "
-            f"{settings['players']} players per match"
-            + ("; challengers meet" if settings.get("challengers_meet") else "; challengers never meet")
-        )
-    else:
-        text = f"random tables, {settings.get('matches')} matches, {settings['players']} players per match"
-    if settings.get("duplicate"):
-        text += "; duplicate deals (every deal once per seat rotation of its table)"
-    return text
+    """The tournament format in words (each format describes itself)."""
+    return describe(settings)
 
 
 def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:

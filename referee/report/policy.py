@@ -25,6 +25,8 @@ from referee.report.progress import OnProgress, nothing
 from referee.report.publish import Leaderboard, build_leaderboard, write_leaderboard
 from referee.report.viewer import Watch, write_replays
 from referee.schedule.formats import schedule
+from referee.schedule.registry import format_class
+from referee.schedule.settings import published
 from referee.store import journal as jn
 from referee.store import transcripts
 from referee.store.files import write_error
@@ -53,7 +55,7 @@ def commitment(seed: int) -> str:
 def published_settings(config: TournamentConfig, complete: bool) -> dict[str, Any]:
     """The settings for ``tournament.json``: with a secret seed, its commitment, and the
     seed itself only when the run is ``complete``."""
-    settings = config.settings()
+    settings = published(config)
     if config.seed_secret:
         settings["seed_commitment"] = commitment(config.seed)
         if complete:
@@ -105,7 +107,7 @@ def publish_final(
 def _complete(config: TournamentConfig, count: int, total: int, stopped: bool) -> bool:
     """A run whose secret seed may be revealed: every match played (a ladder's dropped
     tables aside) or stopped settled; a ladder only once its season is ``closed``."""
-    if config.format != "ladder":
+    if not format_class(config).adaptive:
         return count == total or stopped
     dropped = len((config.ladder or {}).get("dropped", ()))
     return config.closed and (count + dropped >= total or stopped)

@@ -71,6 +71,7 @@ from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bo
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
 from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
+from referee.schedule.registry import format_named
 from referee.stats.columns import build_columns
 from referee.stats.standings import standings_from_columns, timings_from_columns
 from referee.stats.verdicts import DEFAULT_RESAMPLES, analyse_columns
@@ -110,7 +111,7 @@ def build_leaderboard(
     names = list(settings["bots"])
     # grow and ladder: a bot removed from the file has no row, but its matches keep counting
     # for the bots that met it (their matches, mean rank and score, rating, head-to-head)
-    others = bool(settings.get("grow") or settings.get("format") == "ladder")
+    others = bool(settings.get("grow") or format_named(settings["format"]).adaptive)
     tap = MatchTap()
     tally = VersionTally()
     stat_keys = [s.key for s in game.info.stats]

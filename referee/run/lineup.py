@@ -23,6 +23,7 @@ from referee.bots.control import BotRuntime, ReviveArgs
 from referee.config.model import BotConfig, TournamentConfig
 from referee.errors import BotStartError, Unready
 from referee.record import TIMEOUT
+from referee.schedule.registry import format_class
 
 GREET_BACKOFF_S = 0.1  # first wait before a running bot is greeted again
 GREET_BACKOFF_MAX_S = 1.0
@@ -232,11 +233,11 @@ def without(config: TournamentConfig, excluded: Mapping[str, str]) -> Tournament
     bots = tuple(b for b in config.bots if b.name not in excluded)
     challengers = tuple(c for c in config.challengers if c not in excluded)
     named = ", ".join(sorted(excluded))
-    if len(bots) < config.players or (config.format == "gauntlet" and not challengers):
+    needs_challenger = format_class(config).needs_challengers
+    if len(bots) < config.players or (needs_challenger and not challengers):
         raise BotStartError(
             f"{len(excluded)} bot(s) not ready ({named}): too few bots are left for {config.format} "
-            f"with {config.players} players"
-            + ("" if challengers or config.format != "gauntlet" else " (no challenger)")
+            f"with {config.players} players" + ("" if challengers or not needs_challenger else " (no challenger)")
         )
     known = {n for n, _ in config.excluded}
     more = tuple((b.name, excluded[b.name]) for b in config.bots if b.name in excluded and b.name not in known)

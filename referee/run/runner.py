@@ -34,6 +34,7 @@ from referee.run.sink import Hook, Progress, Sink, open_sink
 from referee.run.stopping import DealValues, Stop, batches, look, make_stop
 from referee.run.versions import bot_versions
 from referee.schedule.formats import Fixture, Schedule, schedule
+from referee.schedule.registry import format_class
 from referee.store import journal as jn
 from referee.store.journal import JOURNAL as JOURNAL  # re-exported: callers may import it from here
 from referee.store.journal import JournalState
@@ -159,7 +160,7 @@ def _judge(
     """The gate fixtures pass: disqualification in fixture order, and for a ladder the
     tables of each epoch chosen from the journal (and the tables it dropped)."""
     dq = judge_for(config, fixtures.total, config.output / JOURNAL, resume)
-    if config.format != "ladder":
+    if not format_class(config).adaptive:
         return dq, None
     gate = open_gate(config, dq, fixtures.total, config.output / JOURNAL, resume, versions)
     return gate, gate.dropped
@@ -183,7 +184,7 @@ def _executor(config: TournamentConfig, pilot_deals: int | None) -> AbstractAsyn
     then), else this process."""
     if not (config.workers > 1 or config.cluster):
         return open_local(config)
-    settled_here = config.stop == "settled" and config.format != "ladder"  # a ladder's gate orders its looks
+    settled_here = config.stop == "settled" and not format_class(config).adaptive  # a ladder's gate orders its looks
     if settled_here or config.grow or pilot_deals is not None:
         raise ConfigError(
             f"{config.path}: stop = 'settled', grow and referee plan play in this process for now: "

@@ -29,6 +29,7 @@ from referee.record import MatchRecord
 from referee.run.dq import DqJudge
 from referee.run.ladder import LadderRules, Summary, choose_epoch, epoch_size
 from referee.schedule.formats import Fixture, derive_seed
+from referee.schedule.registry import format_class
 from referee.store import journal as jn
 from referee.store.journal import JOURNAL
 from referee.store.tournament_file import read_settings
@@ -247,7 +248,7 @@ def resolve_ladder(
     a journaled match; in-flight tables seating an entry no longer in play are dropped), else
     a fresh one; other formats unchanged. Without ``versions`` (before the bots answered
     hello) a resumed plan is read back as it is: the lineup is judged once they have."""
-    if config.format != "ladder":
+    if not format_class(config).adaptive:
         return config
     plan = plan_of(replace(config, ladder=None), versions)
     journal = config.output / JOURNAL

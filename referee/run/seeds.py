@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from referee.config.model import TournamentConfig
 from referee.errors import JournalError
+from referee.schedule.registry import format_class
 from referee.store.files import atomic_write
 from referee.store.journal import JOURNAL
 from referee.store.tournament_file import recorded_schedule_version
@@ -48,7 +49,7 @@ def resolve_schedule_version(config: TournamentConfig, resume: bool) -> Tourname
     """``config`` dealing the random tables its journal was made with: on ``resume`` of a
     random tournament, the ``schedule_version`` its ``tournament.json`` recorded (absent: 1,
     the tables drawn before balanced tables); else this referee's."""
-    if not resume or config.format != "random" or not (config.output / JOURNAL).exists():
+    if not resume or not format_class(config).versioned_tables or not (config.output / JOURNAL).exists():
         return config
     version = recorded_schedule_version(config.output)
     return config if version is None else replace(config, schedule_version=version)

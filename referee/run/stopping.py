@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from referee.config.model import TournamentConfig
 from referee.schedule.formats import match_count
+from referee.schedule.registry import format_class
 from referee.stats import sequential
 
 
@@ -62,7 +63,7 @@ class DealValues:
     def __init__(self, config: TournamentConfig) -> None:
         self.names = [b.name for b in config.bots]
         self.index = {n: i for i, n in enumerate(self.names)}
-        self.team = config.format == "team"
+        self.team = format_class(config).plays_teams
         self.deal_size = len(self.names) if self.team else (config.players if config.duplicate else 1)
         self.deals = match_count(config) // self.deal_size
         self.bound = float(len(self.names) - 1 if self.team else config.players - 1)

@@ -2,8 +2,8 @@
 
 ``schedule(config)`` is a ``Sequence`` of fixtures: fixture *i* is computed on demand
 from the format's table (``referee.schedule.tables``) and *i*. ``match_count`` counts a
-config's matches without building anything, and ``check_count`` refuses a config that would
-schedule more than ``MAX_MATCHES``.
+config's matches without building anything, and ``check`` refuses a config its format
+cannot play (``referee.schedule.registry``) or that would schedule more than ``MAX_MATCHES``.
 """
 
 from __future__ import annotations
@@ -14,21 +14,14 @@ from typing import Any, overload
 from referee.config.model import TournamentConfig
 from referee.errors import ConfigError
 from referee.schedule.fixture import Fixture, derive_seed, match_id
-from referee.schedule.tables import (
-    BalancedTables,
-    Format,
-    Gauntlet,
-    Grow,
-    LadderTables,
-    RandomTables,
-    RoundRobin,
-    Team,
-)
+from referee.schedule.registry import check_format, format_class
+from referee.schedule.tables import Grow, Tables
 
 __all__ = [
     "MAX_MATCHES",
     "Fixture",
     "Schedule",
+    "check",
     "check_count",
     "derive_seed",
     "match_count",
@@ -42,37 +35,20 @@ __all__ = [
 MAX_MATCHES = 100_000_000
 
 
-def format_of(config: TournamentConfig) -> Format:
-    """The format object of ``config`` (its tables are computed on demand)."""
-    n, k = len(config.bots), config.players
-    duplicate = config.duplicate and config.format != "team"
-    if config.format == "round_robin":
-        return RoundRobin(n, k, config.rounds, duplicate)
-    if config.format == "team":
-        return Team(n, k, config.matches)
-    if config.format == "random":
-        tables = RandomTables if config.schedule_version == 1 else BalancedTables
-        return tables(n, k, config.matches, duplicate, config.seed, config.seed_secret)
-    if config.format == "ladder":
-        return LadderTables(n, k, config.matches, False)
-    if config.format == "gauntlet":
-        index = {b.name: i for i, b in enumerate(config.bots)}
-        return Gauntlet(
-            n,
-            k,
-            [index[c] for c in config.challengers],
-            config.challengers_meet,
-            (config.rounds, config.matches, config.gauntlet_random),
-            duplicate,
-            config.seed,
-            config.seed_secret,
-        )
-    raise ValueError(f"unknown format {config.format!r}")  # the config refuses other formats
+def format_of(config: TournamentConfig) -> Tables:
+    """The tables of ``config``'s format (computed on demand)."""
+    return format_class(config).tables(config)
 
 
 def match_count(config: TournamentConfig) -> int:
     """How many matches the schedule of ``config`` holds, counted without building it."""
     return format_of(config).count()
+
+
+def check(config: TournamentConfig) -> TournamentConfig:
+    """``config`` if its format can play it and its schedule fits; a ConfigError otherwise
+    (the checks the config, below the schedule, cannot make)."""
+    return check_count(check_format(config))
 
 
 def check_count(config: TournamentConfig) -> TournamentConfig:

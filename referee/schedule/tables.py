@@ -20,8 +20,8 @@ from typing import Any
 from referee.schedule.fixture import Fixture, derive_key_seed, derive_seed, key_bits
 
 
-class Format(abc.ABC):
-    """The base tables of a format; subclasses give ``table(t)``."""
+class Tables(abc.ABC):
+    """The base tables of a format (its layout); subclasses give ``table(t)``."""
 
     key = "tournament.matches"  # the setting that sizes the schedule (named when it is too big)
 
@@ -58,7 +58,7 @@ class Format(abc.ABC):
         raise ValueError(f"{type(self).__name__} fixtures cannot be keyed by names")
 
 
-class RoundRobin(Format):
+class RoundRobin(Tables):
     """Every combination of ``players`` bots, ``rounds`` times; round r seats the combination
     rotated by r (rounds a multiple of players: every bot in every seat equally often).
     Round-major, so a run stopped half-way has played whole rounds."""
@@ -90,7 +90,7 @@ class RoundRobin(Format):
         return rnd * self.combos + rank_combination(sorted(seats), self.n_bots)
 
 
-class RandomTables(Format):
+class RandomTables(Tables):
     """``matches`` tables drawn from the tournament seed, seats shuffled."""
 
     WINDOW = 4096  # tables kept after the cursor passes them (journal lines come a little out of order)
@@ -124,7 +124,7 @@ class RandomTables(Format):
         return table
 
 
-class BalancedTables(Format):
+class BalancedTables(Tables):
     """``matches`` tables in rounds of ``n_bots`` tables (version 2 of random tables).
 
     Round r draws a permutation of the bots and ``players`` distinct offsets from the seed
@@ -165,7 +165,7 @@ class BalancedTables(Format):
         return tuple(perm[(j + o) % n] for o in self._offsets)
 
 
-class LadderTables(Format):
+class LadderTables(Tables):
     """A ladder's budget of ``matches`` tables; who sits where comes from the results
     (``referee.run.season``), so ``table`` is unknown here: fixtures carry no seats."""
 
@@ -174,7 +174,7 @@ class LadderTables(Format):
         return ()
 
 
-class Team(Format):
+class Team(Tables):
     """Cooperative games: ``matches`` deals, every bot playing every deal as a homogeneous
     team (all seats the same bot), so bots are compared on identical cards."""
 
@@ -190,7 +190,7 @@ class Team(Format):
         return self.table(t), t // self.n_bots
 
 
-class Gauntlet(Format):
+class Gauntlet(Tables):
     """Every table holds one challenger and ``players - 1`` of its opponents (the field, and
     the other challengers too with ``meet``): per round, challenger by challenger, every
     combination of its opponents, the challenger first, rotated by the round; or, with
@@ -266,7 +266,7 @@ class Grow:
     and the names at the table, never from positions in the bot list, so bots may be added
     (or removed) and the run resumed."""
 
-    def __init__(self, fmt: Format, names: Sequence[str], seed: int, secret: bool) -> None:
+    def __init__(self, fmt: Tables, names: Sequence[str], seed: int, secret: bool) -> None:
         self.fmt, self.names, self.seed, self.secret = fmt, list(names), seed, secret
         self.position_of = {n: i for i, n in enumerate(self.names)}
 

@@ -6,28 +6,18 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from referee.config.model import FORMATS, NAME_RE, SCHEDULE_VERSION, STOP_RULES
+from referee.config.model import NAME_RE, SCHEDULE_VERSION, STOP_RULES
 from referee.errors import JournalError, LeaderboardError
+from referee.schedule.registry import FORMATS
+from referee.schedule.settings import SETTINGS, required_keys
 from referee.store.files import atomic_write
 from referee.store.journal import JOURNAL, MAX_DEPTH, MAX_SEATS, MAX_STR, FieldCheck, no_constant, read_journal
 
 TOURNAMENT_FILE = "tournament.json"
-_NEEDED_SETTINGS = (
-    "name",
-    "game",
-    "seed",
-    "format",
-    "players",
-    "bots",
-    "options",
-    "deadline_ms",
-    "on_fault",
-    "max_faults",
-)
 
 
 def tournament_document(
@@ -109,7 +99,7 @@ def check_tournament(doc: Any, where: Path | str = TOURNAMENT_FILE) -> dict[str,
     if "seed" not in s:
         raise LeaderboardError(
             f"{where}: not a tournament file written by referee run "
-            f"(it needs scheduled and settings with {', '.join(_NEEDED_SETTINGS)})"
+            f"(it needs scheduled and settings with {', '.join(required_keys())})"
         )
     if s["seed"] is None and not (s.get("seed_secret") is True and "seed_commitment" in s):
         raise LeaderboardError(f"{where}: settings.seed must be an integer")  # unrevealed: a secret's commitment
@@ -125,72 +115,111 @@ def bootstrap_seed(settings: Mapping[str, Any]) -> int:
 
 
 def _check_settings(s: Mapping[str, Any], c: FieldCheck) -> None:
-    """The settings of ``tournament.json``, field by field."""
-    for key in ("name", "game"):
-        if not isinstance(s.get(key), str) or not NAME_RE.match(s[key]):
-            c.fail(key, "missing or not a name of 1-64 letters, digits, '.', '_' or '-'")
-    if s.get("format") not in FORMATS:
-        c.fail("format", f"must be one of {', '.join(FORMATS)}")
-    c.integer(s, "players", 1)
-    if s["players"] > MAX_SEATS:
-        c.fail("players", f"more than {MAX_SEATS}")
-    bots = c.lst(s, "bots", 1, 100_000)
+    """The settings of ``tournament.json``, key by key as ``SETTINGS`` declares them: the
+    required ones first (the bots before the challengers that name them), then those present."""
+    keys = [k for k, d in SETTINGS.items() if d.required] + [k for k, d in SETTINGS.items() if not d.required]
+    for key in keys:
+        declared = SETTINGS[key]
+        if declared.required or (key in s and (s[key] is not None or declared.kind not in _NULLABLE)):
+            _KIND_CHECKS[declared.kind](s, key, declared.minimum, c)
+
+
+_NULLABLE = ("seed", "size")  # kinds whose null is a value: a secret seed, a size the format does not use
+
+
+def _name(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    if not isinstance(s.get(key), str) or not NAME_RE.match(s[key]):
+        c.fail(key, "missing or not a name of 1-64 letters, digits, '.', '_' or '-'")
+
+
+def _options(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    if not isinstance(s.get(key), dict):
+        c.fail(key, "missing or not an object")
+    c.depth(s[key], key, MAX_DEPTH - 2)
+    if any(len(k) > 64 for k in s[key]):
+        c.fail(key, "has a key longer than 64 characters")
+
+
+def _seats(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    c.integer(s, key, 1)
+    if s[key] > MAX_SEATS:
+        c.fail(key, f"more than {MAX_SEATS}")
+
+
+def _format(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    if s.get(key) not in FORMATS:
+        c.fail(key, f"must be one of {', '.join(FORMATS)}")
+
+
+def _version(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    c.integer(s, key, 1)
+    if s[key] > SCHEDULE_VERSION:
+        c.fail(key, f"{s[key]} is newer than this referee's ({SCHEDULE_VERSION})")
+
+
+def _bool(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    if not isinstance(s[key], bool):
+        c.fail(key, "not true/false")
+
+
+def _text(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    if not isinstance(s.get(key), str) or len(s[key]) > 64:
+        c.fail(key, "missing or not a short string")
+
+
+def _stop(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    if s[key] not in STOP_RULES:
+        c.fail(key, f"must be {' or '.join(STOP_RULES)}")
+
+
+def _bots(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    bots = c.lst(s, key, 1, 100_000)
     for i, b in enumerate(bots):
         if not isinstance(b, str) or not NAME_RE.match(b):
-            c.fail(f"bots[{i}]", "not a bot name of 1-64 letters, digits, '.', '_' or '-'")
+            c.fail(f"{key}[{i}]", "not a bot name of 1-64 letters, digits, '.', '_' or '-'")
     if len(set(bots)) != len(bots):
-        c.fail("bots", "a name appears twice")
-    if s.get("seed") is not None:
-        c.integer(s, "seed", 0)
-    if not isinstance(s.get("options"), dict):
-        c.fail("options", "missing or not an object")
-    c.depth(s["options"], "options", MAX_DEPTH - 2)
-    for k in s["options"]:
-        if len(k) > 64:
-            c.fail("options", "has a key longer than 64 characters")
-    c.integer(s, "deadline_ms", 1)
-    c.integer(s, "max_faults", 0)
-    if not isinstance(s.get("on_fault"), str) or len(s["on_fault"]) > 64:
-        c.fail("on_fault", "missing or not a short string")
-    if "sandbox" in s and (not isinstance(s["sandbox"], str) or len(s["sandbox"]) > 64):
-        c.fail("sandbox", "not a short string")
-    for key in ("rounds", "matches"):
-        if s.get(key) is not None:
-            c.integer(s, key, 1)
-    if "schedule_version" in s:
-        c.integer(s, "schedule_version", 1)
-        if s["schedule_version"] > SCHEDULE_VERSION:
-            c.fail("schedule_version", f"{s['schedule_version']} is newer than this referee's ({SCHEDULE_VERSION})")
-    if "challengers" in s:
-        chal = c.lst(s, "challengers", 1, len(bots))
-        if any(x not in bots for x in chal):
-            c.fail("challengers", "names a bot that is not in bots")
-    if "ladder" in s:
-        _check_ladder(s["ladder"], bots, c)
-    for key in ("duplicate", "seed_secret", "challengers_meet", "grow", "closed"):
-        if key in s and not isinstance(s[key], bool):
-            c.fail(key, "not true/false")
-    if "stop" in s and s["stop"] not in STOP_RULES:
-        c.fail("stop", "must be all or settled")
-    for key in ("top", "batch"):
-        if key in s:
-            c.integer(s, key, 0)
-    if "confidence" in s:
-        c.number(s, "confidence")
-    if "time_bank_ms" in s:
-        c.integer(s, "time_bank_ms", 0)
-    if "max_fault_rate" in s:
-        c.number(s, "max_fault_rate")
-    if "excluded" in s:
-        for i, e in enumerate(c.lst(s, "excluded", 0, 100_000)):
-            if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not NAME_RE.match(e["name"]):
-                c.fail(f"excluded[{i}]", "not an object with a bot name")
-            if not isinstance(e.get("reason"), str) or len(e["reason"]) > MAX_STR:
-                c.fail(f"excluded[{i}].reason", "missing or not a string")
-    if "seed_commitment" in s and (
-        not isinstance(s["seed_commitment"], str) or not re.match(r"^[0-9a-f]{64}\Z", s["seed_commitment"])
-    ):
-        c.fail("seed_commitment", "not a SHA-256 in hex")
+        c.fail(key, "a name appears twice")
+
+
+def _challengers(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    bots = s["bots"]  # checked before: it is required
+    if any(x not in bots for x in c.lst(s, key, 1, len(bots))):
+        c.fail(key, "names a bot that is not in bots")
+
+
+def _excluded(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    for i, e in enumerate(c.lst(s, key, 0, 100_000)):
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not NAME_RE.match(e["name"]):
+            c.fail(f"{key}[{i}]", "not an object with a bot name")
+        if not isinstance(e.get("reason"), str) or len(e["reason"]) > MAX_STR:
+            c.fail(f"{key}[{i}].reason", "missing or not a string")
+
+
+def _sha256(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    if not isinstance(s[key], str) or not re.match(r"^[0-9a-f]{64}\Z", s[key]):
+        c.fail(key, "not a SHA-256 in hex")
+
+
+_KIND_CHECKS: dict[str, Callable[[Mapping[str, Any], str, int, FieldCheck], None]] = {
+    "name": _name,
+    "options": _options,
+    "seed": lambda s, key, minimum, c: c.integer(s, key, 0) if s.get(key) is not None else None,
+    "seats": _seats,
+    "format": _format,
+    "size": lambda s, key, minimum, c: c.integer(s, key, 1),
+    "version": _version,
+    "integer": lambda s, key, minimum, c: c.integer(s, key, minimum),
+    "number": lambda s, key, minimum, c: c.number(s, key),
+    "bool": _bool,
+    "text": _text,
+    "stop": _stop,
+    "bots": _bots,
+    "challengers": _challengers,
+    "ladder": lambda s, key, minimum, c: _check_ladder(s[key], s["bots"], c),
+    "excluded": _excluded,
+    "sha256": _sha256,
+    "any": lambda s, key, minimum, c: None,
+}
 
 
 _ENTRY_VERSION = re.compile(r"[0-9a-f]{12}\Z")
