@@ -111,7 +111,7 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
             "max_restarts": 1,
             "restart_backoff_ms": 50,
             "sandbox": sandbox,
-            **({"bot_user": "root"} if sandbox == "none" else {}),
+            **({"bot_user": "referee"} if sandbox == "none" else {}),
         },
         "bot": bots,
     }

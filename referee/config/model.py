@@ -19,6 +19,7 @@ from referee.errors import ConfigError
 FORMATS = ("round_robin", "random", "team", "gauntlet", "ladder")
 ON_FAULT = ("fallback", "forfeit")
 SANDBOX_MODES = ("auto", "bwrap", "none")
+BOT_USERS = ("own", "referee")  # a started bot's uid (bots/cage/uids.py); user names are retired
 NETWORKS = ("own", "host")  # a started bot's network (bots/cage/sandbox.py)
 CAGE_KEYS = (  # the [limits] keys a [[bot]] may override in its own `limits` table
     "sandbox",
@@ -97,7 +98,9 @@ class Limits:
     max_file_mb: int = setting(64, minimum=1, doc="the largest file a started bot may write")
     max_open_files: int = setting(1024, minimum=16, doc="per process of a started bot (every connection is one)")
     log_mb: int = setting(10, minimum=1, doc="logs/BOT.log, then one marker line and the rest dropped")
-    bot_user: str = setting("nobody", doc="who started bots run as when the referee runs as root (a user name)")
+    bot_user: str = setting(
+        "own", doc="own: a uid of its own (a root referee); referee: the referee's own, only with sandbox = 'none'"
+    )
     disk_mb: int = setting(256, minimum=1, doc="all a started bot writes (home, /tmp), files bounded too (64 per MB)")
     cpus: float = setting(1.0, above=0, maximum=256, doc="CPU time of a started bot, all its processes (cores)")
 

@@ -236,7 +236,7 @@ class ManagedBot:
         except OSError as exc:
             raise BotStartError(f"bot {name!r}: cannot prepare its private folder: {exc.strerror or exc}") from exc
         self._forget_network()
-        self._log_line(f"{time.strftime('%Y-%m-%d %H:%M:%S')} start: port {self.port}")
+        self._log_line(f"{time.strftime('%Y-%m-%d %H:%M:%S')} start: port {self.port}{prepared.note}")
         setup = json.dumps(prepared.setup, separators=(",", ":"))
         guarded = [sys.executable, "-I", "-S", GUARD, "--grace", f"{GRACE_S:g}", "--setup", setup, "--"]
         try:
@@ -250,6 +250,7 @@ class ManagedBot:
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                     env=prepared.env,
+                    pass_fds=prepared.fds,
                 )
         except OSError as exc:
             where = (
