@@ -15,7 +15,10 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import socket
+import sysconfig
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -69,6 +72,19 @@ def attackers(mark: str) -> dict[str, dict[str, Any]]:
             "collude-a": {},
             "collude-b": {},
         },
+        "channels": {  # issue 34: what two bots of one team could share
+            "keyring-a": {},
+            "keyring-b": {},
+            "locksend": {},
+            "lockrecv": {},
+            "notify": {},
+            "iouring": {},
+        },
+        "neighbours": {  # issue 34: a bot without a cage beside caged ones (each its own uid)
+            "neighbour-a": {"sandbox": "none"},
+            "neighbour-b": {"sandbox": "none"},
+            "shm": {"memory_mb": 96, "disk_mb": 512},
+        },
         "limits": {
             "disk": {"disk_mb": 32},
             "files": {"disk_mb": 16},
@@ -81,20 +97,28 @@ def attackers(mark: str) -> dict[str, dict[str, Any]]:
 
 
 def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], list[Listener]]:
-    """One run of ``kind`` (network or limits); its output folder, every bot's log, the listeners."""
+    """One run of ``kind`` (network, limits, channels, neighbours); its output folder,
+    every bot's log, the listeners."""
     mark = uuid.uuid4().hex
     listeners = [Listener(), Listener()]  # the referee's port, a Dask scheduler's
     collude_port = listeners[0].port + 1 if listeners[0].port < 65000 else 20000
-    seeds = folder / "seeds.json"
+    # where a bot without a cage, under a uid of its own, can read it (pytest's folders are 0700)
+    shared = Path(tempfile.mkdtemp(prefix="referee-alone-"))
+    shared.chmod(0o755)
+    seeds = shared / "seeds.json"
     env = {"REFEREE_TEST_MARK": mark, "PYTHONPATH": str(ROOT)}
-    victims = VICTIMS if kind == "network" else VICTIMS[:1]  # 7 seats at most
+    victims = VICTIMS if kind in ("network", "neighbours") else VICTIMS[:1]  # 7 seats at most
     bots: list[dict[str, Any]] = [{"name": v, "command": [*NIMMT, v, "--port", "{port}"], "env": env} for v in victims]
     for name, own in attackers(kind).items():
         attack = name.split("-")[0]
-        command = ["python", ATTACKER, "--attack", attack, "--seeds", str(seeds), "--mark", mark]
+        uncaged = own.get("sandbox") == "none" and sandbox != "none"
+        python = "/usr/bin/python3" if uncaged else "python"  # the referee's own lives under /root, 0700
+        command = [python, ATTACKER, "--attack", attack, "--seeds", str(seeds), "--mark", mark]
         command += ["--search", str(folder / "unused"), "--targets", ",".join(str(li.port) for li in listeners)]
         command += ["--collude-port", str(collude_port), "--port", "{port}"]
-        bots.append({"name": name, "command": command, "env": env, **({"limits": own} if own else {})})
+        path = f"{ROOT}:{ROOT / 'tests' / 'hostile'}:{sysconfig.get_paths()['purelib']}" if uncaged else str(ROOT)
+        own_env = {**env, "PYTHONPATH": path}
+        bots.append({"name": name, "command": command, "env": own_env, **({"limits": own} if own else {})})
     doc = {
         "tournament": {
             "name": f"alone-{kind}",
@@ -119,7 +143,11 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
     path.write_text(tomli_w.dumps(doc))
     cfg = load_config(path)
     seeds.write_text(json.dumps({f.id: f.seed for f in schedule(cfg)}))
-    asyncio.run(run_tournament(cfg))
+    seeds.chmod(0o644)
+    try:
+        asyncio.run(run_tournament(cfg))
+    finally:
+        shutil.rmtree(shared)
     assert not survivors(mark), "a process of the run outlived it"
     logs = {b["name"]: (cfg.output / "logs" / f"{b['name']}.log").read_text(errors="replace") for b in bots}
     return cfg.output, logs, listeners

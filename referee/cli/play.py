@@ -130,6 +130,7 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     )
     if not cfg.seed_secret:
         click.echo(SEED_NOTE, err=True)
+    cage_warnings(cfg)
     if resume:
         try:
             state = read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
@@ -150,6 +151,18 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_FAILED)
     return cfg
+
+
+def cage_warnings(cfg: TournamentConfig) -> None:
+    """One warning per started bot that runs with less of a cage than the tournament's
+    (docs/cage.md; the standings mark it too)."""
+    for name, marks in cfg.cage_marks().items():
+        if marks:
+            click.echo(
+                f"warning: bot {name!r} runs with a weaker cage than the tournament's [limits]: "
+                f"{', '.join(marks)} (marked in the standings)",
+                err=True,
+            )
 
 
 def _print_lag(report: RunReport | None) -> None:
@@ -203,6 +216,7 @@ def check(config: Path) -> None:
             f"use a multiple of {cfg.players}",
             err=True,
         )
+    cage_warnings(cfg)
     with log_section("check", command_line("check")):
         statuses = asyncio.run(greet_all(cfg))
     for s in statuses:

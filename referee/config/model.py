@@ -32,6 +32,8 @@ CAGE_KEYS = (  # the [limits] keys a [[bot]] may override in its own `limits` ta
     "disk_mb",
     "cpus",
 )
+# the [limits] keys a bot may raise for itself: above the tournament's, the bot is marked
+_RAISABLE = ("memory_mb", "disk_mb", "cpus", "max_processes", "max_file_mb", "max_open_files", "log_mb")
 STOP_RULES = ("all", "settled")
 # The version of the tables a random tournament deals (tournament.json's ``schedule_version``;
 # absent: 1, the unbalanced tables drawn before). A resumed run keeps its journal's.
@@ -253,7 +255,36 @@ class TournamentConfig:
             "cpus": lim.cpus,
             "max_processes": lim.max_processes,
         }
-        return {"cage": cage, **({"cage_bots": own} if own else {})}
+        marks = {name: found for name, found in self.cage_marks().items() if found}
+        return {"cage": cage, **({"cage_bots": own} if own else {}), **({"cage_marks": marks} if marks else {})}
+
+    def cage_marks(self, shared_uid: bool = False) -> dict[str, list[str]]:
+        """Per started bot, each setting of its own that gives it less of a cage than the
+        tournament's ``[limits]`` (``"sandbox = none"``, ``"network = host"``,
+        ``"memory_mb 4096 > 1024"``, ``"bot_user = referee"``; ``"shared uid"`` when the
+        run's bots share one uid); an empty list when none. Rows of the standings carry them."""
+        lim = self.limits
+        strength = {mode: i for i, mode in enumerate(("none", "auto", "bwrap"))}
+        marks: dict[str, list[str]] = {}
+        for bot in self.bots:
+            if not bot.managed:
+                continue
+            found = []
+            sandbox = bot.limits.get("sandbox", lim.sandbox)
+            if sandbox == "none" or strength[sandbox] < strength[lim.sandbox]:
+                found.append(f"sandbox = {sandbox}")
+            if bot.network != "own":
+                found.append(f"network = {bot.network}")
+            if bot.limits.get("bot_user", lim.bot_user) != "own":
+                found.append(f"bot_user = {bot.limits.get('bot_user', lim.bot_user)}")
+            for key in _RAISABLE:
+                own, ours = bot.limits.get(key), getattr(lim, key)
+                if own is not None and own > ours:
+                    found.append(f"{key} {own:g} > {ours:g}")
+            if shared_uid and bot.limits.get("bot_user", lim.bot_user) == "own":
+                found.append("shared uid")
+            marks[bot.name] = found
+        return marks
 
     def _ladder_settings(self) -> dict[str, Any]:
         if self.format != "ladder":
