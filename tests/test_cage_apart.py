@@ -10,9 +10,12 @@ attacks are real.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
+import signal
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,12 +23,18 @@ import pytest
 import tomli_w
 
 from referee.bots.cage import uids
+from referee.bots.cage.process import ManagedBot, Revival, wait_ready
+from referee.bots.cage.sandbox import BotSpec, CageLimits
+from referee.bots.client import protocol
 from referee.config.parse import load_config
 from referee.report.policy import announce, publish_final
+from referee.run import versions
 from tests.support.cli import ROOT, referee
+from tests.support.tournament import NIMMT
 from tests.test_cage_alone import Listener, leftovers, needs_cage, play, victims_untouched
 
 Played = tuple[Path, dict[str, str], list[Listener]]
+HELLO = protocol.hello("t", "nimmt_plus", {}, "bot")
 
 
 def keys_left() -> list[str]:
@@ -180,7 +189,7 @@ def test_a_link_out_of_the_bots_folder_is_refused(tmp_path: Path, where: str) ->
         f"bot 'linked': argument '{folder}/model' is in its folder {folder} but leads out of it, "
         f"to {os.path.realpath(target)}: refused"
     )
-    assert expected in (result.stdout + result.stderr), (result.stdout + result.stderr)
+    assert expected in (result.stdout + result.stderr), result.stdout + result.stderr
     assert "Traceback" not in (result.stdout + result.stderr)
     assert (
         "READ" not in (tmp_path / "out" / "logs" / "linked.log").read_text(errors="replace")
@@ -194,8 +203,64 @@ def test_a_link_out_of_the_bots_folder_is_refused(tmp_path: Path, where: str) ->
 def test_a_link_that_stays_in_the_folder_works(tmp_path: Path) -> None:
     config = link_config(tmp_path, "inside")  # model -> inside: both bots stay in their folder
     result = referee("check", str(config))
-    assert result.returncode == 0, (result.stdout + result.stderr)
+    assert result.returncode == 0, result.stdout + result.stderr
     for name in ("linked", "honest"):
         log = (tmp_path / "out" / "logs" / f"{name}.log").read_text()
         assert "READ 'inside'" in log, log
     assert not leftovers()
+
+
+@needs_cage
+def test_a_caged_bot_restarts_on_its_port_whoever_holds_it_on_the_host(tmp_path: Path) -> None:
+    """The restart check looks where the bot listens, its own network: a host process (or a
+    ``network = "host"`` bot) on the same port number cannot block a caged bot's restart."""
+    spec = BotSpec("caged", (*NIMMT, "greedy", "--port", "{port}"), limits=CageLimits(sandbox="bwrap"))
+    bot = ManagedBot(spec, tmp_path / "logs", max_restarts=1, restart_backoff_ms=10)
+
+    async def scenario() -> Revival:
+        bot.start()
+        await wait_ready(bot, bot.endpoint(), HELLO, 10000, 1000, 65536)
+        assert bot.proc is not None
+        with socket.create_server(("127.0.0.1", bot.port)):  # the same number, on the host's network
+            os.killpg(bot.proc.pid, signal.SIGKILL)
+            while bot.alive():
+                await asyncio.sleep(0.01)
+            return await asyncio.wait_for(bot.revive(HELLO, 10000, 1000, 65536), 20)
+
+    try:
+        assert asyncio.run(scenario()) == (True, True, 1)
+    finally:
+        bot.stop()
+    assert "taken by another process" not in bot.log_path.read_text()
+    assert not leftovers()
+
+
+def test_the_fingerprint_walk_stops_at_its_cap_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    big = tmp_path / "bot"
+    for sub in ("a", "b"):
+        (big / sub).mkdir(parents=True)
+        for i in range(60):
+            (big / sub / f"f{i}.txt").write_text(str(i))
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "bot.py").write_text("print(1)")
+    doc = {
+        "tournament": {"name": "walk", "game": "nimmt_plus", "output": str(tmp_path / "out")},
+        "bot": [
+            {"name": "big", "command": ["python", "x.py", "{port}"], "workdir": "bot"},
+            {"name": "small", "command": ["python", "x.py", "{port}"], "workdir": "small"},
+        ],
+    }
+    (tmp_path / "walk.toml").write_text(tomli_w.dumps(doc))
+    config = load_config(tmp_path / "walk.toml")
+    full = versions.bot_versions(config, {})
+    monkeypatch.setattr(versions, "MAX_ENTRIES", 100)  # the walk reads 2 + 60 names, then stops in b/
+    with caplog.at_level("WARNING", logger="referee"):
+        capped = versions.bot_versions(config, {})
+        assert versions.bot_versions(config, {}) == capped  # the same folder stops at the same file
+    assert capped["big"] != full["big"] and capped["small"] == full["small"]
+    said = [r.getMessage() for r in caplog.records if "fingerprint's cap" in r.getMessage()]
+    assert said and "bot 'big'" in said[0] and "the first 100 files and folders" in said[0], said
+    assert not any("'small'" in m for m in said)
