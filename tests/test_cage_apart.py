@@ -14,8 +14,10 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,8 +29,10 @@ from referee.bots.cage.process import ManagedBot, Revival, wait_ready
 from referee.bots.cage.sandbox import BotSpec, CageLimits
 from referee.bots.client import protocol
 from referee.config.parse import load_config
+from referee.errors import ConfigError
 from referee.report.policy import announce, publish_final
 from referee.run import versions
+from referee.run.runner import JOURNAL, run_tournament
 from tests.support.cli import ROOT, referee
 from tests.support.tournament import NIMMT
 from tests.test_cage_alone import Listener, leftovers, needs_cage, play, victims_untouched
@@ -264,3 +268,69 @@ def test_the_fingerprint_walk_stops_at_its_cap_and_says_so(
     said = [r.getMessage() for r in caplog.records if "fingerprint's cap" in r.getMessage()]
     assert said and "bot 'big'" in said[0] and "the first 100 files and folders" in said[0], said
     assert not any("'small'" in m for m in said)
+
+
+@needs_cage
+@pytest.mark.skipif(shutil.which("javac") is None, reason="needs a JDK")
+def test_a_jvm_bot_plays_caged_and_locks_its_own_files(tmp_path: Path) -> None:
+    """The views and the seccomp filter leave a JVM whole: it starts, plays and takes a
+    ``FileLock`` on a file of its own; the JavaScript sample plays beside it."""
+    classes = tmp_path / "jvm"
+    subprocess.run(["javac", "-d", str(classes), str(ROOT / "tests" / "bots" / "JvmBot.java")], check=True)
+    doc = {
+        "tournament": {"name": "jvm", "game": "nimmt_plus", "seed": 5, "rounds": 1, "output": str(tmp_path / "out")},
+        "limits": {"sandbox": "bwrap", "deadline_ms": 5000},
+        "bot": [
+            {
+                "name": "jvm",
+                "command": ["java", "-Xmx128m", "-cp", str(classes), "JvmBot", "{port}"],
+                "workdir": str(classes),
+            },
+            {"name": "js", "command": ["node", str(ROOT / "sample_bots" / "js" / "nimmt.js"), "--port", "{port}"]},
+            {"name": "greedy", "command": [*NIMMT, "greedy", "--port", "{port}"]},
+        ],
+    }
+    (tmp_path / "jvm.toml").write_text(tomli_w.dumps(doc))
+    config = load_config(tmp_path / "jvm.toml")
+    asyncio.run(run_tournament(config))
+    records = [json.loads(line) for line in (config.output / JOURNAL).read_text().splitlines()]
+    assert [r for r in records if "id" in r] and not [f for r in records for f in r.get("faults", ())]
+    assert "JVM FileLock works" in (config.output / "logs" / "jvm.log").read_text()
+    assert not leftovers()
+
+
+@pytest.mark.parametrize(
+    ("limits", "own", "key", "says"),
+    [
+        ({"bot_user": "nobody"}, {}, "limits.bot_user", "'nobody': user names are retired"),
+        ({}, {"bot_user": "root"}, "bot[1] (b).limits.bot_user", "bot 'b' may not run as 'root' in a cage"),
+        ({"bot_user": "referee"}, {}, "limits.bot_user", "bot 'a' may not run as 'referee' in a cage"),
+        ({"sandbox": "none"}, {"bot_user": "root"}, "bot[1] (b).limits.bot_user", "'root' is refused"),
+    ],
+)
+def test_old_and_root_bot_users_are_refused_with_the_bot_and_key(
+    tmp_path: Path, limits: dict[str, str], own: dict[str, str], key: str, says: str
+) -> None:
+    bots = [{"name": n, "command": ["python", "x.py", "{port}"]} for n in ("a", "b")]
+    bots[1]["limits"] = own
+    path = tmp_path / "t.toml"
+    path.write_text(tomli_w.dumps({"tournament": {"game": "nimmt_plus"}, "limits": limits, "bot": bots}))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}: {key}: {says}"), caught.value
+
+
+def test_the_referee_user_is_allowed_without_a_cage_and_marked(tmp_path: Path) -> None:
+    bots = [
+        {"name": "a", "command": ["python", "x.py", "{port}"], "limits": {"bot_user": "referee", "sandbox": "none"}}
+    ]
+    bots.append({"name": "b", "command": ["python", "x.py", "{port}"], "network": "host", "limits": {"cpus": 2}})
+    path = tmp_path / "t.toml"
+    path.write_text(tomli_w.dumps({"tournament": {"game": "nimmt_plus"}, "bot": bots}))
+    config = load_config(path)
+    assert config.cage_marks() == {"a": ["sandbox = none", "bot_user = referee"], "b": ["network = host", "cpus 2 > 1"]}
+    assert config.cage_marks(shared_uid=True)["b"][-1] == "shared uid"
+    result = referee("check", str(path))
+    assert "warning: bot 'b' runs with a weaker cage than the tournament's [limits]: network = host, cpus 2 > 1" in (
+        result.stderr
+    )
