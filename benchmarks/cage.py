@@ -33,7 +33,7 @@ NIMMT = ("python", "-m", "sample_bots.nimmt")
 
 def limits(sandbox: str) -> CageLimits:
     """The default limits in ``sandbox`` mode (``none``: as the referee's own user)."""
-    return CageLimits(sandbox=sandbox, bot_user="referee" if sandbox == "none" else "nobody")
+    return CageLimits(sandbox=sandbox, bot_user="referee" if sandbox == "none" else "own")
 
 
 async def startup_ms(sandbox: str, starts: int, logs: Path) -> float:

@@ -8,9 +8,12 @@ files), a cgroup for ``max_processes``, ``memory_mb`` and ``cpus`` (``cgroups.py
 a uid of its own when the referee is root (``uids.py``; ``bot_user = "referee"``, only
 without a cage, keeps the referee's). With bubblewrap: its own PID, IPC, UTS, mount and
 (as root) network namespaces (``netns.py``: only the referee reaches it), no user
-namespaces (``seccomp.py``), the system read-only, its home and ``/tmp`` from its private
-folder, its own files and (for ``python``) the referee's venv read-only. ``docs/cage.md``
-says all of it for bot authors; a limit that cannot hold here is named once (``not_enforced``).
+namespaces nor shared kernel objects (``seccomp.py``), its home, ``/tmp`` and ``/dev/shm``
+from its private folder, and read-only the system, its own folder (``Cage.folder``: an
+argument leading out of it is refused) and (for ``python``) the referee's venv, each as
+a view of its own when the referee is root (``views.py``: its locks are its own).
+``docs/cage.md`` says all of it for bot authors; a limit that cannot hold here is named
+once (``not_enforced``).
 """
 
 from __future__ import annotations
@@ -287,6 +290,10 @@ class Cage:
             not_enforced(["no user namespaces", "no keyring, io_uring, inotify"], "no seccomp filter for this machine")
         if not self.root:
             not_enforced(["a uid of each bot's own"], "the referee is not root: the bots share one uid")
+        if self.bwrap and self.views is None:
+            not_enforced(
+                ["no channel through locks on shared files"], "views of its own need a referee running as root"
+            )
 
     def _bwrap_argv(self, argv: list[str]) -> list[str]:
         """bwrap and its options for this bot (see the module doc)."""
