@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -334,3 +335,32 @@ def test_the_referee_user_is_allowed_without_a_cage_and_marked(tmp_path: Path) -
     assert "warning: bot 'b' runs with a weaker cage than the tournament's [limits]: network = host, cpus 2 > 1" in (
         result.stderr
     )
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="uids of their own need a referee running as root")
+
+
+@needs_root
+def test_a_uid_is_never_handed_to_two_bots_of_two_runs(tmp_path: Path) -> None:
+    """The lock file of a uid is held across processes: another referee run (here a second
+    process) claims the next free uid, and the first is free again once released."""
+    held = uids.claim()
+    try:
+        assert uids.FIRST_UID <= held.uid < uids.FIRST_UID + uids.SLOTS
+        other = "from referee.bots.cage import uids; print(uids.claim().uid)"
+        second = int(subprocess.run([sys.executable, "-c", other], capture_output=True, text=True, check=True).stdout)
+        assert second != held.uid
+    finally:
+        held.release()
+    again = uids.claim()
+    again.release()
+    assert again.uid <= max(held.uid, second)  # released uids are handed out again, the lowest first
+
+
+@needs_root
+def test_a_lock_folder_of_another_user_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "locks"
+    folder.mkdir(mode=0o700)
+    os.chown(folder, 12345, 12345)  # somebody else could hold or fake every lock in it
+    with pytest.raises(PermissionError, match="must be root's and mode 0700"):
+        uids.claim(folder)

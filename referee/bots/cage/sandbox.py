@@ -315,10 +315,10 @@ class Cage:
             elif os.path.isdir(link):
                 out += ["--ro-bind", self._view(link), link]
         out += ["--proc", "/proc", "--dev", "/dev", "--bind", str(self.private / "shm"), "/dev/shm"]
-        if self.views is not None and self.views.of("/dev", devices=True) is not None:
-            for node in views.DEVICES:  # nodes of its own view: no lock or notice shared with another bot
-                if os.path.exists(f"/dev/{node}"):
-                    out += ["--dev-bind", f"{self.views.of('/dev', devices=True)}/{node}", f"/dev/{node}"]
+        devices = self.views.of("/dev", devices=True) if self.views is not None else None
+        for node in views.DEVICES if devices is not None else ():  # its own: no lock or notice shared
+            if os.path.exists(f"/dev/{node}"):
+                out += ["--dev-bind", f"{devices}/{node}", f"/dev/{node}"]
         visible = sorted(self.visible(argv))
         parents = sorted({str(a) for p in visible for a in Path(p).parents if str(a) not in ("/", "/tmp")})
         out += ["--perms", "0755", "--dir", str(Path(HOME_IN_CAGE).parent)]  # else 0700: $HOME unreachable
