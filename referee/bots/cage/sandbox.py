@@ -153,7 +153,7 @@ def resolve_command(command: Sequence[str], base_dir: Path) -> list[str]:
             and not os.path.isabs(arg)
             and "{port}" not in arg
             and (i > 0 or "/" in arg)  # a bare program name is looked up on PATH
-            and candidate.exists()
+            and os.path.exists(candidate)  # False for a name too long for a path (a `-c` program)
         ):
             out.append(str(base_dir.resolve() / arg))  # links not followed: the cage checks where they lead
         else:
