@@ -7,7 +7,7 @@
    referee's own CPU µs per decision (its process time over the decisions in the journal).
 
 Without bubblewrap only the ``none`` lines are printed. On a machine whose Python lives
-where ``nobody`` cannot read it, ``none`` runs the bots as the referee's user.
+where no other uid can read it, ``none`` runs the bots as the referee's user.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ NIMMT = ("python", "-m", "sample_bots.nimmt")
 
 def limits(sandbox: str) -> CageLimits:
     """The default limits in ``sandbox`` mode (``none``: as the referee's own user)."""
-    return CageLimits(sandbox=sandbox, bot_user="root" if sandbox == "none" else "nobody")
+    return CageLimits(sandbox=sandbox, bot_user="referee" if sandbox == "none" else "own")
 
 
 async def startup_ms(sandbox: str, starts: int, logs: Path) -> float:
@@ -58,7 +58,7 @@ def tournament(sandbox: str, rounds: int, folder: Path, concurrency: int = 8) ->
     table = {"name": "bench-cage", "game": "nimmt_plus", "players": 4, "rounds": rounds, "concurrency": concurrency}
     doc = {
         "tournament": {**table, "output": str(folder / f"{sandbox}-{concurrency}")},
-        "limits": {"sandbox": sandbox, **({"bot_user": "root"} if sandbox == "none" else {})},
+        "limits": {"sandbox": sandbox, **({"bot_user": "referee"} if sandbox == "none" else {})},
         "bot": bots,
     }
     cfg = parse_config(doc, folder / "bench.toml", os.environ)

@@ -81,7 +81,7 @@ def config(
             "log_mb": LOG_MB,
             "max_processes": MAX_PROCESSES,
             "memory_mb": 512,
-            **({"bot_user": "root"} if sandbox == "none" else {}),
+            **({"bot_user": "referee"} if sandbox == "none" else {}),
         },
         "bot": [
             {"name": "greedy", "command": NIMMT + ["greedy", "--port", "{port}"], "env": env},

@@ -11,145 +11,23 @@ connection, no fault, no restart), and no process, mount or cgroup outlives the 
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 import re
-import socket
-import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import tomli_w
 
-from referee.bots.cage.netns import usable
-from referee.bots.cage.sandbox import bwrap_works
 from referee.config.parse import load_config
-from referee.run.runner import JOURNAL, run_tournament
-from referee.schedule.formats import schedule
 from referee.schedule.settings import published
-from tests.support.cli import ROOT
-from tests.support.processes import survivors
-from tests.support.tournament import NIMMT
-
-pytestmark = pytest.mark.serial
-
-ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")
-VICTIMS = ("greedy", "cautious", "random")
-
-needs_cage = pytest.mark.skipif(
-    not (bwrap_works() and usable()), reason="needs bubblewrap and root (a network and a cgroup per bot)"
+from tests.support.cage_attack import (
+    Listener,
+    leftovers,
+    needs_cage,
+    play,
+    victims_untouched,
 )
 
-
-class Listener:
-    """A TCP port of the host that counts the connections it accepts."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.accepted = 0
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            conn.close()
-
-
-def attackers(mark: str) -> dict[str, dict[str, Any]]:
-    """The attacking bots of each run: name -> (attack, its own limits)."""
-    return {
-        "network": {
-            "reach": {},
-            "collude-a": {},
-            "collude-b": {},
-        },
-        "limits": {
-            "disk": {"disk_mb": 32},
-            "files": {"disk_mb": 16},
-            "shared": {"memory_mb": 96},
-            "tmpfs": {"memory_mb": 96, "disk_mb": 512},
-            "userns": {},
-            "spin": {"cpus": 0.25},
-        },
-    }[mark]
-
-
-def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], list[Listener]]:
-    """One run of ``kind`` (network or limits); its output folder, every bot's log, the listeners."""
-    mark = uuid.uuid4().hex
-    listeners = [Listener(), Listener()]  # the referee's port, a Dask scheduler's
-    collude_port = listeners[0].port + 1 if listeners[0].port < 65000 else 20000
-    seeds = folder / "seeds.json"
-    env = {"REFEREE_TEST_MARK": mark, "PYTHONPATH": str(ROOT)}
-    victims = VICTIMS if kind == "network" else VICTIMS[:1]  # 7 seats at most
-    bots: list[dict[str, Any]] = [{"name": v, "command": [*NIMMT, v, "--port", "{port}"], "env": env} for v in victims]
-    for name, own in attackers(kind).items():
-        attack = name.split("-")[0]
-        command = ["python", ATTACKER, "--attack", attack, "--seeds", str(seeds), "--mark", mark]
-        command += ["--search", str(folder / "unused"), "--targets", ",".join(str(li.port) for li in listeners)]
-        command += ["--collude-port", str(collude_port), "--port", "{port}"]
-        bots.append({"name": name, "command": command, "env": env, **({"limits": own} if own else {})})
-    doc = {
-        "tournament": {
-            "name": f"alone-{kind}",
-            "game": "nimmt_plus",
-            "seed": 7,
-            "players": len(bots),
-            "rounds": 1,
-            "concurrency": 1,
-            "output": str(folder / "out"),
-        },
-        "limits": {
-            "deadline_ms": 30000,
-            "max_faults": 2,
-            "max_restarts": 1,
-            "restart_backoff_ms": 50,
-            "sandbox": sandbox,
-            **({"bot_user": "root"} if sandbox == "none" else {}),
-        },
-        "bot": bots,
-    }
-    path = folder / "alone.toml"
-    path.write_text(tomli_w.dumps(doc))
-    cfg = load_config(path)
-    seeds.write_text(json.dumps({f.id: f.seed for f in schedule(cfg)}))
-    asyncio.run(run_tournament(cfg))
-    assert not survivors(mark), "a process of the run outlived it"
-    logs = {b["name"]: (cfg.output / "logs" / f"{b['name']}.log").read_text(errors="replace") for b in bots}
-    return cfg.output, logs, listeners
-
-
-def leftovers() -> list[str]:
-    """Mounts and cgroups of this process's runs still there."""
-    mine = f"referee-bot-{os.getpid()}-"  # other runs on the machine have their own
-    mounts = [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if mine in line]
-    groups = [str(p) for p in Path("/sys/fs/cgroup").glob(f"**/referee-{os.getpid()}-*")]
-    return mounts + groups
-
-
-def journal(out: Path) -> list[dict[str, Any]]:
-    """The match lines of the run's journal."""
-    return [rec for rec in map(json.loads, (out / JOURNAL).read_text().splitlines()) if "id" in rec]
-
-
-def victims_untouched(out: Path, logs: dict[str, str]) -> None:
-    """Every match played; no fault, restart or guard's intervention for a sample bot."""
-    records = journal(out)
-    assert records
-    for rec in records:
-        assert all(f["bot"] not in VICTIMS for f in rec["faults"]), rec["faults"]
-    for name in set(VICTIMS) & set(logs):
-        assert "restart" not in logs[name] and "[guard]" not in logs[name] and "down" not in logs[name], logs[name]
-        assert re.search(r"--- stop \(SIGTERM\), exited 0 after \d+ ms\n\Z", logs[name]), logs[name][-300:]
+pytestmark = pytest.mark.serial
 
 
 @pytest.fixture(scope="module")

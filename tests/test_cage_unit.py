@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots.cage import sandbox
+from referee.bots.cage import sandbox, uids
 from referee.bots.cage.process import ManagedBot, printable, start_managed, wait_ready
 from referee.bots.cage.sandbox import BotSpec, CageLimits, bwrap_works, resolve_command
 from referee.bots.client import protocol, wire
@@ -69,8 +69,9 @@ def test_every_request_carries_the_token_and_a_forged_one_is_refused(tmp_path: P
     assert asyncio.run(scenario()) == (401, 401)
     log = (tmp_path / "logs" / "tok.log").read_text()
     assert "cwd=/home/bot greeting=hi own-files=read-only" in log
-    if os.geteuid() == 0:
-        assert "uid=65534" in log  # nobody
+    if os.geteuid() == 0:  # a uid of its own, from the documented range
+        uid = int(re.search(r"uid=(\d+)", log).group(1))  # type: ignore[union-attr]
+        assert uids.FIRST_UID <= uid < uids.FIRST_UID + uids.SLOTS
     assert not (TOKEN_BOT.parent / "written-by-bot").exists()
 
 
@@ -148,7 +149,7 @@ def test_urls_with_credentials_and_bad_env_tables_are_refused(tmp_path: Path) ->
 def test_a_log_tail_with_escape_sequences_is_printed_escaped(tmp_path: Path) -> None:
     evil = "print('\\x1b]0;pwned\\x07\\x1b[2J\\u202eevil', flush=True); raise SystemExit(3)"
     spec = BotSpec(
-        "evil", ("python", "-c", evil, "--port", "{port}"), limits=CageLimits(sandbox="none", bot_user="root")
+        "evil", ("python", "-c", evil, "--port", "{port}"), limits=CageLimits(sandbox="none", bot_user="referee")
     )
     bot = ManagedBot(spec, tmp_path / "logs")
 
@@ -178,7 +179,7 @@ def test_the_bots_layer_does_not_load_the_config_or_the_games() -> None:
 def test_sigterm_reaches_the_bot_and_the_log_ends_with_a_stop_line(tmp_path: Path, mode: str) -> None:
     if mode == "bwrap" and not bwrap_works():
         pytest.skip("bubblewrap is not installed or cannot run here")
-    limits = CageLimits(sandbox=mode, bot_user="root" if mode == "none" else "nobody")
+    limits = CageLimits(sandbox=mode, bot_user="referee" if mode == "none" else "own")
     env = {"PYTHONPATH": str(ROOT)}
     spec = BotSpec(
         "trap", ("python", str(ROOT / "tests" / "bots" / "trapping.py"), "--port", "{port}"), env=env, limits=limits

@@ -40,7 +40,7 @@ DIES_THEN_HANGS = [
     "time.sleep(60)",
 ]
 HELLO = protocol.hello("t", "nimmt_plus", {}, "bot")
-UNCAGED = CageLimits(sandbox="none", bot_user="root")
+UNCAGED = CageLimits(sandbox="none", bot_user="referee")
 
 
 def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> None:

@@ -137,6 +137,7 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     )
     if not cfg.seed_secret:
         click.echo(SEED_NOTE, err=True)
+    cage_warnings(cfg)
     if resume:
         state = read_journal(cfg.output / JOURNAL, fixtures, [b.name for b in cfg.bots], repair=False)
         for bot, n in sorted(state.left_out.items()):
@@ -149,6 +150,18 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
             click.echo(f"grow: {state.count} finished matches kept, {len(fixtures) - state.count} to play", err=True)
     announce(cfg, len(fixtures))
     return cfg
+
+
+def cage_warnings(cfg: TournamentConfig) -> None:
+    """One warning per started bot that runs with less of a cage than the tournament's
+    (docs/cage.md; the standings mark it too)."""
+    for name, marks in cfg.cage_marks().items():
+        if marks:
+            click.echo(
+                f"warning: bot {name!r} runs with a weaker cage than the tournament's [limits]: "
+                f"{', '.join(marks)} (marked in the standings)",
+                err=True,
+            )
 
 
 def _print_lag(report: RunReport | None) -> None:
@@ -202,6 +215,7 @@ def check(config: Path) -> None:
             f"use a multiple of {cfg.players}",
             err=True,
         )
+    cage_warnings(cfg)
     statuses = asyncio.run(greet_all(cfg))
     for s in statuses:
         verdict = "ok  " if s.ok else "FAIL"

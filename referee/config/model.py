@@ -22,6 +22,7 @@ from referee.errors import ConfigError
 FORMATS = ("round_robin", "random", "team", "gauntlet", "ladder")
 ON_FAULT = ("fallback", "forfeit")
 SANDBOX_MODES = ("auto", "bwrap", "none")
+BOT_USERS = ("own", "referee")  # a started bot's uid (bots/cage/uids.py); user names are retired
 NETWORKS = ("own", "host")  # a started bot's network (bots/cage/sandbox.py)
 CAGE_KEYS = (  # the [limits] keys a [[bot]] may override in its own `limits` table
     "sandbox",
@@ -34,6 +35,8 @@ CAGE_KEYS = (  # the [limits] keys a [[bot]] may override in its own `limits` ta
     "disk_mb",
     "cpus",
 )
+# the [limits] keys a bot may raise for itself: above the tournament's, the bot is marked
+_RAISABLE = ("memory_mb", "disk_mb", "cpus", "max_processes", "max_file_mb", "max_open_files", "log_mb")
 STOP_RULES = ("all", "settled")
 # The version of the tables a random tournament deals (tournament.json's ``schedule_version``;
 # absent: 1, the unbalanced tables drawn before). A resumed run keeps its journal's.
@@ -100,7 +103,9 @@ class Limits:
     max_file_mb: int = setting(64, minimum=1, doc="the largest file a started bot may write")
     max_open_files: int = setting(1024, minimum=16, doc="per process of a started bot (every connection is one)")
     log_mb: int = setting(10, minimum=1, doc="logs/BOT.log, then one marker line and the rest dropped")
-    bot_user: str = setting("nobody", doc="who started bots run as when the referee runs as root (a user name)")
+    bot_user: str = setting(
+        "own", doc="own: a uid of its own (a root referee); referee: the referee's own, only with sandbox = 'none'"
+    )
     disk_mb: int = setting(256, minimum=1, doc="all a started bot writes (home, /tmp), files bounded too (64 per MB)")
     cpus: float = setting(1.0, above=0, maximum=256, doc="CPU time of a started bot, all its processes (cores)")
 
@@ -195,6 +200,34 @@ class TournamentConfig:
     def max_concurrent(self, bot: BotConfig) -> int:
         """Requests in flight at once to ``bot``: its own limit, else the tournament's (0: none)."""
         return bot.max_concurrent or self.limits.max_concurrent
+
+    def cage_marks(self, shared_uid: bool = False) -> dict[str, list[str]]:
+        """Per started bot, each setting of its own that gives it less of a cage than the
+        tournament's ``[limits]`` (``"sandbox = none"``, ``"network = host"``,
+        ``"memory_mb 4096 > 1024"``, ``"bot_user = referee"``; ``"shared uid"`` when the
+        run's bots share one uid); an empty list when none. Rows of the standings carry them."""
+        lim = self.limits
+        strength = {mode: i for i, mode in enumerate(("none", "auto", "bwrap"))}
+        marks: dict[str, list[str]] = {}
+        for bot in self.bots:
+            if not bot.managed:
+                continue
+            found = []
+            sandbox = bot.limits.get("sandbox", lim.sandbox)
+            if sandbox == "none" or strength[sandbox] < strength[lim.sandbox]:
+                found.append(f"sandbox = {sandbox}")
+            if bot.network != "own":
+                found.append(f"network = {bot.network}")
+            if bot.limits.get("bot_user", lim.bot_user) != "own":
+                found.append(f"bot_user = {bot.limits.get('bot_user', lim.bot_user)}")
+            for key in _RAISABLE:
+                own, ours = bot.limits.get(key), getattr(lim, key)
+                if own is not None and own > ours:
+                    found.append(f"{key} {own:g} > {ours:g}")
+            if shared_uid and bot.limits.get("bot_user", lim.bot_user) == "own":
+                found.append("shared uid")
+            marks[bot.name] = found
+        return marks
 
 
 TOURNAMENT_KEYS = keys_of(TournamentConfig)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from referee.config.keys import REQUIRED, Key, hint, type_name
 from referee.config.model import (
     BOT_KEYS,
+    BOT_USERS,
     CAGE_KEYS,
     CLUSTER_KEYS,
     CLUSTER_RE,
@@ -77,8 +78,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     lim = _table(err, doc, "limits")
     _unknown(err, "limits.", lim, LIMIT_KEYS)
     lv = _values(err, "limits", lim, LIMIT_KEYS)
-    if not NAME_RE.match(lv["bot_user"]):
-        err.fail("limits.bot_user", f"{lv['bot_user']!r} is not a user name")
+    _check_bot_users(err, lv, bots)
     address = _cluster(err, doc)
     _check_grow(err, tv, lv)
     name = tv["name"] or path.stem
@@ -117,6 +117,42 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         closed=tv["closed"],
         on_unready=tv["on_unready"],
     )
+
+
+def _check_bot_users(err: _Errors, lv: Mapping[str, Any], bots: tuple[BotConfig, ...]) -> None:
+    """``bot_user``: a bot in a cage never runs as root or as the referee's user, and a
+    user name is retired (every started bot has a uid of its own)."""
+    for i, bot in enumerate(bots):
+        own = bot.limits.get("bot_user")
+        key = f"bot[{i}] ({bot.name}).limits.bot_user" if own is not None else "limits.bot_user"
+        user, sandbox = own or lv["bot_user"], bot.limits.get("sandbox", lv["sandbox"])
+        if bot.managed and user != "own" and sandbox != "none":
+            _check_bot_user(err, key, user, bot.name)
+        if own is not None:
+            _check_bot_user(err, key, own, None)
+    _check_bot_user(err, "limits.bot_user", lv["bot_user"], None)
+
+
+def _check_bot_user(err: _Errors, key: str, user: str, caged: str | None) -> None:
+    """One ``bot_user`` value; ``caged``: the name of a bot in a cage that would run as it."""
+    if user not in (*BOT_USERS, "root"):
+        err.fail(
+            key,
+            f"{user!r}: user names are retired (every started bot runs as a uid of its own, docs/cage.md): "
+            "leave the key out, or 'referee' (the referee's own user, with sandbox = 'none' only)",
+        )
+    if caged is not None:
+        err.fail(
+            key,
+            f"bot {caged!r} may not run as {user!r} in a cage (a caged bot never runs as root or with "
+            "capabilities): leave bot_user out (each bot gets a uid of its own), or give the bot sandbox = 'none'",
+        )
+    if user == "root":
+        err.fail(
+            key,
+            "'root' is refused: a started bot runs as a uid of its own ('own', the default); "
+            "without a cage, 'referee' runs it as the referee's own user",
+        )
 
 
 def _game(err: _Errors, game_id: str) -> Game:

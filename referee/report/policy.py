@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.bots.cage import uids
 from referee.config.model import TournamentConfig
 from referee.errors import OutputError, RefereeError
 from referee.report.progress import OnProgress, nothing
@@ -56,6 +57,9 @@ def published_settings(config: TournamentConfig, complete: bool) -> dict[str, An
     """The settings for ``tournament.json``: with a secret seed, its commitment, and the
     seed itself only when the run is ``complete``."""
     settings = published(config)
+    if not uids.own_uids():  # the run's bots share one uid (bots/cage/uids.py): each is marked
+        marks = {name: found for name, found in config.cage_marks(shared_uid=True).items() if found}
+        settings.update({"cage_marks": marks} if marks else {})
     if config.seed_secret:
         settings["seed_commitment"] = commitment(config.seed)
         if complete:

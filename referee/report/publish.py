@@ -144,6 +144,9 @@ def build_leaderboard(
         },
         "excluded": [{"name": e["name"], "reason": e["reason"]} for e in settings.get("excluded", ())],
     }
+    marks = settings.get("cage_marks") or {}
+    for row in doc["standings"]:  # what the bot's cage lacked against the tournament's (docs/cage.md)
+        row["cage_marks"] = list(marks.get(row["name"], ()))
     if tally.seen:
         for row in doc["standings"]:
             row.update(tally.fields(row["name"]))
@@ -307,6 +310,7 @@ def render_csv(board: Leaderboard) -> str:
         "restarts",
         "disqualified",
         "disqualified_note",
+        "cage_marks",
     ]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -343,6 +347,7 @@ def render_csv(board: Leaderboard) -> str:
                     r["restarts"],
                     r["disqualified"],
                     r["disqualified_note"],
+                    "; ".join(r.get("cage_marks") or ()),
                 )
             ]
         )

@@ -118,8 +118,12 @@ class Column:
 
 
 def role_mark(row: Mapping[str, Any]) -> str:
-    """The mark after a bot's name in a gauntlet's tables: challengers are ranked, the field is for reference."""
-    return {"challenger": " (challenger)", "field": " (field)"}.get(str(row.get("role", "")), "")
+    """The marks after a bot's name in the tables: in a gauntlet, challengers are ranked and
+    the field is for reference; a bot that ran with less of a cage than the tournament's
+    (``cage_marks``, docs/cage.md) is marked with those settings."""
+    role = {"challenger": " (challenger)", "field": " (field)"}.get(str(row.get("role", "")), "")
+    marks = row.get("cage_marks") or ()
+    return role + (f" [weaker cage: {', '.join(map(str, marks))}]" if marks else "")
 
 
 def standings_columns(game: Game, rows: Sequence[Mapping[str, Any]], stats: bool = True) -> list[Column]:

@@ -8,7 +8,9 @@ A bot's version is the first ``VERSION_HEX`` hex digits of a SHA-256 over:
   folder of the program itself unless it is the system's or Python's): every file's path
   relative to the folder, its size and its bytes, in path order, skipping ``.git``,
   ``__pycache__`` and ``*.pyc``; past ``MAX_FILES`` files or ``MAX_BYTES`` of content,
-  the further files count by path and size only;
+  the further files count by path and size only; the walk itself stops after
+  ``MAX_ENTRIES`` files and folders (each folder's names in order), which the version
+  then says, and the run says in a warning;
 - a running bot: its URL;
 - both: the ``version`` string its ``hello`` reply may carry (protocol.md).
 
@@ -20,9 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from referee.bots.cage.sandbox import resolve_command
@@ -30,8 +33,10 @@ from referee.config.model import BotConfig, TournamentConfig
 
 VERSION_HEX = 12
 MAX_FILES = 10_000
+MAX_ENTRIES = 4 * MAX_FILES  # files and folders the walk looks at, at most
 MAX_BYTES = 64 * 1024 * 1024
 _SKIP_DIRS = {".git", "__pycache__"}
+log = logging.getLogger("referee")
 
 
 def bot_folder(config: TournamentConfig, bot: BotConfig) -> Path | None:
@@ -70,9 +75,18 @@ def _package_dir(top: str) -> Path | None:
 
 def folder_digest(folder: Path) -> bytes:
     """The SHA-256 of ``folder``'s files as the module doc says."""
+    return _digest(folder)[0]
+
+
+def _digest(folder: Path) -> tuple[bytes, bool]:
+    """``folder_digest`` and whether the walk saw every file (a walk stopped at
+    ``MAX_ENTRIES`` is marked in the digest)."""
     h = hashlib.sha256()
     files = read = 0
-    for rel, path in _files(folder):
+    found, complete = _files(folder)
+    if not complete:
+        h.update(f"walk stopped at {MAX_ENTRIES} entries\0".encode())
+    for rel, path in found:
         try:
             size = path.stat().st_size
         except OSError:
@@ -88,20 +102,37 @@ def folder_digest(folder: Path) -> bytes:
         except OSError:
             continue
         read += size
-    return h.digest()
+    return h.digest(), complete
 
 
-def _files(folder: Path) -> Iterator[tuple[str, Path]]:
-    """(relative path, path) of every regular file under ``folder``, in path order."""
+def _files(folder: Path) -> tuple[list[tuple[str, Path]], bool]:
+    """(relative path, path) of every regular file under ``folder``, in path order, and
+    whether the walk saw them all: it reads at most ``MAX_ENTRIES`` names of files and
+    folders, folder by folder in a fixed order, so a bot folder of a million files costs
+    the start of a run no more than the cap (and the same folder stops at the same file)."""
     found: list[tuple[str, Path]] = []
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
-        for name in names:
-            p = Path(root) / name
-            if name.endswith(".pyc") or p.is_symlink() or not p.is_file():
-                continue
-            found.append((p.relative_to(folder).as_posix(), p))
-    return iter(sorted(found))
+    left = MAX_ENTRIES
+    stack = [str(folder)]
+    while stack:
+        entries: list[os.DirEntry[str]] = []
+        try:
+            with os.scandir(stack.pop()) as names:
+                for entry in names:
+                    entries.append(entry)
+                    if len(entries) > left:
+                        return sorted(found), False
+        except OSError:
+            continue
+        left -= len(entries)
+        below = []
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in _SKIP_DIRS:
+                    below.append(entry.path)
+            elif entry.is_file(follow_symlinks=False) and not entry.name.endswith(".pyc"):
+                found.append((Path(entry.path).relative_to(folder).as_posix(), Path(entry.path)))
+        stack.extend(reversed(below))
+    return sorted(found), True
 
 
 def bot_versions(config: TournamentConfig, hello: Mapping[str, str]) -> dict[str, str]:
@@ -116,7 +147,12 @@ def bot_versions(config: TournamentConfig, hello: Mapping[str, str]) -> dict[str
             folder = bot_folder(config, b)
             if folder is not None:
                 if folder not in digests:
-                    digests[folder] = folder_digest(folder)
+                    digests[folder], complete = _digest(folder)
+                    if not complete:
+                        log.warning(
+                            f"warning: bot {b.name!r}: its version counts the first {MAX_ENTRIES} files and folders "
+                            f"of {folder} only (the fingerprint's cap: the rest was not walked)"
+                        )
                 h.update(b"\0files\0" + digests[folder])
         else:
             h.update(b"url\0" + (b.url or "").encode())

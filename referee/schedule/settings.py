@@ -84,6 +84,12 @@ def _cage_bots(config: TournamentConfig) -> Any:
     return _if(bool(own), own)
 
 
+def _cage_marks(config: TournamentConfig) -> Any:
+    """Each started bot's weaker settings (``TournamentConfig.cage_marks``), where it has any."""
+    marks = {name: found for name, found in config.cage_marks().items() if found}
+    return _if(bool(marks), marks)
+
+
 def _settled(key: str) -> Setting:
     """A key of ``stop = "settled"``, written only with it."""
     kind, minimum = ("number", 0) if key == "confidence" else ("integer", 0)
@@ -121,6 +127,7 @@ SETTINGS: dict[str, Setting] = {
     "sandbox": Setting("text", value=lambda c: c.limits.sandbox),
     "cage": Setting("any", value=_cage),
     "cage_bots": Setting("any", value=_cage_bots),
+    "cage_marks": Setting("any", value=_cage_marks),
     "bots": Setting("bots", required=True, line=True, value=lambda c: [b.name for b in c.bots]),
     "transcripts": Setting("any", value=lambda c: c.transcripts),
     "excluded": Setting(

@@ -30,15 +30,39 @@ cage, its victims are only processes whose environment holds ``REFEREE_TEST_MARK
   ``tmpfs``: writes 600 MiB into ``/tmp`` (a tmpfs in the cage): each says how far it got;
 - ``userns``: ``unshare -Ur true``; ``spin``: three processes spin for 1.5 s, and it
   says how many cores they used together.
+
+Channels between two bots and the neighbours of a bot (issue 34):
+
+- ``keyring``: adds 50 keys to its user keyring, then (after 1.5 s) counts the keys of a
+  partner (another ``keyring`` bot: the same MARK, another pid) it can see in
+  ``/proc/keys``, then invalidates its own;
+- ``locksend`` takes a ``flock``, an fcntl read lock and an OFD read lock on each shared
+  file (the interpreter, ``/usr/bin/env``, ``/etc/passwd``, ``/dev/null``, this script,
+  the ``sample_bots`` package) and holds them 5 s; ``lockrecv`` looks for them
+  (``LOCK_NB``, ``F_GETLK``, ``F_OFD_GETLK``) and then locks files of its own (SQLite in
+  its home, ``fcntl`` in ``/tmp``), which must work;
+- ``notify``: ``inotify_init1`` and ``fcntl(F_NOTIFY)`` on its folder; ``iouring``:
+  ``io_uring_setup``; ``shm``: a ``multiprocessing.Lock()``, then 600 MiB into ``/dev/shm``;
+- ``neighbour`` (run without a cage): reads the environment of every process of the
+  other bots of its run (found by their cgroups), attaches
+  to it with ``ptrace``, signals it (signal 0), writes into every bot's private folder
+  (``/tmp/referee-bot-*``), and takes every inotify instance its uid may have.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import errno
+import fcntl
+import glob
 import mmap
 import os
+import platform
+import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -52,6 +76,190 @@ from sample_bots._server import serve
 
 SLEEP = "import time, sys; time.sleep(120)"
 WAITED = {"reach", "collude", "disk", "files", "shared", "tmpfs", "userns", "spin"}  # answered once done
+WAITED |= {"keyring", "locksend", "lockrecv", "notify", "iouring", "shm", "neighbour"}
+# syscall numbers: add_key, keyctl, inotify_init1, io_uring_setup, ptrace
+SYSCALLS = {"x86_64": (248, 250, 294, 425, 101), "aarch64": (217, 219, 26, 425, 117)}[platform.machine()]
+F_OFD_GETLK, F_OFD_SETLK, F_NOTIFY, DN_ACCESS = 36, 37, 1026, 1
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def syscall(nr: int, *args: Any) -> str:
+    """Call it; ``ok N`` or the name of its errno."""
+    result = libc.syscall(nr, *args)
+    return f"ok {result}" if result >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+
+
+def keyring_attack(mark: str) -> None:
+    add_key, keyctl = SYSCALLS[0], SYSCALLS[1]
+    added = []
+    for i in range(50):
+        got = syscall(add_key, b"user", f"referee-{mark}-{os.getpid()}-{i}".encode(), b"hand", 4, -4)
+        if not got.startswith("ok"):
+            say(f"keyring: add_key refused: {got}")
+            break
+        added.append(int(got.split()[1]))
+    say(f"keyring: {len(added)} key(s) added")
+    time.sleep(1.5)
+    try:
+        keys = Path("/proc/keys").read_text().splitlines()
+    except OSError:
+        keys = []
+    partner = [k for k in keys if f"referee-{mark}-" in k and f"-{os.getpid()}-" not in k]
+    say(f"keyring: {len(partner)} key(s) of a partner seen" + (" KEYS SEEN" if partner else ""))
+    time.sleep(1.5)
+    for key in added:  # KEYCTL_INVALIDATE: the run leaves no key of its own behind
+        syscall(keyctl, 21, key)
+
+
+def shared_files() -> list[str]:
+    """Files every python bot of the run reads, on the read-only mounts of its cage."""
+    import sample_bots
+
+    return [sys.executable, "/usr/bin/env", "/etc/passwd", "/dev/null", __file__, sample_bots.__file__]
+
+
+def lock_args(kind: int, start: int) -> bytes:
+    return struct.pack("hhqqi", kind, os.SEEK_SET, start, 1, 0)
+
+
+def locksend_attack() -> None:
+    held = []
+    for path in shared_files():
+        fd = os.open(path, os.O_RDONLY)
+        held.append(fd)
+        for name, cmd in (("flock", 0), ("posix", fcntl.F_SETLK), ("ofd", F_OFD_SETLK)):
+            try:
+                if cmd:
+                    fcntl.fcntl(fd, cmd, lock_args(fcntl.F_RDLCK, 0 if name == "posix" else 1))
+                else:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                say(f"lock send: {name} on {path}: {exc.strerror}")
+    say(f"lock send: holding locks on {len(held)} shared file(s)")
+    time.sleep(5)
+    for fd in held:
+        os.close(fd)
+
+
+def lockrecv_attack() -> None:
+    time.sleep(1.5)
+    seen = 0
+    for path in shared_files():
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            seen += 1
+            say(f"LOCKSEEN flock {path}")
+        for name, cmd, start in (("posix", fcntl.F_GETLK, 0), ("ofd", F_OFD_GETLK, 1)):
+            got = fcntl.fcntl(fd, cmd, lock_args(fcntl.F_WRLCK, start))
+            if struct.unpack("hhqqi", got)[0] != fcntl.F_UNLCK:
+                seen += 1
+                say(f"LOCKSEEN {name} {path}")
+        os.close(fd)
+    say(f"lock recv: saw {seen} lock(s) of another bot")
+    import sqlite3
+
+    try:
+        db = sqlite3.connect(Path(os.environ.get("HOME", ".")) / "own.db")
+        db.execute("BEGIN EXCLUSIVE")
+        db.execute("CREATE TABLE t (x)")
+        db.execute("INSERT INTO t VALUES (1)")
+        db.commit()
+        with open(Path(os.environ.get("TMPDIR", "/tmp")) / "own.lock", "w") as own:
+            fcntl.lockf(own, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(own, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        say("lock own files: sqlite, lockf and flock work")
+    except (OSError, sqlite3.Error) as exc:
+        say(f"lock own files: FAILED {exc}")
+
+
+def notify_attack() -> None:
+    say(f"notify: inotify_init1 {syscall(SYSCALLS[2], 0)}")
+    fd = os.open(os.path.dirname(__file__), os.O_RDONLY)
+    try:
+        fcntl.fcntl(fd, F_NOTIFY, DN_ACCESS)
+        say("notify: F_NOTIFY ok")
+    except OSError as exc:
+        say(f"notify: F_NOTIFY {errno.errorcode.get(exc.errno or 0, '?')}")
+
+
+def shm_attack() -> None:
+    import multiprocessing
+
+    try:
+        lock = multiprocessing.Lock()
+        with lock:
+            say("shm: multiprocessing.Lock works")
+    except OSError as exc:
+        say(f"shm: multiprocessing.Lock FAILED: {exc}")
+    chunk = b"x" * (1 << 20)
+    fill("shm", lambda i: Path(f"/dev/shm/m{i}").write_bytes(chunk), 600, "MiB")
+
+
+def run_pids() -> tuple[list[int], str]:
+    """The other bots' processes of its run, found by their cgroups (``referee-<referee
+    pid>-<bot>-...``, readable by anyone, unlike an environment), and the referee's pid."""
+    own = Path("/proc/self/cgroup").read_text()
+    found = re.search(r"referee-(\d+)-[^/\n]*", own)
+    if found is None:
+        return [], ""
+    run, group = f"referee-{found.group(1)}-", found.group(0)
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cgroup = (entry / "cgroup").read_text()
+            except OSError:
+                continue
+            if run in cgroup and group not in cgroup:
+                pids.append(int(entry.name))
+    return pids, found.group(1)
+
+
+def neighbour_attack(mark: str) -> None:
+    pids, referee = run_pids()
+    environ = attached = signalled = 0
+    for pid in pids:
+        try:
+            Path(f"/proc/{pid}/environ").read_bytes()
+            environ += 1
+        except OSError:
+            pass
+        if libc.syscall(SYSCALLS[4], 16, pid, 0, 0) == 0:  # PTRACE_ATTACH, then let it go
+            attached += 1
+            os.waitpid(pid, 0)
+            libc.syscall(SYSCALLS[4], 17, pid, 0, 0)
+        try:
+            os.kill(pid, 0)
+            signalled += 1
+        except OSError:
+            pass
+    mine = os.path.dirname(os.environ.get("HOME", "/nowhere/home"))
+    tops = [f for f in glob.glob(f"/tmp/referee-bot-{referee}-*") if f != mine]  # /tmp is listed by anyone
+    folders = [os.path.join(top, sub) for top in tops for sub in ("home", "tmp")]
+    written = 0
+    for folder in folders:
+        try:
+            Path(folder, f"neighbour-{os.getpid()}").write_text("hand")
+            Path(folder, f"neighbour-{os.getpid()}").unlink()
+            written += 1
+        except OSError:
+            pass
+    say(
+        f"neighbour: of {len(pids)} other bots' process(es) read {environ} environment(s), "
+        f"attached to {attached}, could signal {signalled}; wrote into {written} of {len(folders)} private folder(s)"
+    )
+    taken = []
+    while len(taken) < 100_000:
+        got = syscall(SYSCALLS[2], 0)
+        if not got.startswith("ok"):
+            break
+        taken.append(int(got.split()[1]))
+    say(f"neighbour: took {len(taken)} inotify instance(s)")
+    time.sleep(2)  # the other neighbour takes its own meanwhile
+    for fd in taken:
+        os.close(fd)
 
 
 def say(line: str) -> None:
@@ -348,6 +556,13 @@ def main() -> None:
         "tmpfs": lambda: fill("tmpfs", lambda i: Path(f"/tmp/m{i}").write_bytes(chunk[: 1 << 20]), 600, "MiB"),
         "userns": lambda: say(f"userns: unshare -Ur exited {subprocess.run(['unshare', '-Ur', 'true']).returncode}"),
         "spin": spin_attack,
+        "keyring": lambda: keyring_attack(args.mark),
+        "locksend": locksend_attack,
+        "lockrecv": lockrecv_attack,
+        "notify": notify_attack,
+        "iouring": lambda: say(f"iouring: io_uring_setup {syscall(SYSCALLS[3], 4, ctypes.create_string_buffer(120))}"),
+        "shm": shm_attack,
+        "neighbour": lambda: neighbour_attack(args.mark),
     }
     attack = attacks[args.attack]
     started = threading.Event()

@@ -6,7 +6,8 @@ referee holds; the referee writes ``stop`` to it only to stop the bot. The guard
 the bot in the same process group (so ``killpg`` of the guard's pid reaches everything).
 Before ``exec`` the child applies the setup of ``sandbox.Cage.prepare``: it joins the
 bot's cgroups, opens the seccomp filter for bubblewrap, sets its resource limits, its
-folder and, without bubblewrap, its user; stdin is ``/dev/null`` and stdout and stderr a pipe the guard copies into the bot's
+folder and, without bubblewrap, its user; the descriptors of ``keep`` (the lock of the
+bot's uid) stay the guard's until it exits, the bot never gets them; stdin is ``/dev/null`` and stdout and stderr a pipe the guard copies into the bot's
 log (its own stdout) up to ``log_max`` bytes, then one marker line, the rest dropped. The
 guard then waits for the first of:
 
@@ -55,6 +56,8 @@ _MNT_DETACH = 2
 def main(argv: list[str]) -> NoReturn:
     """Run the bot of ``argv`` (``--grace S [--setup JSON] -- COMMAND...``) under guard until it ends."""
     grace, setup, command = _parse(argv)
+    for fd in setup.get("keep") or ():  # held by the guard alone (the bot's uid lock), never the bot's
+        os.set_inheritable(fd, False)
     parent = os.getppid()
     out_r, out_w = os.pipe()
     # first: what follows runs while the bot starts (an EOF or a death is not lost meanwhile)

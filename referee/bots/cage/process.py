@@ -20,7 +20,9 @@ cannot be reused, so the signal can reach nothing but what the bot left behind.
 A bot that crashed is restarted by ``revive`` on the same port (the endpoints of the
 matches in flight point there), after a backoff that doubles with each restart, at
 most ``max_restarts`` times in the tournament; a bot that cannot be restarted is
-``down``. A port that another process took meanwhile makes that attempt fail. Decisions
+``down``. A port that another process took meanwhile makes that attempt fail (on the
+host's network; a bot in a network of its own gets a new one, where nobody else can take
+it, so the host's ports are not looked at). Decisions
 that find the bot not listening meanwhile wait for it (``control.through_restart``).
 
 The bot's stdout and stderr (and the guard's few lines) go to ``<output>/logs/<bot>.log``,
@@ -219,7 +221,7 @@ class ManagedBot:
         except OSError as exc:
             raise BotStartError(f"bot {name!r}: cannot prepare its private folder: {exc.strerror or exc}") from exc
         self._forget_network()
-        self._log_line(f"{time.strftime('%Y-%m-%d %H:%M:%S')} start: port {self.port}")
+        self._log_line(f"{time.strftime('%Y-%m-%d %H:%M:%S')} start: port {self.port}{prepared.note}")
         setup = json.dumps(prepared.setup, separators=(",", ":"))
         guarded = [sys.executable, "-I", "-S", GUARD, "--grace", f"{GRACE_S:g}", "--setup", setup, "--"]
         try:
@@ -233,6 +235,7 @@ class ManagedBot:
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                     env=prepared.env,
+                    pass_fds=prepared.fds,
                 )
         except OSError as exc:
             where = (
@@ -380,7 +383,8 @@ class ManagedBot:
         self, endpoint: wire.Endpoint, hello_body: bytes, startup_ms: int, deadline_ms: int, max_bytes: int
     ) -> str | None:
         """One restart on the same port: None once the bot answers hello, else why not."""
-        if port_taken(self.port):
+        own = self._cage is not None and self._cage.own_network  # a new namespace: nobody else can hold the port
+        if not own and port_taken(self.port):
             return f"port {self.port} is taken by another process"
         try:
             self.start()

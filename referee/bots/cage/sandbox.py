@@ -5,11 +5,15 @@ to run under which ``CageLimits``; ``Cage.prepare`` turns it into the guard's se
 (``guard.py`` applies it before ``exec``). Always: an allow-listed environment, resource
 limits, a private folder (as root: a tmpfs of ``disk_mb`` with a bounded number of
 files), a cgroup for ``max_processes``, ``memory_mb`` and ``cpus`` (``cgroups.py``), and
-``bot_user`` when the referee is root. With bubblewrap: its own PID, IPC, UTS, mount and
+a uid of its own when the referee is root (``uids.py``; ``bot_user = "referee"``, only
+without a cage, keeps the referee's). With bubblewrap: its own PID, IPC, UTS, mount and
 (as root) network namespaces (``netns.py``: only the referee reaches it), no user
-namespaces (``seccomp.py``), the system read-only, its home and ``/tmp`` from its private
-folder, its own files and (for ``python``) the referee's venv read-only. ``docs/cage.md``
-says all of it for bot authors; a limit that cannot hold here is named once (``not_enforced``).
+namespaces nor shared kernel objects (``seccomp.py``), its home, ``/tmp`` and ``/dev/shm``
+from its private folder, and read-only the system, its own folder (``Cage.folder``: an
+argument leading out of it is refused) and (for ``python``) the referee's venv, each as
+a view of its own when the referee is root (``views.py``: its locks are its own).
+``docs/cage.md`` says all of it for bot authors; a limit that cannot hold here is named
+once (``not_enforced``).
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import pwd
 import secrets
 import shutil
 import subprocess
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from referee.bots.cage import cgroups, guard, netns, seccomp
+from referee.bots.cage import cgroups, guard, netns, seccomp, uids, views
 from referee.config.redacted import Secret
 from referee.errors import BotStartError
 
@@ -39,6 +42,7 @@ _MS_NOSUID, _MS_NODEV = 2, 4
 _BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 _SYSTEM_RO = ("/usr", "/etc", "/opt")
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_PRIVATE_DIRS = ("home", "tmp", "shm")  # on the bot's own disk: $HOME, /tmp, /dev/shm
 _OWN_PACKAGES = ("referee", "sample_bots")  # what ``python`` commands may import from this repository
 NO_CAGE_WARNING = (
     "warning: bubblewrap (bwrap) is not available, so the bots are not isolated from each other, "
@@ -57,7 +61,7 @@ class CageLimits:
     max_file_mb: int = 64  # the largest file the bot may write
     max_open_files: int = 1024  # per process: connections of many matches in flight
     log_mb: int = 10  # the bot's log, then one marker line and the rest dropped
-    bot_user: str = "nobody"  # who the bot runs as when the referee runs as root
+    bot_user: str = "own"  # own: a uid of its own (a root referee); referee: the referee's (no cage only)
     disk_mb: int = 256  # everything it writes together (one tmpfs: home and /tmp), inodes too
     cpus: float = 1.0  # CPU time of all its processes together, in cores
     network: str = "own"  # own: a network namespace of its own; host: the host's network
@@ -91,6 +95,8 @@ class Prepared:
     argv: list[str]
     env: dict[str, str]
     setup: dict[str, Any]
+    fds: tuple[int, ...] = ()  # descriptors the guard keeps (the uid's lock)
+    note: str = ""  # for the start line of its log: what the organiser's command shows outside its folder
 
 
 def new_token() -> Secret:
@@ -136,7 +142,8 @@ def use_bwrap(mode: str) -> bool:
 
 
 def resolve_command(command: Sequence[str], base_dir: Path) -> list[str]:
-    """The command with relative paths that exist under ``base_dir`` made absolute."""
+    """The command with relative paths that exist under ``base_dir`` made absolute (by
+    their text: a link in them is left for ``Cage.folder`` to check)."""
     out = []
     for i, arg in enumerate(command):
         candidate = base_dir / arg
@@ -146,9 +153,9 @@ def resolve_command(command: Sequence[str], base_dir: Path) -> list[str]:
             and not os.path.isabs(arg)
             and "{port}" not in arg
             and (i > 0 or "/" in arg)  # a bare program name is looked up on PATH
-            and candidate.exists()
+            and os.path.exists(candidate)  # False for a name too long for a path (a `-c` program)
         ):
-            out.append(str(candidate.resolve()))
+            out.append(str(base_dir.resolve() / arg))  # links not followed: the cage checks where they lead
         else:
             out.append(arg)
     return out
@@ -172,29 +179,28 @@ class Cage:
         self.spec = spec
         self.token = token or spec.token or new_token()
         self.bwrap = use_bwrap(spec.limits.sandbox)
-        self.user = self._bot_user()
         self.root = os.geteuid() == 0
+        if self.bwrap and spec.limits.bot_user != "own":  # the config refuses it; a spec made by hand too
+            raise BotStartError(f"bot {spec.name!r}: limits.bot_user = {spec.limits.bot_user!r} is refused in a cage")
+        self.uid: uids.BotUid | None = None  # claimed with the private folder, held until cleanup
         self.own_network = self.bwrap and spec.limits.network == "own" and netns.usable()
         self.private: Path | None = None
         self.disk = False  # a tmpfs of its own is mounted at ``private``
         self.group: cgroups.BotCgroup | None = None
         self.filter: bytes | None = seccomp.program() if self.bwrap else None
+        self.views: views.Views | None = None  # a root referee's overlays of what the bot sees
+        self.checked: dict[str, int] = {}  # the bot's folder, opened when it was checked
+        self.outside: list[str] = []  # paths the organiser's command names outside the bot's folder
 
     @property
     def cgroup(self) -> Path | None:
         """The cgroup folder that lists the bot's processes (None without one)."""
         return self.group.procs if self.group is not None else None
 
-    def _bot_user(self) -> pwd.struct_passwd | None:
-        """The account the bot runs as: ``bot_user`` when the referee is root, else None."""
-        if os.geteuid() != 0 or self.spec.limits.bot_user == "root":
-            return None
-        try:
-            return pwd.getpwnam(self.spec.limits.bot_user)
-        except KeyError as exc:
-            raise BotStartError(
-                f"bot {self.spec.name!r}: limits.bot_user {self.spec.limits.bot_user!r} is not a user of this system"
-            ) from exc
+    @property
+    def user(self) -> tuple[int, int] | None:
+        """The uid and gid the bot runs as (its own), or None: the referee's."""
+        return (self.uid.uid, self.uid.uid) if self.uid is not None else None
 
     def prepare(self, argv: list[str]) -> Prepared:
         """Create the private disk and the cgroup if needed; the guard's argv and setup."""
@@ -217,7 +223,7 @@ class Cage:
         inner: list[str] = []
         if self.user is not None and self.bwrap:
             # bwrap runs as root (no user namespace needed): the bot drops to its user inside
-            uid, gid = self.user.pw_uid, self.user.pw_gid
+            uid, gid = self.user
             inner = [f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all"]
             inner = ["setpriv", *inner, "--bounding-set=-all", "--no-new-privs", "--"]
         if self.bwrap and nproc is not None:
@@ -230,34 +236,46 @@ class Cage:
             "cwd": None if self.bwrap else str(self.private / "home"),
             "rlimits": rlimits,
             "cgroups": [str(f) for f in self.group.folders],
-            "user": [self.user.pw_uid, self.user.pw_gid] if self.user is not None and not self.bwrap else None,
+            "user": list(self.user) if self.user is not None and not self.bwrap else None,
+            "keep": [self.uid.fd] if self.uid is not None else [],
             "log_max": lim.log_mb << 20,
             "private": str(self.private),  # the guard removes it if the referee dies
             "disk": self.disk,
             "caged": self.bwrap,
             "seccomp": str(self.private / "seccomp.bpf") if self.filter is not None else None,
         }
-        run = self._bwrap_argv(argv) + inner + argv if self.bwrap else argv
-        return Prepared(run, env, setup)
+        try:
+            run = self._bwrap_argv(argv) + inner + argv if self.bwrap else argv
+        finally:
+            for fd in self.checked.values():
+                os.close(fd)
+            self.checked = {}
+        note = f"; outside its folder it also sees {', '.join(self.outside)}" if self.outside else ""
+        return Prepared(run, env, setup, (self.uid.fd,) if self.uid is not None else (), note)
 
     def _make_private(self) -> None:
         """The bot's private folder: its own tmpfs (``disk_mb``, inodes bounded) when the
         referee is root, holding ``home`` and ``tmp`` (and the seccomp filter, unseen)."""
         lim = self.spec.limits
+        if self.root and lim.bot_user == "own" and self.uid is None:
+            self.uid = uids.claim()
         private = Path(tempfile.mkdtemp(prefix=f"referee-bot-{os.getpid()}-{self.spec.name}-"))
         self.private = private
-        owner = (self.user.pw_uid, self.user.pw_gid) if self.user is not None else (os.getuid(), os.getgid())
+        owner = self.user or (os.getuid(), os.getgid())
         if self.root:
             options = f"size={lim.disk_mb}m,nr_inodes={max(64, lim.disk_mb * INODES_PER_MB)},mode=0700"
             options += f",uid={owner[0]},gid={owner[1]}"
             self.disk = _mount_tmpfs(private, options)
-        for sub in ("home", "tmp"):
-            (private / sub).mkdir()
+        for sub in _PRIVATE_DIRS:
+            (private / sub).mkdir(mode=0o700)
         if self.filter is not None:
             (private / "seccomp.bpf").write_bytes(self.filter)
-        if self.user is not None:
-            for p in (private, private / "home", private / "tmp"):
+        if self.bwrap and self.disk:
+            self.views = views.Views(private / "views")
+        if self.user is not None:  # its own, 0700: no other bot (nor uid) reads or writes them
+            for p in (private, *(private / sub for sub in _PRIVATE_DIRS)):
                 os.chown(p, *owner)
+                os.chmod(p, 0o700)
 
     def _report(self) -> None:
         """The one line naming the limits this bot's cage cannot hold."""
@@ -269,7 +287,13 @@ class Cage:
         if self.bwrap and self.spec.limits.network == "own" and not self.own_network:
             not_enforced(["network"], "a network of its own for each bot needs a referee running as root")
         if self.bwrap and self.filter is None:
-            not_enforced(["no user namespaces"], "no seccomp filter for this machine")
+            not_enforced(["no user namespaces", "no keyring, io_uring, inotify"], "no seccomp filter for this machine")
+        if not self.root:
+            not_enforced(["a uid of each bot's own"], "the referee is not root: the bots share one uid")
+        if self.bwrap and self.views is None:
+            not_enforced(
+                ["no channel through locks on shared files"], "views of its own need a referee running as root"
+            )
 
     def _bwrap_argv(self, argv: list[str]) -> list[str]:
         """bwrap and its options for this bot (see the module doc)."""
@@ -283,13 +307,18 @@ class Cage:
         if self.filter is not None:
             out += ["--seccomp", str(guard.SECCOMP_FD)]
         for d in _SYSTEM_RO:
-            out += ["--ro-bind-try", d, d]
+            if os.path.isdir(d):
+                out += ["--ro-bind", self._view(d), d]
         for link in _SYSTEM_LINKS:
             if os.path.islink(link):
                 out += ["--symlink", os.readlink(link), link]
             elif os.path.isdir(link):
-                out += ["--ro-bind", link, link]
-        out += ["--proc", "/proc", "--dev", "/dev"]
+                out += ["--ro-bind", self._view(link), link]
+        out += ["--proc", "/proc", "--dev", "/dev", "--bind", str(self.private / "shm"), "/dev/shm"]
+        devices = self.views.of("/dev", devices=True) if self.views is not None else None
+        for node in views.DEVICES if devices is not None else ():  # its own: no lock or notice shared
+            if os.path.exists(f"/dev/{node}"):
+                out += ["--dev-bind", f"{devices}/{node}", f"/dev/{node}"]
         visible = sorted(self.visible(argv))
         parents = sorted({str(a) for p in visible for a in Path(p).parents if str(a) not in ("/", "/tmp")})
         out += ["--perms", "0755", "--dir", str(Path(HOME_IN_CAGE).parent)]  # else 0700: $HOME unreachable
@@ -297,32 +326,64 @@ class Cage:
         for d in parents:  # bwrap running as root would make them 0700: the bot could not pass
             out += ["--perms", "0755", "--dir", d]
         for path in visible:
-            out += ["--ro-bind", path, path]
+            out += ["--ro-bind", self._view(path) if os.path.isdir(path) else path, path]
         out += ["--chdir", HOME_IN_CAGE, "--"]
         return out
 
-    def visible(self, argv: list[str]) -> set[str]:
-        """Host paths the bot sees read-only besides the system (see the module doc)."""
-        paths: set[str] = set()
+    def _view(self, folder: str) -> str:
+        """What to bind at ``folder``: its view (``views.py``; a root referee), else itself."""
+        if self.views is None:
+            return folder
+        return self.views.of(folder, self.checked.get(folder)) or folder
+
+    def folder(self, argv: list[str]) -> str | None:
+        """The bot's own folder, the contestant's files: its ``workdir``, else the folder of
+        the first file its arguments name, else the package of ``python -m``, else the
+        program's folder unless it is the system's or Python's. A BotStartError when an
+        argument names a path in it whose real path leaves it (a link or ``..``)."""
         if self.spec.workdir is not None:
-            paths.add(str(self.spec.workdir.resolve()))
-        program = shutil.which(argv[0]) if argv else None
-        if program is not None and not program.startswith("/usr/"):
-            paths.add(str(Path(program).resolve().parent))
+            folder = str(self.spec.workdir)
+        else:
+            files = [a for a in argv[1:] if os.path.isabs(a) and os.path.isfile(a)]
+            module = argv.index("-m") + 1 if argv[:1] == [sys.executable] and "-m" in argv[1:-1] else 0
+            packages = sorted(_package_dirs(argv[module].split(".")[0])) if module else []
+            program = argv[0] if argv and os.path.isabs(argv[0]) and not _python_or_system(argv[0]) else None
+            first = files[0] if files else None
+            folder = os.path.dirname(first or program or "") or (packages[0] if packages else "")
+            if not folder:
+                return None
+        real = os.path.realpath(folder)
+        fd = views.open_folder(real)  # held from the check to the mount: what is bound is what was checked
+        self.checked[real] = fd
+        for arg in argv:
+            target = os.path.realpath(arg) if os.path.isabs(arg) and _inside(folder, arg) else real
+            if not _inside(real, target):
+                raise BotStartError(
+                    f"bot {self.spec.name!r}: argument {arg!r} is in its folder {folder} but leads out of it, "
+                    f"to {target}: refused (a link or '..' in the bot's folder)"
+                )
+        return folder
+
+    def visible(self, argv: list[str]) -> set[str]:
+        """Host paths the bot sees read-only besides the system (see the module doc): its
+        folder and, outside it, what the organiser's command names (``outside``)."""
+        folder = self.folder(argv)
+        paths: set[str] = {os.path.realpath(folder)} if folder is not None else set()
+        outside: set[str] = set()
+        if argv and os.path.isabs(argv[0]) and not _inside(folder, argv[0]):
+            paths.add(str(Path(argv[0]).resolve().parent))
         python = argv and argv[0] == sys.executable
         for i, arg in enumerate(argv[1:], start=1):
-            if os.path.isabs(arg) and os.path.exists(arg):
-                p = Path(arg).resolve()
-                paths.add(str(p))
-                if i == 1 and p.is_file():
-                    paths.add(str(p.parent))  # the program's folder: its own modules
+            if os.path.isabs(arg) and os.path.exists(arg) and not _inside(folder, arg):
+                outside.add(str(Path(arg).resolve()))  # the organiser's path, outside the bot's folder
             elif python and argv[i - 1] == "-m":
                 paths.update(_package_dirs(arg.split(".")[0]))
         if python:
             paths.update({sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)})
             for package in _OWN_PACKAGES:
                 paths.update(_package_dirs(package))
-        return {p for p in paths if not _under_system(p)}
+        self.outside = sorted(p for p in outside - paths if not _under_system(p))
+        return {p for p in paths | outside if not _under_system(p)}
 
     def cleanup(self) -> None:
         """Remove the private disk and folder and the cgroup (the bot is gone)."""
@@ -332,6 +393,10 @@ class Cage:
                 self.disk = False
             shutil.rmtree(self.private, ignore_errors=True)
             self.private = None
+            self.views = None
+        if self.uid is not None:
+            self.uid.release()
+            self.uid = None
         if self.group is not None:
             self.group.remove()
             self.group = None
@@ -357,6 +422,21 @@ def _package_dirs(package: str) -> set[str]:
         if spec is not None:
             found.update(str(Path(p).resolve()) for p in (spec.submodule_search_locations or []))
     return found
+
+
+def _inside(folder: str | None, path: str) -> bool:
+    """Whether ``path`` names ``folder`` or a path below it (by its text alone)."""
+    if folder is None:
+        return False
+    folder = folder.rstrip("/") or "/"
+    return path == folder or path.startswith(folder if folder == "/" else folder + "/")
+
+
+def _python_or_system(program: str) -> bool:
+    """A program of the system or of this Python: an interpreter, not the bot's own."""
+    real = os.path.realpath(program)
+    roots = (*(d + "/" for d in _SYSTEM_RO), "/bin/", "/sbin/", sys.prefix + "/", sys.base_prefix + "/")
+    return program.startswith(roots) or real.startswith(roots)
 
 
 def _under_system(path: str) -> bool:
