@@ -606,7 +606,8 @@ def _near_miss(action: Any, legal: Sequence[Any]) -> str:
     are legal (at any depth), a bare value where a one-element list is legal or the reverse,
     a wrong key name in an object; "" when none fits."""
     fixed = _whole_numbers(action)
-    why = ["floats where integers are legal (no '.0')"] if _json(fixed) != _json(action) else []
+    floats = "a float where an integer is" if isinstance(action, float) else "floats where integers are"
+    why = [f'{floats} legal (no ".0")'] if _json(fixed) != _json(action) else []
     meant: Any = None
     if protocol.find_legal(fixed, legal) >= 0:
         meant = fixed
@@ -617,30 +618,32 @@ def _near_miss(action: Any, legal: Sequence[Any]) -> str:
     elif isinstance(fixed, dict):
         meant, renamed = _renamed(fixed, legal)
         if renamed:
-            why = [*why, f"{'keys' if len(renamed) > 1 else 'key'} {renamed} where the legal actions have another name"]
+            why = [*why, renamed]
     if meant is None or not why:
         return ""
-    return f"send {_json(meant)}: {_json(action)} has {' and '.join(why)}"
+    return f"send {_json(meant)}, not {_json(action)}: {'; '.join(why)}"
 
 
 def _renamed(action: Mapping[str, Any], legal: Sequence[Any]) -> tuple[Any, str]:
-    """The legal object ``action`` equals but for the names of some keys, and those keys
-    (``"crd" for "card"``); (None, "") when there is none."""
+    """The legal object ``action`` equals but for the names of some keys, and which keys
+    (``the key "car" where the legal action has "card"``); (None, "") when there is none."""
     for candidate in legal:
         if not isinstance(candidate, dict) or len(candidate) != len(action) or candidate.keys() == action.keys():
             continue
         if any(k in candidate and protocol.find_legal(v, [candidate[k]]) < 0 for k, v in action.items()):
             continue
         missing = [k for k in candidate if k not in action]
-        pairs = []
-        for wrong in (k for k in action if k not in candidate):
-            right = next((m for m in missing if protocol.find_legal(action[wrong], [candidate[m]]) >= 0), None)
-            if right is None:
+        wrong, right = [], []
+        for name in (k for k in action if k not in candidate):
+            meant = next((m for m in missing if protocol.find_legal(action[name], [candidate[m]]) >= 0), None)
+            if meant is None:
                 break
-            missing.remove(right)
-            pairs.append(f"{_json(wrong)} for {_json(right)}")
+            missing.remove(meant)
+            wrong.append(_json(name))
+            right.append(_json(meant))
         else:
-            return candidate, ", ".join(pairs)
+            keys = "the key" if len(wrong) == 1 else "the keys"
+            return candidate, f"{keys} {', '.join(wrong)} where the legal action has {', '.join(right)}"
     return None, ""
 
 
