@@ -5,15 +5,23 @@ in) plays matches of one game against a sample bot started the same way (a coope
 game: it holds every seat, as in a ``team`` tournament), through the match machinery of
 a tournament (``match.play_match`` and ``bots/*``). Its HTTP traffic goes through a
 ``Recorder`` (a transport wrapping the production one that keeps each request and
-reply), so every fault is shown with the request that caused it and the reply. Then two probes: the same decision asked again (as the referee does when it
-voids one) and several decisions asked at once (as concurrent matches do).
+reply), so every fault is shown with the request that caused it and the reply. Then two
+probes: the same decision asked again with the same bytes (as the referee does when it
+voids one) and several decisions asked at once (as concurrent matches do). A bot with a
+token is sent ``hello`` without it and with a wrong one (the docs' rule: a 401 each).
+
+Each run and option set is a tournament of its own name (``check-bot-<hex>-<k>``), so no
+``(tournament, match, seat, decision)`` is ever sent twice with another state: a bot that
+memoises as docs/protocol.md allows is never given a stale key.
 
 Each check ends ``ok``, ``WARN`` (worth fixing, not a fault: no keep-alive, a p99 close
-to the deadline, the TCP-delay pattern), ``FAIL``, or ``skip`` when an earlier finding made
-it impossible (every reply faulted: nothing to probe with). Each reply gets one verdict:
-a faulted one is shown under ``faults`` (with a hint where its cause is known: a 401, a
-float for an integer, an answer to an earlier decision), the others are checked against
-the schema. The check is clean when nothing failed.
+to the deadline, the TCP-delay pattern, a token not checked), ``FAIL``, or ``skip`` with
+why when an earlier finding made it tell nothing (every reply faulted: nothing to probe
+with; the bot late even asked alone: its slowness, not its concurrency). Each reply gets
+one verdict: a faulted one is shown under ``faults`` (with a hint where its cause is
+known: a 401, a near miss of a legal action named as JSON, an answer to an earlier
+decision), the others are checked against the schema. The check is clean when nothing
+failed.
 
 ``settings_for`` checks a bot as a tournament file runs it: its game, options, seats,
 limits, cage and token.
