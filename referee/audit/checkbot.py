@@ -572,13 +572,10 @@ def _token_hint(settings: CheckSettings) -> str:
 def _why(fault: Mapping[str, Any], seen: Seen, traffic: Traffic) -> str:
     """What an illegal action most likely is: a near miss of a legal one (``_near_miss``),
     or the answer to an earlier decision (its action is in that decision's legal list)."""
-    if fault["kind"] != ILLEGAL or seen.reply is None:
+    asked = _asked(fault, seen)
+    if asked is None:
         return ""
-    try:
-        action = json.loads(seen.reply)["action"]
-        legal = json.loads(seen.request)["legal"]
-    except (ValueError, KeyError, TypeError):
-        return ""
+    action, legal = asked
     near = _near_miss(action, legal)
     if near:
         return near
@@ -658,14 +655,21 @@ def _renamed(action: Mapping[str, Any], legal: Sequence[Any]) -> tuple[Any, str]
 def _shown_detail(fault: Mapping[str, Any], seen: Seen | None) -> str:
     """A fault's detail, with an illegal action written as JSON (the record keeps Python's
     spelling of it)."""
-    if fault["kind"] != ILLEGAL or seen is None or seen.reply is None:
+    asked = _asked(fault, seen) if seen is not None else None
+    if asked is None:
         return str(fault["detail"])
-    try:
-        action = json.loads(seen.reply)["action"]
-        legal = json.loads(seen.request)["legal"]
-    except (ValueError, KeyError, TypeError):
-        return str(fault["detail"])
+    action, legal = asked
     return f"action {_cut(_json(action), 120)} is not in legal ({len(legal)} actions)"
+
+
+def _asked(fault: Mapping[str, Any], seen: Seen) -> tuple[Any, list[Any]] | None:
+    """The action of an illegal reply and the legal list it missed; None for other faults."""
+    if fault["kind"] != ILLEGAL or seen.reply is None:
+        return None
+    try:
+        return json.loads(seen.reply)["action"], json.loads(seen.request)["legal"]
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _notices(records: Sequence[MatchRecord], mine: Sequence[Sequence[int]]) -> Check:
