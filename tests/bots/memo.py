@@ -50,6 +50,7 @@ class Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
 
     def do_POST(self) -> None:
+        """One message: 401 without the token, else its answer."""
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         given = self.headers.get("Authorization", "").encode("latin-1")
         if TOKEN and not hmac.compare_digest(given, f"Bearer {TOKEN}".encode()):
@@ -58,6 +59,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send(200, json.dumps(answer(json.loads(body))).encode())
 
     def send(self, status: int, data: bytes) -> None:
+        """Answer with ``status`` and the JSON ``data``."""
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -65,7 +67,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def log_message(self, format: str, *args: object) -> None:
-        pass
+        """No access log."""
 
 
 class Server(ThreadingHTTPServer):
