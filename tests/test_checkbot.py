@@ -80,7 +80,7 @@ def test_illegal_moves_are_reported_with_request_and_reply(hostile_url: str) -> 
     assert result.exit_code == 1, result.output
     faults = line(result, "faults")
     assert faults.startswith("  FAIL") and "illegal 22" in faults  # 11 faulted acts per match, then fallback
-    assert "action 'not a legal action' is not in legal" in result.output
+    assert 'action "not a legal action" is not in legal' in result.output  # as JSON, never Python's repr
     assert "request: act decision 0: state {" in result.output
     assert 'reply:   HTTP 200 {"action": "not a legal action"}' in result.output
     # every reply faulted: the probes have nothing to ask with, the schema nothing to judge
@@ -156,6 +156,7 @@ def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch, tm
     token_bot = str(ROOT / "tests" / "bots" / "token_bot.py")
     started = check_bot("--game", "nimmt_plus", "--matches", "1", "--", "python", token_bot, "--port", "{port}")
     assert started.exit_code == 0, started.output  # a started bot: its random token, as in a tournament
+    assert line(started, "token").startswith("  ok") and started.output.rstrip().endswith("result: clean")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -172,6 +173,7 @@ def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch, tm
         monkeypatch.setenv("BOT_TOKEN", "s3cret-for-the-test")
         with_token = check_bot("--game", "nimmt_plus", "--matches", "1", "--token-env", "BOT_TOKEN", url)
         assert with_token.exit_code == 0, with_token.output
+        assert "refused with HTTP 401" in line(with_token, "token")  # without it, and with a wrong one
         assert "s3cret" not in with_token.output
     finally:
         proc.terminate()
@@ -331,7 +333,8 @@ def test_a_float_for_an_integer_is_reported_once_as_that() -> None:
     assert result.exit_code == 1
     assert "illegal 11" in line(result, "faults")
     assert (
-        "action 1.0 is not in legal (9 actions): 1.0 is a float where the integer 1 is legal: send 1" in result.output
+        'action 1.0 is not in legal (9 actions): hint: send 1, not 1.0: a float where an integer is legal (no ".0")'
+        in result.output
     )
     # one verdict per reply: never "ok reply schema" beside the fault
     assert line(result, "reply schema").startswith("  skip")

@@ -5,15 +5,23 @@ in) plays matches of one game against a sample bot started the same way (a coope
 game: it holds every seat, as in a ``team`` tournament), through the match machinery of
 a tournament (``match.play_match`` and ``bots/*``). Its HTTP traffic goes through a
 ``Recorder`` (a transport wrapping the production one that keeps each request and
-reply), so every fault is shown with the request that caused it and the reply. Then two probes: the same decision asked again (as the referee does when it
-voids one) and several decisions asked at once (as concurrent matches do).
+reply), so every fault is shown with the request that caused it and the reply. Then two
+probes: the same decision asked again with the same bytes (as the referee does when it
+voids one) and several decisions asked at once (as concurrent matches do). A bot with a
+token is sent ``hello`` without it and with a wrong one (the docs' rule: a 401 each).
+
+Each run and option set is a tournament of its own name (``check-bot-<hex>-<k>``), so no
+``(tournament, match, seat, decision)`` is ever sent twice with another state: a bot that
+memoises as docs/protocol.md allows is never given a stale key.
 
 Each check ends ``ok``, ``WARN`` (worth fixing, not a fault: no keep-alive, a p99 close
-to the deadline, the TCP-delay pattern), ``FAIL``, or ``skip`` when an earlier finding made
-it impossible (every reply faulted: nothing to probe with). Each reply gets one verdict:
-a faulted one is shown under ``faults`` (with a hint where its cause is known: a 401, a
-float for an integer, an answer to an earlier decision), the others are checked against
-the schema. The check is clean when nothing failed.
+to the deadline, the TCP-delay pattern, a token not checked), ``FAIL``, or ``skip`` with
+why when an earlier finding made it tell nothing (every reply faulted: nothing to probe
+with; the bot late even asked alone: its slowness, not its concurrency). Each reply gets
+one verdict: a faulted one is shown under ``faults`` (with a hint where its cause is
+known: a 401, a near miss of a legal action named as JSON, an answer to an earlier
+decision), the others are checked against the schema. The check is clean when nothing
+failed.
 
 ``settings_for`` checks a bot as a tournament file runs it: its game, options, seats,
 limits, cage and token.
@@ -26,6 +34,7 @@ import contextlib
 import dataclasses
 import itertools
 import json
+import secrets
 import shlex
 import statistics
 import tempfile
@@ -46,7 +55,7 @@ from referee.errors import BotStartError, OutputError
 from referee.games import GAMES
 from referee.games.base import Game
 from referee.match.play import play_match
-from referee.record import ILLEGAL, MatchRecord
+from referee.record import ILLEGAL, TIMEOUT, MatchRecord
 from referee.run.lineup import bot_spec
 
 OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
@@ -280,17 +289,21 @@ async def check_bot(settings: CheckSettings) -> list[Report]:
             raise OutputError(f"--log-dir {log_dir}: cannot create it: {exc.strerror or exc}") from exc
         started: list[ManagedBot] = []
         stack.callback(_stop_all, started)
-        hello = protocol.hello("check-bot", game.info.id, settings.option_sets[0], CANDIDATE)
+        # a tournament name of its own per run and option set: a bot that keys its memory by
+        # (tournament, match, seat), as docs/protocol.md says, never meets a key of another check
+        run = f"check-bot-{secrets.token_hex(4)}"
+        hello = protocol.hello(run, game.info.id, settings.option_sets[0], CANDIDATE)
         first, candidate = await _reach_candidate(settings, log_dir, hello, started)
         if candidate is None:
             return [Report([f"check-bot {settings.url or ' '.join(settings.command or ())}"], [first])]
+        token = await _token_check(candidate, hello, settings)
         managed = started[0] if settings.command is not None else None
         sample = None if game.info.cooperative else game.sample_opponent()
         opponent = None if sample is None else await _start_opponent(settings, sample, log_dir, started)
         reports = []
-        for options in settings.option_sets:
-            report = await _check_options(settings, game, players, options, candidate, opponent)
-            report.checks.insert(0, first)
+        for k, options in enumerate(settings.option_sets, 1):
+            report = await _check_options(settings, game, players, options, candidate, opponent, f"{run}-{k}")
+            report.checks[0:0] = [first, token]
             if managed is not None and not managed.alive():
                 report.checks.append(_died(managed, settings.log_dir is None))
             reports.append(report)
@@ -351,6 +364,33 @@ async def _reach_candidate(
     return Check(OK, "hello", f"answered in {ex.latency_ms:.1f} ms"), endpoint
 
 
+async def _token_check(candidate: Endpoint, hello: bytes, settings: CheckSettings) -> Check:
+    """A bot with a token is sent ``hello`` without it and with a wrong one: the docs'
+    rule is a 401 for each (anyone who can reach its port can send it requests)."""
+    if "Authorization" not in candidate.headers:
+        return Check(OK, "token", "not checked: the bot has no token (a bot at a URL gets one with --token-env NAME)")
+    answers = []
+    async with BotClient(1) as client:
+        for label, token in (("without the token", None), ("with a wrong token", Secret(secrets.token_hex(16)))):
+            made = Endpoint.make(candidate.name, candidate.url, token)
+            endpoint = dataclasses.replace(
+                made, target=dataclasses.replace(made.target, connect=candidate.target.connect)
+            )
+            ex = await wire.post(client, endpoint, hello, settings.match_limits().deadline_ms, 65536)
+            answers.append(
+                (label, ex.status, f"HTTP {ex.status}" if ex.status is not None else f"{ex.fault}: {ex.detail}")
+            )
+    if all(status == 401 for _, status, _ in answers):
+        return Check(OK, "token", "hello without the token and with a wrong token refused with HTTP 401")
+    got = "; ".join(f"{label}: {shown}" for label, _, shown in answers)
+    return Check(
+        WARN,
+        "token",
+        f"hello {got}: a bot with a token must answer every request without it (or with another) with 401 "
+        "(docs/protocol.md, The token): anyone who can reach its port can send it requests",
+    )
+
+
 async def _start_opponent(
     settings: CheckSettings, command: tuple[str, ...], log_dir: Path, started: list[ManagedBot]
 ) -> Endpoint:
@@ -383,14 +423,16 @@ async def _check_options(
     options: Mapping[str, Any],
     candidate: Endpoint,
     opponent: Endpoint | None,
+    tournament: str,
 ) -> Report:
-    """Play ``settings.matches`` matches with ``options`` and run the probes."""
+    """Play ``settings.matches`` matches with ``options`` as tournament ``tournament`` and
+    run the probes."""
     limits = settings.match_limits()
     assert candidate.target.plain  # the command line takes http:// only
     traffic = Traffic(candidate.target.host, candidate.target.port)
     me = BotRuntime(candidate, max_concurrent=settings.max_concurrent)
     them = BotRuntime(opponent) if opponent is not None else me
-    report = Report(_header(settings, game, players, options, candidate.url))
+    report = Report(_header(settings, game, players, options, candidate.url, tournament))
     gate = asyncio.Semaphore(settings.concurrency)
     production = BotClient(max(16, settings.concurrency * players))
     async with Recorder(production, traffic) as client:
@@ -402,7 +444,7 @@ async def _check_options(
                 return await play_match(
                     game,
                     options,
-                    tournament="check-bot",
+                    tournament=tournament,
                     match_id=f"check{i:04d}",
                     index=i,
                     seed=settings.seed * 100_000 + i,
@@ -423,14 +465,19 @@ async def _check_options(
     report.checks.append(_notices(records, mine))
     report.checks.append(_latency(records, mine, deadline))
     report.checks.append(_keep_alive(traffic))
-    report.checks.append(await _concurrency(traffic, clean, candidate, settings))
-    report.checks.append(await _reask(clean, candidate, settings))
+    # the re-ask probe asks one decision at a time: whether the bot is late even then tells
+    # slowness from a lack of concurrency
+    reask, slow = await _reask(clean, candidate, settings, _lateness(records, mine, deadline))
+    report.checks.append(await _concurrency(traffic, clean, candidate, settings, slow))
+    report.checks.append(reask)
     report.checks.append(_size(traffic, limits.max_response_bytes))
     report.checks.append(_schema(traffic, clean, game.info.id))
     return report
 
 
-def _header(settings: CheckSettings, game: Game, players: int, options: Mapping[str, Any], url: str) -> list[str]:
+def _header(
+    settings: CheckSettings, game: Game, players: int, options: Mapping[str, Any], url: str, tournament: str
+) -> list[str]:
     """The report's first lines: what was played, under which deadline and limits."""
     shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in options.items())
     limits = settings.match_limits()
@@ -444,6 +491,7 @@ def _header(settings: CheckSettings, game: Game, players: int, options: Mapping[
             if game.sample_opponent() is None
             else ""
         )
+        + f"; tournament {json.dumps(tournament)}"
     ]
     if settings.origin:
         cage = settings.spec.limits if settings.spec is not None else None
@@ -517,7 +565,8 @@ def _faults(records: Sequence[MatchRecord], traffic: Traffic, settings: CheckSet
             seen = traffic.seen.get((f["phase"], match_id, f["seat"], dec))
             where = f"{f['phase']} {match_id} seat {f['seat']}" + (f" decision {dec}" if dec >= 0 else "")
             why = _why(f, seen, traffic) if seen is not None else ""
-            details.append(f"{kind}: {where}, {f['latency_ms']} ms: {f['detail']}" + (f": {why}" if why else ""))
+            shown = _shown_detail(f, seen)
+            details.append(f"{kind}: {where}, {f['latency_ms']} ms: {shown}" + (f": hint: {why}" if why else ""))
             if seen is not None:
                 details.append(f"  request: {_show_request(seen.request)}")
                 reply = seen.error or ("(over the size cap)" if seen.over_cap else _cut(seen.reply))
@@ -543,17 +592,15 @@ def _token_hint(settings: CheckSettings) -> str:
 
 
 def _why(fault: Mapping[str, Any], seen: Seen, traffic: Traffic) -> str:
-    """What an illegal action most likely is: a float where an integer is legal, or the
-    answer to an earlier decision (its action is in that decision's legal list)."""
-    if fault["kind"] != ILLEGAL or seen.reply is None:
+    """What an illegal action most likely is: a near miss of a legal one (``_near_miss``),
+    or the answer to an earlier decision (its action is in that decision's legal list)."""
+    asked = _asked(fault, seen)
+    if asked is None:
         return ""
-    try:
-        action = json.loads(seen.reply)["action"]
-        legal = json.loads(seen.request)["legal"]
-    except (ValueError, KeyError, TypeError):
-        return ""
-    if isinstance(action, float) and action.is_integer() and protocol.find_legal(int(action), legal) >= 0:
-        return f"{action!r} is a float where the integer {int(action)} is legal: send {int(action)} (no '.0')"
+    action, legal = asked
+    near = _near_miss(action, legal)
+    if near:
+        return near
     _, match, seat, decision = _key(seen.request)
     for earlier in range(decision - 1, -1, -1):
         before = traffic.seen.get(("act", match, seat, earlier))
@@ -563,6 +610,88 @@ def _why(fault: Mapping[str, Any], seen: Seen, traffic: Traffic) -> str:
                 "an earlier decision (state kept from an earlier request?)"
             )
     return ""
+
+
+def _json(value: Any) -> str:
+    """A value as JSON, as every author reads it (never Python's repr)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _whole_numbers(value: Any) -> Any:
+    """``value`` with every float that is a whole number made an integer, at any depth."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole_numbers(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _whole_numbers(v) for k, v in value.items()}
+    return value
+
+
+def _near_miss(action: Any, legal: Sequence[Any]) -> str:
+    """The legal action ``action`` was meant to be, and how it missed: floats where integers
+    are legal (at any depth), a bare value where a one-element list is legal or the reverse,
+    a wrong key name in an object; "" when none fits."""
+    fixed = _whole_numbers(action)
+    floats = "a float where an integer is" if isinstance(action, float) else "floats where integers are"
+    why = [f'{floats} legal (no ".0")'] if _json(fixed) != _json(action) else []
+    meant: Any = None
+    if protocol.find_legal(fixed, legal) >= 0:
+        meant = fixed
+    elif not isinstance(fixed, list) and protocol.find_legal([fixed], legal) >= 0:
+        meant, why = [fixed], [*why, "a bare value where a one-element list is legal"]
+    elif isinstance(fixed, list) and len(fixed) == 1 and protocol.find_legal(fixed[0], legal) >= 0:
+        meant, why = fixed[0], [*why, "a one-element list where the bare value is legal"]
+    elif isinstance(fixed, dict):
+        meant, renamed = _renamed(fixed, legal)
+        if renamed:
+            why = [*why, renamed]
+    if meant is None or not why:
+        return ""
+    return f"send {_json(meant)}, not {_json(action)}: {'; '.join(why)}"
+
+
+def _renamed(action: Mapping[str, Any], legal: Sequence[Any]) -> tuple[Any, str]:
+    """The legal object ``action`` equals but for the names of some keys, and which keys
+    (``the key "car" where the legal action has "card"``); (None, "") when there is none."""
+    for candidate in legal:
+        if not isinstance(candidate, dict) or len(candidate) != len(action) or candidate.keys() == action.keys():
+            continue
+        if any(k in candidate and protocol.find_legal(v, [candidate[k]]) < 0 for k, v in action.items()):
+            continue
+        missing = [k for k in candidate if k not in action]
+        wrong, right = [], []
+        for name in (k for k in action if k not in candidate):
+            meant = next((m for m in missing if protocol.find_legal(action[name], [candidate[m]]) >= 0), None)
+            if meant is None:
+                break
+            missing.remove(meant)
+            wrong.append(_json(name))
+            right.append(_json(meant))
+        else:
+            keys = "the key" if len(wrong) == 1 else "the keys"
+            return candidate, f"{keys} {', '.join(wrong)} where the legal action has {', '.join(right)}"
+    return None, ""
+
+
+def _shown_detail(fault: Mapping[str, Any], seen: Seen | None) -> str:
+    """A fault's detail, with an illegal action written as JSON (the record keeps Python's
+    spelling of it)."""
+    asked = _asked(fault, seen) if seen is not None else None
+    if asked is None:
+        return str(fault["detail"])
+    action, legal = asked
+    return f"action {_cut(_json(action), 120)} is not in legal ({len(legal)} actions)"
+
+
+def _asked(fault: Mapping[str, Any], seen: Seen) -> tuple[Any, list[Any]] | None:
+    """The action of an illegal reply and the legal list it missed; None for other faults."""
+    if fault["kind"] != ILLEGAL or seen.reply is None:
+        return None
+    try:
+        return json.loads(seen.reply)["action"], json.loads(seen.request)["legal"]
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _notices(records: Sequence[MatchRecord], mine: Sequence[Sequence[int]]) -> Check:
@@ -591,7 +720,7 @@ def _latency(records: Sequence[MatchRecord], mine: Sequence[Sequence[int]], dead
         f"(deadline {deadline_ms} ms)"
     )
     if p99 > deadline_ms:
-        return Check(FAIL, "latency", text)
+        return Check(FAIL, "latency", text + ": p99 past the deadline, the bot is too slow")
     low, high = NAGLE_MS
     if low <= p50 <= high and sum(low - 4 <= t <= high for t in times) >= 0.5 * len(times):
         return Check(
@@ -625,71 +754,121 @@ def _keep_alive(traffic: Traffic) -> Check:
     return Check(OK, "keep-alive", text)
 
 
-async def _ask(client: BotClient, endpoint: Endpoint, body: bytes, settings: CheckSettings) -> tuple[bool, bool, str]:
-    """One probe request: (answered in time, answered legally, what went wrong)."""
+@dataclass(frozen=True)
+class Asked:
+    """One probe request's outcome."""
+
+    label: str
+    answered: bool  # an HTTP reply came, in time
+    late: bool  # no complete reply by the deadline (plus the time bank the request carried)
+    legal: bool
+    why: str
+
+
+async def _ask(client: BotClient, endpoint: Endpoint, label: str, body: bytes, settings: CheckSettings) -> Asked:
+    """One probe request, under the deadline plus the time bank it carries."""
     limits = settings.match_limits()
-    ex = await wire.post(client, endpoint, body, limits.deadline_ms, limits.max_response_bytes)
+    msg = json.loads(body)
+    deadline = limits.deadline_ms + int(msg.get("time_bank_ms", 0))
+    ex = await wire.post(client, endpoint, body, deadline, limits.max_response_bytes)
     if ex.fault is not None:
-        return ex.status is not None, False, f"{ex.fault}: {ex.detail}"
+        return Asked(label, ex.status is not None, ex.fault == TIMEOUT, False, f"{ex.fault}: {ex.detail}")
     try:
         reply = protocol.parse_act_reply(ex.body or b"")
     except protocol.ReplyError as exc:
-        return True, False, f"malformed: {exc}"
-    if protocol.find_legal(reply["action"], json.loads(body)["legal"]) < 0:
-        return True, False, f"illegal: {_cut(repr(reply['action']), 120)}"
-    return True, True, f"{ex.latency_ms:.1f} ms"
+        return Asked(label, True, False, False, f"malformed: {exc}")
+    if protocol.find_legal(reply["action"], msg["legal"]) < 0:
+        return Asked(label, True, False, False, f"illegal: {_cut(_json(reply['action']), 120)}")
+    return Asked(label, True, False, True, f"{ex.latency_ms:.1f} ms")
 
 
-async def _probe(
-    endpoint: Endpoint, settings: CheckSettings, asks: dict[str, bytes], *, at_once: bool
-) -> list[tuple[str, bool, bool, str]]:
+async def _probe(endpoint: Endpoint, settings: CheckSettings, asks: dict[str, bytes], *, at_once: bool) -> list[Asked]:
     """Ask every request of ``asks`` (all at once, each on its own connection, or one after
-    another on one): (label, in time, legal, what went wrong) for each."""
+    another on one)."""
     async with BotClient(len(asks) if at_once else 1) as client:
         if at_once:
-            results = await asyncio.gather(*(_ask(client, endpoint, b, settings) for b in asks.values()))
-        else:
-            results = [await _ask(client, endpoint, b, settings) for b in asks.values()]
-    return [(label, *r) for label, r in zip(asks, results, strict=True)]
+            return list(await asyncio.gather(*(_ask(client, endpoint, k, b, settings) for k, b in asks.items())))
+        return [await _ask(client, endpoint, k, b, settings) for k, b in asks.items()]
 
 
-async def _concurrency(traffic: Traffic, clean: Sequence[bytes], endpoint: Endpoint, settings: CheckSettings) -> Check:
+@dataclass(frozen=True)
+class Lateness:
+    """How late the bot was: its act replies in the matches past the deadline (a timeout,
+    or time bank spent), and whether a decision asked alone (the re-ask probe) was late."""
+
+    late: int
+    acts: int
+    deadline_ms: int
+    alone: bool = False
+
+    def skipped(self, name: str, what: str) -> Check:
+        """The check ``name`` skipped: a late answer would tell slowness, not ``what``."""
+        seen = [f"{self.late} of {plural(self.acts, 'act')} in the matches past the deadline of {self.deadline_ms} ms"]
+        if self.alone:
+            seen = [*seen[: bool(self.late)], "a decision asked alone here was late" + (" too" if self.late else "")]
+        return Check(
+            SKIP,
+            name,
+            f"skipped: the bot's replies were late ({', '.join(seen)}): a late answer here would show its slowness, "
+            f"not {what}; see faults and latency",
+        )
+
+
+def _lateness(records: Sequence[MatchRecord], mine: Sequence[Sequence[int]], deadline_ms: int) -> Lateness:
+    """The bot's act replies in the matches past the deadline."""
+    times = [t for r, seats in zip(records, mine) for s in seats for t in r.latency_ms[s]]
+    timeouts = sum(f["kind"] == TIMEOUT for r in records for f in r.faults if f["bot"] == CANDIDATE)
+    return Lateness(max(timeouts, sum(t >= deadline_ms for t in times)), len(times), deadline_ms)
+
+
+async def _concurrency(
+    traffic: Traffic, clean: Sequence[bytes], endpoint: Endpoint, settings: CheckSettings, slow: Lateness
+) -> Check:
     """Several decisions of different matches asked at once, each on its own connection:
-    all answered in time (whether legally is the faults' business)."""
+    all answered in time (whether legally is the faults' business). Skipped when the bot is
+    late even asked one decision alone: then the cause is its slowness."""
     during = f"up to {plural(traffic.max_in_flight, 'request')} in flight during the matches"
     at_once = settings.max_concurrent or CONCURRENT_PROBE
     if at_once == 1:
         return Check(OK, "concurrency", f"not probed: --max-concurrent 1 ({during}); ask for max_concurrent = 1")
     if not clean:
         return Check(SKIP, "concurrency", EVERY_REPLY_FAULTED)
+    if slow.alone:
+        return slow.skipped("concurrency", "whether it serves requests concurrently")
     bodies = {}
-    for i in range(at_once):
+    for i in range(at_once):  # each probe match id once per tournament: no decision is sent twice differently
         msg = json.loads(clean[i % len(clean)])
         msg["match"] = f"probe{i:02d}"
         bodies[f"probe{i:02d}"] = json.dumps(msg).encode()
     results = await _probe(endpoint, settings, bodies, at_once=True)
-    late = [f"{label}: {why}" for label, in_time, _, why in results if not in_time]
+    late = [f"{a.label}: {a.why}" for a in results if not a.answered]
     if late:
         return Check(
             FAIL,
             "concurrency",
-            f"{len(late)} of {at_once} decisions asked at once not answered in time ({during}); "
-            "serve requests concurrently: one process serves many matches (and seats) at once "
+            f"{len(late)} of {at_once} decisions asked at once not answered in time, though one asked alone was "
+            f"({during}); serve requests concurrently: one process serves many matches (and seats) at once "
             "(or ask the organiser for max_concurrent and check with --max-concurrent)",
             late,
         )
     return Check(OK, "concurrency", f"{at_once} decisions asked at once all answered in time; {during}")
 
 
-async def _reask(clean: Sequence[bytes], endpoint: Endpoint, settings: CheckSettings) -> Check:
-    """A decision asked again with the same decision number (a voided one) is answered again."""
+async def _reask(
+    clean: Sequence[bytes], endpoint: Endpoint, settings: CheckSettings, slow: Lateness
+) -> tuple[Check, Lateness]:
+    """A decision asked again with the same bytes (a voided one) is answered again; and
+    ``slow`` with whether that decision, asked alone, was late."""
     if not clean:
-        return Check(SKIP, "re-asked decision", EVERY_REPLY_FAULTED)
+        return Check(SKIP, "re-asked decision", EVERY_REPLY_FAULTED), slow
     body = clean[len(clean) // 2]
     msg = json.loads(body)
     results = await _probe(endpoint, settings, {"ask 2": body, "ask 3": body}, at_once=False)
-    bad = [f"{label}: {why}" for label, _, legal, why in results if not legal]
+    slow = dataclasses.replace(slow, alone=any(a.late for a in results))
+    bad = [f"{a.label}: {a.why}" for a in results if not a.legal]
     where = f"{msg['match']} seat {msg['seat']} decision {msg['decision']}"
+    if slow.alone and slow.late and all(a.late for a in results if not a.legal):
+        return slow.skipped("re-asked decision", "whether it answers a decision asked again"), slow
     if bad:
         return Check(
             FAIL,
@@ -697,8 +876,8 @@ async def _reask(clean: Sequence[bytes], endpoint: Endpoint, settings: CheckSett
             f"{where}, answered legally once, was not answered legally when asked again; a voided decision "
             "comes again with the same decision number and must be safe to answer twice",
             bad + [f"request: {_show_request(body)}"],
-        )
-    return Check(OK, "re-asked decision", f"{where} asked twice more: answered legally both times")
+        ), slow
+    return Check(OK, "re-asked decision", f"{where} asked twice more: answered legally both times"), slow
 
 
 def _size(traffic: Traffic, cap: int) -> Check:

@@ -129,7 +129,12 @@ class TournamentConfig:
     players: int = setting(
         None, kind=int, derived=True, minimum=1, doc="seats per match (default: as many bots as the game allows)"
     )
-    format: str = choice(FORMATS, "format", doc="how bots are drawn into tables (team: cooperative games)")
+    format: str = choice(
+        FORMATS,
+        "format",
+        doc="how bots are drawn into tables (team: cooperative games). A competitive game takes round_robin, random, "
+        "gauntlet or ladder; a cooperative game takes team, round_robin or random, never gauntlet or ladder",
+    )
     rounds: int = setting(1, minimum=1, doc="round_robin and gauntlet: times every combination is played")
     matches: int = setting(10, minimum=1, doc="random, team, ladder (its budget) and a gauntlet without rounds: tables")
     concurrency: int = setting(8, minimum=1, doc="matches in flight (per worker with workers > 1)")

@@ -14,7 +14,8 @@
 //
 // What every bot must get right, shown here:
 // - one process serves many matches at once (and every seat of a team match): state kept
-//   between decisions is keyed by (match, seat), and dropped at "end";
+//   between decisions is keyed by (tournament, match, seat), begun afresh at "start" and
+//   dropped at "end" (docs/protocol.md, "Your bot's memory");
 // - the answer depends only on the message, so a decision asked again (same decision
 //   number, after the referee voided it) is answered the same way: safe to answer twice;
 // - keep-alive: the referee reuses connections, so the idle timeout is long;
@@ -89,12 +90,12 @@ function greater(a, b) {
   return false;
 }
 
-// Per (match, seat): what this seat has done so far; only for the optional "log" field.
+// Per (tournament, match, seat): what this seat has done so far; only for the optional "log" field.
 const seats = new Map();
 
 function answer(message) {
-  const key = `${message.match}/${message.seat}`;
-  if (message.type === "end") { seats.delete(key); return { ok: true }; }
+  const key = JSON.stringify([message.tournament, message.match, message.seat]);
+  if (message.type === "start" || message.type === "end") { seats.delete(key); return { ok: true }; }
   if (message.type !== "act") return { ok: true };
   const action = careful(message.state, message.legal);
   const mine = seats.get(key) || { decisions: new Set() };
