@@ -147,7 +147,7 @@ def _seats(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
 
 
 def _format(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
-    if s.get(key) not in FORMATS:
+    if not isinstance(s.get(key), str) or s[key] not in FORMATS:
         c.fail(key, f"must be one of {', '.join(FORMATS)}")
 
 
