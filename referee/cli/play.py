@@ -18,6 +18,7 @@ from referee.config.model import TournamentConfig
 from referee.errors import BotStartError, OutputError, RefereeError
 from referee.report.policy import announce, publish_final
 from referee.report.publish import render_console
+from referee.run.fresh import closed_reason, finish_moves, move_aside, season_line, season_of, stamp
 from referee.run.lineup import excluded_before, greet_all, readiness, without
 from referee.run.pilot import pilot
 from referee.run.runner import RunReport, read_journal, run_tournament
@@ -36,6 +37,9 @@ SEED_NOTE = (
 @click.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--resume", is_flag=True, help="Play only the matches missing from the output's matches.jsonl.")
+@click.option(
+    "--fresh", is_flag=True, help="Start a new season: move the output folder's previous one to previous/<date>/."
+)
 @click.option("--seed", type=int, default=None, help="Override [tournament] seed.")
 @click.option("--concurrency", type=int, default=None, help="Override [tournament] concurrency (matches in flight).")
 @click.option(
@@ -51,6 +55,7 @@ SEED_NOTE = (
 def run(
     config: Path,
     resume: bool,
+    fresh: bool,
     seed: int | None,
     concurrency: int | None,
     output: Path | None,
@@ -60,7 +65,11 @@ def run(
     verbose: bool,
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
-    cfg = _start(config, load(config, seed, concurrency, output, workers, cluster), resume)
+    if fresh and resume:
+        usage("--fresh starts a new season and --resume goes on with this one: choose one")
+    cfg = load(config, seed, concurrency, output, workers, cluster)
+    _keep_season(cfg.output, resume, fresh)
+    cfg = _start(config, cfg, resume)
     display = RunDisplay(quiet, verbose)
     code, report = EXIT_OK, None
     try:
@@ -108,6 +117,27 @@ def _go_on(exc: RefereeError, config: Path) -> str:
     return f"; the journal is intact up to the last complete match: {fix} and go on with: referee run {config} --resume"
 
 
+def _keep_season(out: Path, resume: bool, fresh: bool) -> None:
+    """Never lose a season: a move a killed ``--fresh`` left half done is finished; without
+    ``--resume`` a season in ``out`` is moved aside (``--fresh``) or the run refused."""
+    try:
+        for folder in finish_moves(out):
+            click.echo(f"note: an interrupted --fresh is finished: the season before is in {folder}", err=True)
+        if resume:
+            return
+        season = season_of(out)
+        if fresh:
+            moved = move_aside(out, stamp())
+            if moved is not None:
+                click.echo(f"fresh: the previous season is in {moved}", err=True)
+        elif season is not None:
+            click.echo(f"error: {season_line(out, season)}", err=True)
+            sys.exit(EXIT_FAILED)
+    except (RefereeError, OSError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+
+
 def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     """The secret seed drawn (or read back), the banner, a resumed journal checked before
     the folder is touched, and ``tournament.json`` written; exit 1 on failure."""
@@ -119,6 +149,10 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_FAILED)
     fixtures = schedule(cfg)
+    closed = closed_reason(cfg.output, len(fixtures), cfg.closed, cfg.grow) if resume else None
+    if closed is not None:
+        click.echo(f"error: {closed}", err=True)
+        sys.exit(EXIT_FAILED)
     where = (
         f", on the cluster at {cfg.cluster}" if cfg.cluster else (f", {cfg.workers} workers" if cfg.workers > 1 else "")
     )
