@@ -21,6 +21,7 @@ from referee.report.publish import render_console
 from referee.run.fresh import closed_reason, finish_moves, move_aside, season_line, season_of, stamp
 from referee.run.lineup import excluded_before, greet_all, readiness, without
 from referee.run.pilot import pilot
+from referee.run.rejoin import greet_again
 from referee.run.runner import RunReport, read_journal, run_tournament
 from referee.run.season import resolve_ladder
 from referee.run.seeds import resolve_schedule_version, resolve_seed
@@ -144,7 +145,8 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     try:
         cfg = resolve_ladder(resolve_schedule_version(resolve_seed(cfg, resume), resume), resume)
         if resume:  # a tournament without grow keeps the bots it started with
-            cfg = without(cfg, excluded_before(cfg, read_settings(cfg.output) or {}))
+            earlier = excluded_before(cfg, read_settings(cfg.output) or {})
+            cfg = without(cfg, asyncio.run(greet_again(cfg, earlier)))
     except (RefereeError, OSError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_FAILED)
