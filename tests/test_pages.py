@@ -149,7 +149,9 @@ def test_a_bot_page_shows_its_row_faults_and_opponents(season: Path, browser: An
     links = page.eval_on_selector_all(
         "#fault-list tbody tr td:nth-child(2) a", "as => as.map(a => a.getAttribute('href'))"
     )
-    assert sorted(links) == sorted(f"../replays/index.html#{d['id']}/3" for d in faults)
+    # the seat's own decision (the journal's), which the viewer opens as #MATCH/sSEATdDECISION
+    want = [f"../replays/index.html#{d['id']}/s{d['bots'].index(FAULTY)}d3" for d in faults]
+    assert sorted(links) == sorted(want)
     assert "no reply within 1000 ms" in page.inner_text("#fault-list tbody tr >> nth=0")
     met = {p["opponent"] for p in doc["head_to_head"] if p["bot"] == FAULTY and p["meetings"]}
     page.click('#opponents button:has-text("Show all")') if page.locator("#opponents button").count() else None
@@ -200,3 +202,64 @@ def test_versions_and_excluded_bots_are_shown_when_the_document_has_them(season:
     assert "Excluded from this run: not ready: no answer to hello" in late and 'id="summary"' not in late
     hero = (tmp_path / "bots" / f"{HERO}.html").read_text()
     assert "version 9f3a" in hero and hero.index('data-version="11aa"') < hero.index('data-version="9f3a"')
+
+
+def test_the_match_list_sorts_every_match_by_score_rank_faults_and_opponents(season: Path, browser: Any) -> None:
+    mine = [d for d in sorted(journal_lines(season), key=lambda d: d["index"]) if HERO in d["bots"]]
+    page = open_page(browser, season / "bots" / f"{HERO}.html")
+    page.wait_for_selector("#matches tbody tr")
+
+    def shown() -> list[dict[str, Any]]:
+        return page.eval_on_selector_all(  # type: ignore[no-any-return]
+            "#matches tbody tr",
+            """rs => rs.map(r => ({id: r.dataset.match, rank: +r.cells[4].textContent,
+                 score: +r.cells[5].textContent, faults: +r.cells[6].textContent || 0,
+                 table: r.cells[3].textContent}))""",
+        )
+
+    def mine_of(d: dict[str, Any]) -> tuple[int, float]:
+        seat = d["bots"].index(HERO)
+        return d["ranks"][seat], d["scores"][seat]
+
+    for header, field, pick in (("Score", "score", 1), ("Rank", "rank", 0)):
+        page.click(f'#matches th:text-is("{header}")')  # every data file is loaded, then all are sorted
+        page.wait_for_function("() => document.querySelector('#matches th[aria-sort=ascending]')")
+        want = sorted(mine, key=lambda d: (mine_of(d)[pick], d["index"]))[: bot_pages.PER_PAGE]
+        page.wait_for_function(f"() => document.querySelector('#matches tbody tr').dataset.match === {want[0]['id']!r}")
+        assert [s["id"] for s in shown()] == [d["id"] for d in want]
+        page.click(f'#matches th:text-is("{header}")')  # again: the other way
+        page.wait_for_function("() => document.querySelector('#matches th[aria-sort=descending]')")
+        values = [s[field] for s in shown()]
+        top = sorted((mine_of(d)[pick] for d in mine), reverse=True)[: bot_pages.PER_PAGE]
+        assert values == top
+    page.click('#matches th:text-is("Faults")')
+    page.click('#matches th:text-is("Faults")')
+    page.wait_for_function("() => document.querySelector('#matches th[aria-sort=descending]')")
+    counts = [f["faults"] for f in shown()]
+    own = [sum(x["seat"] == d["bots"].index(HERO) for x in d.get("faults", ())) for d in mine]
+    assert counts == sorted(counts, reverse=True) and counts[0] == max(own)
+    page.click('#matches th:text-is("Table")')
+    page.wait_for_function("() => document.querySelector('#matches th[data-key=opponents][aria-sort]')")
+    tables = [s["table"] for s in shown()]
+    keys = [", ".join(sorted(n for n in t.split(", ") if n != HERO)) for t in tables]
+    assert keys == sorted(keys)
+    page.click('#matches th:text-is("#")')  # back to fixture order
+    page.wait_for_function(f"() => document.querySelector('#matches tbody tr').dataset.match === {mine[0]['id']!r}")
+    assert page.errors == []
+
+
+def test_a_removed_bot_keeps_its_page_marked_removed(season: Path, tmp_path: Path) -> None:
+    tournament, records = load_output_dir(season)
+    gone = next(n for n in tournament["settings"]["bots"] if n not in (HERO, FAULTY))
+    tournament["settings"] = {
+        **tournament["settings"],
+        "grow": True,
+        "bots": [n for n in tournament["settings"]["bots"] if n != gone],
+    }
+    write_leaderboard(tmp_path, build_leaderboard(tournament, records, RESAMPLES), ["html"])
+    page = (tmp_path / "bots" / f"{gone.lower()}.html").read_text()
+    played = sum(gone in d["bots"] for d in journal_lines(season))
+    assert f"<b>Removed</b> from the tournament: its {played} matches stay in the journal" in page
+    assert f"Matches ({played})" in page and 'id="summary"' not in page
+    names = (tmp_path / "bots" / "bots.js").read_text()
+    assert json.dumps(gone) in names  # other bots' match lists link its page
