@@ -17,9 +17,9 @@ from referee.cli.progress import RunDisplay
 from referee.config.model import TournamentConfig
 from referee.errors import BotStartError, OutputError, RefereeError
 from referee.report.policy import announce, publish_final
-from referee.report.publish import render_console
+from referee.report.publish import CONSOLE_ROWS, render_console
 from referee.run.fresh import closed_reason, finish_moves, move_aside, season_line, season_of, stamp
-from referee.run.lineup import excluded_before, greet_all, readiness, without
+from referee.run.lineup import excluded_before, greet_all, judge_lineup, readiness, without
 from referee.run.pilot import pilot
 from referee.run.rejoin import greet_again
 from referee.run.runner import RunReport, read_journal, run_tournament
@@ -53,6 +53,7 @@ SEED_NOTE = (
 @click.option("--workers", type=int, default=None, help="Override [tournament] workers (processes on this machine).")
 @click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Play on the Dask scheduler at this address.")
 @click.option("--verbose", "-v", is_flag=True, help="Every bot's answer to hello, one line each.")
+@click.option("--all-rows", is_flag=True, help="Print every standings row at the end (else the top 10).")
 def run(
     config: Path,
     resume: bool,
@@ -64,6 +65,7 @@ def run(
     workers: int | None,
     cluster: str | None,
     verbose: bool,
+    all_rows: bool,
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
     if fresh and resume:
@@ -104,7 +106,7 @@ def run(
     for warning in published.warnings:
         display.warn(warning)
     if code == EXIT_OK:
-        click.echo(render_console(published.board))
+        click.echo(render_console(published.board, None if all_rows else CONSOLE_ROWS))
         _print_lag(report)
         click.echo(f"\nleaderboard: {cfg.output / 'README.md'}  standings: {cfg.output / 'standings.json'}", err=True)
     sys.exit(code)
@@ -246,10 +248,21 @@ def check(config: Path) -> None:
         kind = "started" if s.managed else "remote"
         click.echo(f"  {mark} {s.name:<20} {kind:<8} {s.ms:8.1f} ms  {s.detail if not s.ok else s.url}")
     line, all_ready = readiness(statuses)
-    if not all_ready:
-        click.echo(line, err=True)
+    if all_ready:
+        click.echo(line)
+        return
+    click.echo(line, err=True)
+    if cfg.on_unready != "exclude":
         sys.exit(EXIT_FAILED)
-    click.echo(line)
+    try:  # the rule the run uses: without the bots not ready, if enough are left
+        played = judge_lineup(cfg, statuses, fixed=False)
+    except BotStartError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    click.echo(
+        f"on_unready = 'exclude': the run would go ahead with {len(played.bots)} bots, "
+        f"would play without: {', '.join(n for n, _ in played.excluded)}"
+    )
 
 
 @click.command()
