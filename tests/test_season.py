@@ -269,7 +269,7 @@ def test_verbose_lists_every_bot(tmp_path: Path, server: str) -> None:
     result = _run(str(_config(tmp_path / "s.toml", bots)), "-q", "--verbose")
     assert "4 bots ready, slowest" in result.stderr
     assert all(f"  b{i}: ready in" in result.stderr for i in range(4))
-    quiet = _run(str(_config(tmp_path / "s.toml", bots)), "-q")
+    quiet = _run(str(_config(tmp_path / "s.toml", bots)), "-q", "--fresh")  # a second season in the folder
     assert "b0: ready" not in quiet.stderr
 
 
