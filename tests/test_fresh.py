@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from referee.config.parse import load_config
+from referee.report.policy import announce
 from referee.run.fresh import PREVIOUS, closed_reason, finish_moves, move_aside, season_of
+from referee.run.seeds import resolve_seed
 from tests.support.cli import ROOT, referee
 from tests.support.tournament import NIMMT, lines, write_config
 
@@ -92,6 +95,9 @@ def test_a_closed_season_is_not_dealt_from_again(tmp_path: Path) -> None:
     assert season is not None and season.line() == "3 matches, secret seed, revealed, closed"
     same = referee("run", str(config), "-q", "--resume", timeout=120)
     assert same.returncode == 0, same.stderr  # nothing more to deal: publishing again is fine
+    cfg = resolve_seed(load_config(config), resume=True)
+    announce(cfg, 3)  # as a resume starts: a revealed seed stays revealed (a kill here hides nothing)
+    assert json.loads((out / "tournament.json").read_text())["settings"]["seed"] == cfg.seed
     before = tree(out)
     config.write_text(config.read_text().replace("rounds = 3", "rounds = 6"))
     more = referee("run", str(config), "-q", "--resume", timeout=120)
@@ -114,6 +120,9 @@ def test_a_closed_ladder_refuses_to_reopen(tmp_path: Path) -> None:
 KILLER = """
 import os, signal, sys
 from pathlib import Path
+from referee.config.parse import load_config
+from referee.report.policy import announce
+from referee.run.seeds import resolve_seed
 from referee.run.fresh import move_aside
 calls = 0
 def step():
