@@ -170,7 +170,7 @@ def test_the_next_run_finishes_a_killed_fresh(tmp_path: Path) -> None:
     config, out = played(tmp_path)
     before = tree(out)
     assert kill_move_at(out, 3).returncode == -signal.SIGKILL
-    assert season_of(out) is None or (out / PREVIOUS).exists()
+    assert (out / PREVIOUS / ".2026-01-02T03-04-05Z.partial").is_dir()  # half moved
     done = referee("run", str(config), "-q", "--fresh", timeout=120)
     assert done.returncode == 0, done.stderr
     folder = out / PREVIOUS / "2026-01-02T03-04-05Z"
