@@ -18,6 +18,7 @@ import pytest
 
 from benchmarks.pages import FAULTY, HERO, synth
 from referee.report import bot_pages
+from referee.report.page import dropped_text, settings_lines
 from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store.tournament_file import iter_journal, load_output_dir
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
@@ -263,3 +264,16 @@ def test_a_removed_bot_keeps_its_page_marked_removed(season: Path, tmp_path: Pat
     assert f"Matches ({played})" in page and 'id="summary"' not in page
     names = (tmp_path / "bots" / "bots.js").read_text()
     assert json.dumps(gone) in names  # other bots' match lists link its page
+
+
+def test_dropped_tables_are_explained_beside_the_match_count(season: Path) -> None:
+    tournament, records = load_output_dir(season)
+    board = build_leaderboard(tournament, records, RESAMPLES)
+    ladder = {"epoch_tables": 64, "lineups": [], "dropped": [[5, ["a", "b"]], [9, ["a", "c"]]]}
+    board.document["settings"] = {**board.document["settings"], "ladder": ladder}
+    played = dict(settings_lines(board.game, board.document))["Matches played"]
+    assert played.endswith(
+        "; 2 tables dropped, never played: chosen while a bot (or an old version) was in the lineup, "
+        "unplayed when it left"
+    )
+    assert dropped_text({"ladder": {**ladder, "dropped": []}}) == "" and dropped_text({}) == ""
