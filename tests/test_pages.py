@@ -277,3 +277,15 @@ def test_dropped_tables_are_explained_beside_the_match_count(season: Path) -> No
         "unplayed when it left"
     )
     assert dropped_text({"ladder": {**ladder, "dropped": []}}) == "" and dropped_text({}) == ""
+
+
+def test_the_rating_chart_keeps_its_end_labels_inside(season: Path, browser: Any) -> None:
+    """Long names end inside the chart: each label's box lies within the svg's."""
+    page = open_page(browser, season / "bots" / f"{HERO}.html", 390, 844)
+    boxes = page.eval_on_selector_all(
+        "#rating-history text.label",
+        """ts => { const svg = document.querySelector('#rating-history').getBoundingClientRect();
+              return ts.map(t => { const b = t.getBoundingClientRect();
+                return [b.left >= svg.left - 0.5, b.right <= svg.right + 0.5, b.top >= svg.top - 0.5]; }); }""",
+    )
+    assert boxes and all(all(b) for b in boxes), boxes
