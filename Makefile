@@ -18,10 +18,10 @@ $(BIN)/referee: pyproject.toml
 RUN_OUTPUT ?= out/$(basename $(notdir $(CONFIG)))
 
 run: $(BIN)/referee bubblewrap
-	$(BIN)/referee run $(CONFIG) --output $(RUN_OUTPUT)
+	$(BIN)/referee run $(CONFIG) --output $(RUN_OUTPUT) --fresh
 
 samples: $(BIN)/referee bubblewrap
-	for c in configs/*.toml; do $(BIN)/referee run $$c --quiet || exit 1; done
+	for c in configs/*.toml; do $(BIN)/referee run $$c --quiet --fresh || exit 1; done
 
 # Two passes: the tests that race no bot's deadline on every core, then the ones marked
 # `serial` alone, so the load of the first never turns an honest answer into a timeout.

@@ -115,8 +115,9 @@ def test_a_removed_bot_has_no_row_but_its_matches_keep_counting_for_the_bots_it_
     for n, data in published.items():
         assert (out / n).read_bytes() == data, n
     bot_page = (out / "bots" / "bots.js").read_text()
-    assert '"random"' in bot_page and "null" in bot_page  # named in the match lists, without a page
-    assert not (out / "bots" / "random.html").exists()
+    assert '"random"' in bot_page  # named in the match lists, linking its page: it played
+    removed = (out / "bots" / "random.html").read_text()
+    assert "<b>Removed</b> from the tournament: its 18 matches stay in the journal" in removed
     report = verify(out)
     assert report.ok, report
 

@@ -18,6 +18,7 @@ import pytest
 
 from benchmarks.pages import FAULTY, HERO, synth
 from referee.report import bot_pages
+from referee.report.page import FAINT, PALETTE, dropped_text, rating_svg, settings_lines
 from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store.tournament_file import iter_journal, load_output_dir
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
@@ -149,7 +150,9 @@ def test_a_bot_page_shows_its_row_faults_and_opponents(season: Path, browser: An
     links = page.eval_on_selector_all(
         "#fault-list tbody tr td:nth-child(2) a", "as => as.map(a => a.getAttribute('href'))"
     )
-    assert sorted(links) == sorted(f"../replays/index.html#{d['id']}/3" for d in faults)
+    # the seat's own decision (the journal's), which the viewer opens as #MATCH/sSEATdDECISION
+    want = [f"../replays/index.html#{d['id']}/s{d['bots'].index(FAULTY)}d3" for d in faults]
+    assert sorted(links) == sorted(want)
     assert "no reply within 1000 ms" in page.inner_text("#fault-list tbody tr >> nth=0")
     met = {p["opponent"] for p in doc["head_to_head"] if p["bot"] == FAULTY and p["meetings"]}
     page.click('#opponents button:has-text("Show all")') if page.locator("#opponents button").count() else None
@@ -200,3 +203,94 @@ def test_versions_and_excluded_bots_are_shown_when_the_document_has_them(season:
     assert "Excluded from this run: not ready: no answer to hello" in late and 'id="summary"' not in late
     hero = (tmp_path / "bots" / f"{HERO}.html").read_text()
     assert "version 9f3a" in hero and hero.index('data-version="11aa"') < hero.index('data-version="9f3a"')
+
+
+def test_the_match_list_sorts_every_match_by_score_rank_faults_and_opponents(season: Path, browser: Any) -> None:
+    mine = [d for d in sorted(journal_lines(season), key=lambda d: d["index"]) if HERO in d["bots"]]
+    page = open_page(browser, season / "bots" / f"{HERO}.html")
+    page.wait_for_selector("#matches tbody tr")
+
+    def shown() -> list[dict[str, Any]]:
+        return page.eval_on_selector_all(  # type: ignore[no-any-return]
+            "#matches tbody tr",
+            """rs => rs.map(r => ({id: r.dataset.match, rank: +r.cells[4].textContent,
+                 score: +r.cells[5].textContent, faults: +r.cells[6].textContent || 0,
+                 table: r.cells[3].textContent}))""",
+        )
+
+    def mine_of(d: dict[str, Any]) -> tuple[int, float]:
+        seat = d["bots"].index(HERO)
+        return d["ranks"][seat], d["scores"][seat]
+
+    for header, field, pick in (("Score", "score", 1), ("Rank", "rank", 0)):
+        page.click(f'#matches th:text-is("{header}")')  # every data file is loaded, then all are sorted
+        page.wait_for_function("() => document.querySelector('#matches th[aria-sort=ascending]')")
+        want = sorted(mine, key=lambda d: (mine_of(d)[pick], d["index"]))[: bot_pages.PER_PAGE]
+        page.wait_for_function(f"() => document.querySelector('#matches tbody tr').dataset.match === {want[0]['id']!r}")
+        assert [s["id"] for s in shown()] == [d["id"] for d in want]
+        page.click(f'#matches th:text-is("{header}")')  # again: the other way
+        page.wait_for_function("() => document.querySelector('#matches th[aria-sort=descending]')")
+        values = [s[field] for s in shown()]
+        top = sorted((mine_of(d)[pick] for d in mine), reverse=True)[: bot_pages.PER_PAGE]
+        assert values == top
+    page.click('#matches th:text-is("Faults")')
+    page.click('#matches th:text-is("Faults")')
+    page.wait_for_function("() => document.querySelector('#matches th[aria-sort=descending]')")
+    counts = [f["faults"] for f in shown()]
+    own = [sum(x["seat"] == d["bots"].index(HERO) for x in d.get("faults", ())) for d in mine]
+    assert counts == sorted(counts, reverse=True) and counts[0] == max(own)
+    page.click('#matches th:text-is("Table")')
+    page.wait_for_function("() => document.querySelector('#matches th[data-key=opponents][aria-sort]')")
+    tables = [s["table"] for s in shown()]
+    keys = [", ".join(sorted(n for n in t.split(", ") if n != HERO)) for t in tables]
+    assert keys == sorted(keys)
+    page.click('#matches th:text-is("#")')  # back to fixture order
+    page.wait_for_function(f"() => document.querySelector('#matches tbody tr').dataset.match === {mine[0]['id']!r}")
+    assert page.errors == []
+
+
+def test_a_removed_bot_keeps_its_page_marked_removed(season: Path, tmp_path: Path) -> None:
+    tournament, records = load_output_dir(season)
+    gone = next(n for n in tournament["settings"]["bots"] if n not in (HERO, FAULTY))
+    tournament["settings"] = {
+        **tournament["settings"],
+        "grow": True,
+        "bots": [n for n in tournament["settings"]["bots"] if n != gone],
+    }
+    write_leaderboard(tmp_path, build_leaderboard(tournament, records, RESAMPLES), ["html"])
+    page = (tmp_path / "bots" / f"{gone.lower()}.html").read_text()
+    played = sum(gone in d["bots"] for d in journal_lines(season))
+    assert f"<b>Removed</b> from the tournament: its {played} matches stay in the journal" in page
+    assert f"Matches ({played})" in page and 'id="summary"' not in page
+    names = (tmp_path / "bots" / "bots.js").read_text()
+    assert json.dumps(gone) in names  # other bots' match lists link its page
+
+
+def test_dropped_tables_are_explained_beside_the_match_count(season: Path) -> None:
+    tournament, records = load_output_dir(season)
+    board = build_leaderboard(tournament, records, RESAMPLES)
+    ladder = {"epoch_tables": 64, "lineups": [], "dropped": [[5, ["a", "b"]], [9, ["a", "c"]]]}
+    board.document["settings"] = {**board.document["settings"], "ladder": ladder}
+    played = dict(settings_lines(board.game, board.document))["Matches played"]
+    assert played.endswith(
+        "; 2 tables dropped, never played: chosen while a bot (or an old version) was in the lineup, "
+        "unplayed when it left"
+    )
+    assert dropped_text({"ladder": {**ladder, "dropped": []}}) == "" and dropped_text({}) == ""
+
+
+def test_the_rating_chart_keeps_its_end_labels_inside(browser: Any) -> None:
+    """Long names end inside the chart: each label's box lies within the svg's."""
+    long = "a-contestant-with-a-long-name.v2"
+    series = [(long, [25.0, 27.0, 30.0], PALETTE[0], True), ("b", [25.0, 24.0, 20.0], PALETTE[1], True)]
+    series.append(("another-long-name-in-grey", [25.0, 25.0, 25.5], FAINT, False))
+    svg = rating_svg([0, 50, 100], series, "matches", 900.0)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.set_content(f"<!doctype html><body style='margin:0'>{svg}</body>")
+    boxes = page.eval_on_selector_all(
+        "#rating-history text.label",
+        """ts => { const svg = document.querySelector('#rating-history').getBoundingClientRect();
+              return ts.map(t => { const b = t.getBoundingClientRect();
+                return [t.textContent, b.left >= svg.left - 0.5 && b.right <= svg.right + 0.5 && b.top >= svg.top - 0.5]; }); }""",
+    )
+    assert len(boxes) == 3 and all(inside for _, inside in boxes), boxes

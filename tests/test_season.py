@@ -30,6 +30,7 @@ from referee.bots.client.protocol import hello_version
 from referee.cli.main import main
 from referee.cli.play import resume_command
 from referee.run.pilot import looks_equal
+from referee.run.rejoin import READY_AGAIN
 from tests.support.cli import referee
 from tests.support.outputs import journal_lines
 
@@ -148,8 +149,34 @@ def test_an_excluded_bot_joins_on_resume_with_grow_and_not_without(tmp_path: Pat
     with late_bot(port, 0.0):  # without grow the tournament keeps the bots it started with
         _run(str(plain), "--resume", "-q")
     doc = _standings(tmp_path / "plain")
-    assert [e["name"] for e in doc["excluded"]] == ["new"] and len(doc["standings"]) == 4
+    assert doc["excluded"] == [{"name": "new", "reason": READY_AGAIN}] and len(doc["standings"]) == 4
     assert len(journal_lines(tmp_path / "plain")) == 6
+    slower = _config(tmp_path / "p.toml", bots, 700, format="round_robin", players=2, output=str(tmp_path / "plain"))
+    _run(str(slower), "--resume", "-q")  # greeted again, still down: today's reason
+    (gone,) = _standings(tmp_path / "plain")["excluded"]
+    assert "did not answer hello within 700 ms" in gone["reason"]
+
+
+@pytest.mark.serial
+def test_a_ladder_greets_its_excluded_bots_on_every_resume_and_takes_them_back(tmp_path: Path, server: str) -> None:
+    port = free_port()
+    bots = {f"b{i}": f"{server}b{i}" for i in range(4)} | {"late": f"http://127.0.0.1:{port}/"}
+    cfg = _config(tmp_path / "l.toml", bots, 600, format="ladder", players=2, matches=64)
+    _run(str(cfg), "-q")
+    out = tmp_path / "out"
+    (first,) = _standings(out)["excluded"]
+    assert first["name"] == "late" and "within 600 ms" in first["reason"]
+    again = _config(tmp_path / "l.toml", bots, 700, format="ladder", players=2, matches=128)
+    _run(str(again), "--resume", "-q")  # still down: still out, today's reason
+    (second,) = _standings(out)["excluded"]
+    assert second["name"] == "late" and "within 700 ms" in second["reason"]
+    assert not any("late" in line["bots"] for line in journal_lines(out))
+    back = _config(tmp_path / "l.toml", bots, 2500, format="ladder", players=2, matches=256)
+    with late_bot(port, 0.0):
+        _run(str(back), "--resume", "-q")
+    doc = _standings(out)
+    assert doc["excluded"] == [] and "late" in {row["name"] for row in doc["standings"]}
+    assert any("late" in line["bots"] for line in journal_lines(out))
 
 
 def test_a_changed_bot_file_makes_a_new_version(tmp_path: Path, server: str) -> None:
@@ -242,7 +269,7 @@ def test_verbose_lists_every_bot(tmp_path: Path, server: str) -> None:
     result = _run(str(_config(tmp_path / "s.toml", bots)), "-q", "--verbose")
     assert "4 bots ready, slowest" in result.stderr
     assert all(f"  b{i}: ready in" in result.stderr for i in range(4))
-    quiet = _run(str(_config(tmp_path / "s.toml", bots)), "-q")
+    quiet = _run(str(_config(tmp_path / "s.toml", bots)), "-q", "--fresh")  # a second season in the folder
     assert "b0: ready" not in quiet.stderr
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -240,8 +241,9 @@ def test_the_viewer_page_in_chromium(output: Path) -> None:
             assert no_sideways_scroll(page)
             page.screenshot(path=str(SHOTS / "replay-390.png"), full_page=True)
             page.goto(base + "#m999999")
-            page.wait_for_function("document.getElementById('status').textContent.includes('--html')")
-            assert "referee replay OUT m999999 --html" in page.inner_text("#status")
+            page.wait_for_function("document.getElementById('status').textContent.includes('No replay of')")
+            status = page.inner_text("#status")  # no organiser command for the visitor
+            assert "No replay of m999999 on this site" in status and "referee" not in status
             page.goto(base, wait_until="load")
             page.wait_for_selector("#list:not([hidden])")
             assert no_sideways_scroll(page)
@@ -296,3 +298,36 @@ def shown_in_list(page: Any) -> bool:
 def no_sideways_scroll(page: Any) -> bool:
     wide: bool = page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
     return wide
+
+
+def test_a_fault_link_on_a_bot_page_opens_the_faulted_decision(output: Path, tmp_path: Path) -> None:
+    """A fault names the seat's own decision; its link on the bot's page opens the viewer at
+    that decision of the match (not the match-wide step of the same number)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    folder = tmp_path / "out"
+    shutil.copytree(output, folder)
+    m = load_match(folder, "m000001")
+    frame = next(f for f in m.frames() if f.move.seat == 2 and f.move.decision == 3)
+    assert frame.index + 1 != 3  # the match-wide step 3 is another decision
+    journal = folder / "matches.jsonl"
+    lines = [json.loads(x) for x in journal.read_text().splitlines()]
+    for d in lines:
+        if d["id"] == "m000001":
+            d["faults"] = [{"seat": 2, "decision": 3, "phase": "act", "kind": "timeout", "detail": "no reply"}]
+    journal.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    done = referee("leaderboard", str(folder), "-q")
+    assert done.returncode == 0, done.stderr
+    bot = m.record["bots"][2]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 800})
+            page.goto((folder / "bots" / f"{bot_files([bot])[bot]}.html").as_uri(), wait_until="load")
+            page.click('#fault-list a:text-is("3")')
+            page.wait_for_function(f"document.getElementById('board').dataset.step === '{frame.index + 1}'")
+            assert page.inner_text("#seed") == str(m.record["seed"])
+            assert "its decision 3 " in page.inner_text("#decision") and f"seat 2 {bot}" in page.inner_text("#decision")
+        finally:
+            browser.close()

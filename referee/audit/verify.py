@@ -44,6 +44,9 @@ MAX_SHOWN = 20  # problems kept for the report; the count goes on
 MATCHES_STEP = "matches verified"
 
 
+VERSION_LINES = 10  # bots whose versions verify lists one line each; more are summarised
+
+
 @dataclass
 class Problem:
     """One mismatch: the match, the decision (index in the match, seat, the seat's
@@ -105,11 +108,25 @@ class Report:
             per = self.versions.setdefault(bot, {})
             per[v] = per.get(v, 0) + 1
 
-    def version_lines(self) -> list[str]:
-        """A line per bot naming its versions and their matches (oldest first)."""
+    def version_lines(self, every: bool = False) -> list[str]:
+        """The bots' versions: a line per bot (its versions and their matches, oldest first)
+        when ``every`` or for at most ``VERSION_LINES`` bots; else one summary line naming
+        the bots with more than one version."""
+        if every or len(self.versions) <= VERSION_LINES:
+            return [
+                f"  {bot}: " + ", ".join(f"version {v} ({n} matches)" for v, n in per.items())
+                for bot, per in sorted(self.versions.items())
+            ]
+        several = sorted(
+            ((b, len(per)) for b, per in self.versions.items() if len(per) > 1), key=lambda x: (-x[1], x[0])
+        )
+        named = ", ".join(f"{b} ({n})" for b, n in several[:VERSION_LINES])
+        more = f" and {len(several) - VERSION_LINES} more" if len(several) > VERSION_LINES else ""
+        alone = len(self.versions) - len(several)
         return [
-            f"  {bot}: " + ", ".join(f"version {v} ({n} matches)" for v, n in per.items())
-            for bot, per in sorted(self.versions.items())
+            f"  versions: {alone} bot{'s' if alone != 1 else ''} played one version"
+            + (f"; {len(several)} more than one: {named}{more}" if several else "")
+            + " (--verbose lists every bot's)"
         ]
 
     def verdict(self) -> str:

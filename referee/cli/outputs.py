@@ -52,7 +52,8 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...], quiet: bool) -> None
 @click.command()
 @click.argument("output_dir", type=click.Path(path_type=Path))
 @QUIET
-def verify(output_dir: Path, quiet: bool) -> None:
+@click.option("--verbose", "-v", is_flag=True, help="A line per bot naming its versions (else a summary past 10 bots).")
+def verify(output_dir: Path, quiet: bool, verbose: bool) -> None:
     """Rebuild every match of OUTPUT_DIR from its seed and transcript through the rules, and
     check the journal and the standings files against them."""
     from referee.audit.verify import verify as run_verify
@@ -63,7 +64,7 @@ def verify(output_dir: Path, quiet: bool) -> None:
     finally:
         display.finish()
     click.echo(report.verdict())
-    for line in report.version_lines():
+    for line in report.version_lines(every=verbose):
         click.echo(line)
     for p in report.problems[1:]:
         click.echo(f"  also: {p}", err=True)

@@ -15,11 +15,13 @@ from referee import __version__
 from referee.cli.common import EXIT_FAILED, EXIT_OK, load, mark, usage
 from referee.cli.progress import RunDisplay
 from referee.config.model import TournamentConfig
-from referee.errors import BotStartError, OutputError, RefereeError
+from referee.errors import BotStartError, JournalError, OutputError, RefereeError
 from referee.report.policy import announce, publish_final
-from referee.report.publish import render_console
-from referee.run.lineup import excluded_before, greet_all, readiness, without
+from referee.report.publish import CONSOLE_ROWS, render_console
+from referee.run.fresh import closed_reason, finish_moves, move_aside, season_line, season_of, stamp
+from referee.run.lineup import excluded_before, greet_all, judge_lineup, readiness, without
 from referee.run.pilot import pilot
+from referee.run.rejoin import greet_again
 from referee.run.runner import RunReport, read_journal, run_tournament
 from referee.run.season import resolve_ladder
 from referee.run.seeds import resolve_schedule_version, resolve_seed
@@ -37,6 +39,9 @@ SEED_NOTE = (
 @click.command()
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--resume", is_flag=True, help="Play only the matches missing from the output's matches.jsonl.")
+@click.option(
+    "--fresh", is_flag=True, help="Start a new season: move the output folder's previous one to previous/<date>/."
+)
 @click.option("--seed", type=int, default=None, help="Override [tournament] seed.")
 @click.option("--concurrency", type=int, default=None, help="Override [tournament] concurrency (matches in flight).")
 @click.option(
@@ -49,9 +54,11 @@ SEED_NOTE = (
 @click.option("--workers", type=int, default=None, help="Override [tournament] workers (processes on this machine).")
 @click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Play on the Dask scheduler at this address.")
 @click.option("--verbose", "-v", is_flag=True, help="Every bot's answer to hello, one line each.")
+@click.option("--all-rows", is_flag=True, help="Print every standings row at the end (else the top 10).")
 def run(
     config: Path,
     resume: bool,
+    fresh: bool,
     seed: int | None,
     concurrency: int | None,
     output: Path | None,
@@ -59,9 +66,14 @@ def run(
     workers: int | None,
     cluster: str | None,
     verbose: bool,
+    all_rows: bool,
 ) -> None:
     """Play the tournament in CONFIG and publish its leaderboard."""
-    cfg = _start(config, load(config, seed, concurrency, output, workers, cluster), resume)
+    if fresh and resume:
+        usage("--fresh starts a new season and --resume goes on with this one: choose one")
+    cfg = load(config, seed, concurrency, output, workers, cluster)
+    _keep_season(cfg.output, resume, fresh)
+    cfg = _start(config, cfg, resume)
     cfg = dataclasses.replace(cfg, log_section=mark("run"))
     display = RunDisplay(quiet, verbose)
     code, report, failed = EXIT_OK, None, None
@@ -100,7 +112,7 @@ def run(
     if failed is not None:
         raise failed
     if code == EXIT_OK:
-        click.echo(render_console(published.board))
+        click.echo(render_console(published.board, None if all_rows else CONSOLE_ROWS))
         _print_lag(report)
         click.echo(f"\nleaderboard: {cfg.output / 'README.md'}  standings: {cfg.output / 'standings.json'}", err=True)
     sys.exit(code)
@@ -116,6 +128,25 @@ def _note_resume(exc: RefereeError, config: Path) -> None:
         )
 
 
+def _keep_season(out: Path, resume: bool, fresh: bool) -> None:
+    """Never lose a season: a move a killed ``--fresh`` left half done is finished; without
+    ``--resume`` a season in ``out`` is moved aside (``--fresh``) or the run refused."""
+    try:
+        for folder in finish_moves(out):
+            click.echo(f"note: an interrupted --fresh is finished: the season before is in {folder}", err=True)
+        if resume:
+            return
+        season = season_of(out)
+        if fresh:
+            moved = move_aside(out, stamp())
+            if moved is not None:
+                click.echo(f"fresh: the previous season is in {moved}", err=True)
+        elif season is not None:
+            raise JournalError(season_line(out, season))
+    except OSError as exc:
+        raise OutputError(f"{exc.filename or out}: {exc.strerror or exc}") from exc
+
+
 def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     """The secret seed drawn (or read back), the banner, a resumed journal checked before
     the folder is touched, and ``tournament.json`` written."""
@@ -124,8 +155,12 @@ def _start(path: Path, cfg: TournamentConfig, resume: bool) -> TournamentConfig:
     except OSError as exc:  # the output folder, where the secret seed is kept
         raise OutputError(f"{exc.filename or cfg.output}: {exc.strerror or exc}") from exc
     if resume:  # a tournament without grow keeps the bots it started with
-        cfg = without(cfg, excluded_before(cfg, read_settings(cfg.output) or {}))
+        earlier = excluded_before(cfg, read_settings(cfg.output) or {})
+        cfg = without(cfg, asyncio.run(greet_again(cfg, earlier)))
     fixtures = schedule(cfg)
+    closed = closed_reason(cfg.output, len(fixtures), cfg.closed, cfg.grow) if resume else None
+    if closed is not None:
+        raise JournalError(closed)
     where = (
         f", on the cluster at {cfg.cluster}" if cfg.cluster else (f", {cfg.workers} workers" if cfg.workers > 1 else "")
     )
@@ -222,10 +257,17 @@ def check(config: Path) -> None:
         kind = "started" if s.managed else "remote"
         click.echo(f"  {verdict} {s.name:<20} {kind:<8} {s.ms:8.1f} ms  {s.detail if not s.ok else s.url}")
     line, all_ready = readiness(statuses)
-    if not all_ready:
-        click.echo(line, err=True)
+    if all_ready:
+        click.echo(line)
+        return
+    click.echo(line, err=True)
+    if cfg.on_unready != "exclude":
         sys.exit(EXIT_FAILED)
-    click.echo(line)
+    played = judge_lineup(cfg, statuses, fixed=False)  # the rule the run uses: enough bots left?
+    click.echo(
+        f"on_unready = 'exclude': the run would go ahead with {len(played.bots)} bots, "
+        f"would play without: {', '.join(n for n, _ in played.excluded)}"
+    )
 
 
 @click.command()

@@ -87,6 +87,7 @@ class RunDisplay(ProgressLine):
         self.verbose = verbose
         self.progress: Progress | None = None
         self.lineup: TournamentConfig | None = None  # the config played, once the lineup is judged
+        self.first: tuple[int, float] | None = None  # (matches played, elapsed s) at the first match played
 
     def ready(self, statuses: list[BotStatus]) -> None:
         """The bots' hello in one line (every bot's with --verbose; the unready ones always)."""
@@ -111,9 +112,20 @@ class RunDisplay(ProgressLine):
     def update(self, p: Progress) -> None:
         """Show ``p`` (at most every 0.2 s on a terminal, every 5 s otherwise, and at the end)."""
         self.progress = p
-        eta = (p.total - p.done) / p.rate if p.rate > 0 else 0.0
-        line = (
-            f"matches {p.done}/{p.total}  faults {p.faults}  {p.rate:.1f} matches/s"
-            f"  elapsed {p.elapsed_s:.1f}s  eta {eta:.0f}s"
-        )
+        line = f"matches {p.done}/{p.total}  faults {p.faults}"
+        rate = self.rate(p)
+        if rate is not None:  # measured on matches played, never on the wait for the bots
+            line += f"  {rate:.1f} matches/s  elapsed {p.elapsed_s:.1f}s  eta {(p.total - p.done) / rate:.0f}s"
+        else:
+            line += f"  elapsed {p.elapsed_s:.1f}s"
         self.show(line, final=p.done >= p.total)
+
+    def rate(self, p: Progress) -> float | None:
+        """Matches per second since the first match of this run ended; None before two have."""
+        played = p.done - p.skipped
+        if self.first is None:
+            if played > 0:
+                self.first = (played, p.elapsed_s)
+            return None
+        n, t = self.first
+        return (played - n) / (p.elapsed_s - t) if played > n and p.elapsed_s > t else None

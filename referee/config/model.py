@@ -45,6 +45,7 @@ ON_UNREADY = ("stop", "exclude")
 TRANSCRIPTS = ("all", "none")
 # a bot's (or tournament's) name; \Z: "$" also matches before a final newline
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+NAME_RULE = "1-64 letters, digits, '_', '.' or '-', the first a letter or a digit"  # NAME_RE in words
 CLUSTER_RE = re.compile(r"^(tcp|tls)://[^\s/]+:[0-9]{1,5}\Z")
 _DQ_DOC = "a bot faulting in more of its decisions is disqualified: DQ in the leaderboard, no longer called"
 _LIVE_DOC = "re-render the outputs from the journal this often during the run"
@@ -54,7 +55,7 @@ _LIVE_DOC = "re-render the outputs from the journal this often during the run"
 class BotConfig:
     """One contestant: reached at ``url`` or started with ``command``."""
 
-    name: str = setting(doc="the bot's name: 1-64 letters, digits, '.', '_' or '-'", kind=str)
+    name: str = setting(doc=f"the bot's name: {NAME_RULE}", kind=str)
     url: str | None = setting(None, kind=str, doc="a running bot's address")
     command: tuple[str, ...] | None = setting(
         None, kind=list, doc="a bot the referee starts: its command line, with {port}"

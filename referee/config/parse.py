@@ -26,6 +26,7 @@ from referee.config.model import (
     CLUSTER_RE,
     LIMIT_KEYS,
     NAME_RE,
+    NAME_RULE,
     TOURNAMENT_KEYS,
     BotConfig,
     Limits,
@@ -83,7 +84,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
     _check_grow(err, tv, lv)
     name = tv["name"] or path.stem
     if not NAME_RE.match(name):
-        err.fail("tournament.name", f"{name!r} must be 1-64 letters, digits, '.', '_' or '-'")
+        err.fail("tournament.name", f"{name!r} must be {NAME_RULE}")
     if tv["output"] is not None and "\x00" in tv["output"]:
         err.fail("tournament.output", "must not contain a NUL character (no file system accepts one)")
     return TournamentConfig(
@@ -293,7 +294,7 @@ def _bot(err: _Errors, i: int, table: dict[str, Any], env: Mapping[str, str]) ->
     _unknown(err, f"{label}.", table, BOT_KEYS)
     v = _values(err, label, table, BOT_KEYS)
     if not NAME_RE.match(v["name"]):
-        err.fail(f"{label}.name", f"{v['name']!r} must be 1-64 letters, digits, '.', '_' or '-'")
+        err.fail(f"{label}.name", f"{v['name']!r} must be {NAME_RULE}")
     if (v["url"] is None) == (v["command"] is None):
         err.fail(label, "give exactly one of url (a running bot) or command (a bot the referee starts)")
     command = None

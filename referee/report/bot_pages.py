@@ -22,6 +22,7 @@ change (a live publish rewrites little) and removes the pages of bots no longer 
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import html
 import json
@@ -36,6 +37,7 @@ import numpy.typing as npt
 
 from referee import __version__
 from referee.games.base import Game
+from referee.report.names import bot_files
 from referee.report.page import (
     FAINT,
     PALETTE,
@@ -183,6 +185,8 @@ def write_bot_pages(
 ) -> list[Path]:
     """Write ``bots/<stem>.html`` for every bot of ``doc`` (and the data files); return the pages."""
     files = page_files(doc)
+    removed = _removed(files, data)
+    files = {**files, **removed}
     folder, chunks = out / "bots", out / "bots" / "data"
     chunks.mkdir(parents=True, exist_ok=True)
     # the data files number bots by their place in the journal's columns (config order)
@@ -204,7 +208,7 @@ def write_bot_pages(
             written.add(path)
             _write_if_changed(path, f"window.refereeChunk({_js(files[name])},{c},{text});\n")
         page = render_bot_page(
-            game, doc, name, files, rows.get(name), excluded.get(name), h2h.get(name, []), data, first
+            game, doc, name, files, rows.get(name), excluded.get(name), h2h.get(name, []), data, first, name in removed
         )
         pages.append(folder / f"{files[name]}.html")
         written.add(pages[-1])
@@ -215,6 +219,19 @@ def write_bot_pages(
         if stale not in written:
             stale.unlink(missing_ok=True)
     return pages
+
+
+def _removed(files: Mapping[str, str], data: BotMatches | None) -> dict[str, str]:
+    """The page stems of bots that played but are no longer in the tournament (removed on a
+    resume): their matches still count for the bots they met, so their pages stay."""
+    gone = [n for n in (data.names if data is not None else []) if n not in files and data and data.count(n)]
+    used = set(files.values())
+    stems = {}
+    for name, stem in bot_files([*files, *gone]).items():
+        if name in gone:
+            stems[name] = stem if stem not in used else f"{stem}-{hashlib.sha256(name.encode()).hexdigest()[:6]}"
+            used.add(stems[name])
+    return stems
 
 
 def _match_chunks(data: BotMatches | None, name: str) -> tuple[str, list[str]]:
@@ -268,8 +285,9 @@ def render_bot_page(
     pairs: Sequence[Mapping[str, Any]],
     data: BotMatches | None,
     first_chunk: str,
+    removed: bool = False,
 ) -> str:
-    """The content of ``bots/<stem>.html``."""
+    """The content of ``bots/<stem>.html`` (``removed``: a bot no longer in the tournament)."""
     e = html.escape
     link = _linker(files, "")
     total = 0 if data is None else data.count(name)
@@ -293,13 +311,13 @@ def render_bot_page(
         f"<style>{CSS}</style></head>",
         "<body><main>",
         f'<header><p class="kicker"><a href="../index.html">\u2190 {e(doc["tournament"])}: leaderboard</a></p>'
-        f'<h1 id="bot-name">{e(name)}</h1>{_status(doc, row, excluded)}</header>',
+        f'<h1 id="bot-name">{e(name)}</h1>{_status(doc, row, excluded)}{_removed_note(removed, total)}</header>',
         _summary(game, doc, row) if row else "",
         _versions(row) if row else "",
         _rating(game, doc, name) if row else "",
         _matches_section(total),
         _faults(doc, name, data, replays),
-        _opponents(doc, name, pairs, link),
+        "" if removed else _opponents(doc, name, pairs, link),
         f"<footer>Made by referee {e(__version__)} from <code>matches.jsonl</code>; the same journal always "
         "gives this page byte for byte.</footer>",
         f'</main><script>window.REFEREE_BOT={boot};</script><script src="bots.js"></script></body></html>',
@@ -329,6 +347,17 @@ def _status(doc: Mapping[str, Any], row: Mapping[str, Any] | None, excluded: Map
         else ""
     )
     return f'<p class="lead" id="status">{text}</p>{dq}'
+
+
+def _removed_note(removed: bool, total: int) -> str:
+    """The line of a removed bot's page: why it has no standing, and what still counts."""
+    if not removed:
+        return ""
+    return (
+        f'<p class="dq" id="removed"><b>Removed</b> from the tournament: its {total} match'
+        f"{'es' if total != 1 else ''} stay in the journal and count for the bots it met; it has no row "
+        "in the standings.</p>"
+    )
 
 
 def _summary(game: Game, doc: Mapping[str, Any], r: Mapping[str, Any]) -> str:
@@ -422,10 +451,13 @@ def _rating(game: Game, doc: Mapping[str, Any], name: str) -> str:
 def _matches_section(total: int) -> str:
     return (
         f'<section id="bot-matches"><h2>Matches ({total})</h2><p class="lead">Every match it played, in fixture '
-        f"order, {PER_PAGE} a page; a match id opens its replay.</p>"
-        '<div class="pager" id="pager"></div><div class="scroll"><table id="matches"><thead><tr><th>#</th>'
-        '<th class="name">Match</th><th>Seat</th><th class="name">Table</th><th>Rank</th><th>Score</th>'
-        "<th>Faults</th></tr></thead><tbody></tbody></table></div>"
+        f"order, {PER_PAGE} a page; a match id opens its replay. Click #, Table (by opponents), Rank, Score or "
+        "Faults to sort them all.</p>"
+        '<div class="pager" id="pager"></div><div class="scroll"><table id="matches"><thead><tr>'
+        '<th class="sortable" data-key="order" aria-sort="ascending">#</th><th class="name">Match</th><th>Seat</th>'
+        '<th class="name sortable" data-key="opponents">Table</th><th class="sortable" data-key="rank">Rank</th>'
+        '<th class="sortable" data-key="score">Score</th><th class="sortable" data-key="faults">Faults</th></tr>'
+        "</thead><tbody></tbody></table></div>"
         "<noscript><p>The match list needs JavaScript.</p></noscript></section>"
     )
 
@@ -438,7 +470,7 @@ def _faults(doc: Mapping[str, Any], name: str, data: BotMatches | None, replays:
         return '<section id="faults"><h2>Faults</h2><p class="lead">None.</p></section>'
     body = []
     for _, ident, seat, decision, kind, detail, phase in found[:FAULTS_SHOWN]:
-        where = f"{ident}/{decision}" if decision is not None else ident
+        where = f"{ident}/s{seat}d{decision}"  # the seat's own decision number, as the viewer reads it
         match = f'<a href="../replays/index.html#{e(ident)}">{e(ident)}</a>' if replays else e(ident)
         dec = "" if decision is None else str(decision)
         if replays and decision is not None:
@@ -518,8 +550,9 @@ BOT_SCRIPT = r"""
 (function(){"use strict";
 var B=window.REFEREE_BOT;if(!B)return;var D=document,N=window.REFEREE_NAMES,F=window.REFEREE_FILES;
 var chunks={0:B.first},asked={},at=0,pages=Math.max(1,Math.ceil(B.total/B.per));
+var nchunks=Math.max(1,Math.ceil(B.total/B.chunk)),order=null,key="order",dir=1,waiting=false;
 var m=/^#page=(\d+)$/.exec(location.hash);if(m)at=Math.min(pages-1,Math.max(0,+m[1]-1));
-window.refereeChunk=function(stem,c,d){if(stem!==B.stem)return;chunks[c]=d;draw();};
+window.refereeChunk=function(stem,c,d){if(stem!==B.stem)return;chunks[c]=d;if(waiting)sortAll();else draw();};
 function el(tag,text,cls){var x=D.createElement(tag);if(text!=null)x.textContent=text;if(cls)x.className=cls;return x;}
 function replay(id,tail){if(!B.replays)return el("span",id);var a=el("a",id);a.href="../replays/index.html#"+id+(tail||"");return a;}
 function bot(j){if(F[j]==null)return el("span",N[j]);var a=el("a",N[j]);a.href=F[j]+".html";return a;}
@@ -532,10 +565,25 @@ for(var s=0;s<k;s++){var b=d.bots[j*k+s];if(b<0)continue;if(td.childNodes.length
 if(s===me||N[b]===B.name)td.appendChild(el("b",N[b]));else td.appendChild(bot(b));}tr.appendChild(td);
 tr.appendChild(el("td",B.coop?"":String(d.rank[j])+(d.forfeit[j]?" (forfeit)":"")));
 tr.appendChild(el("td",String(d.score[j])));tr.appendChild(el("td",d.faults[j]?String(d.faults[j]):""));return tr;}
+function opponents(d,j){var k=d.k,me=d.seat[j],o=[];for(var s=0;s<k;s++){var b=d.bots[j*k+s];if(b>=0&&s!==me)o.push(N[b]);}
+return o.sort().join(", ");}
+function value(i){var c=Math.floor(i/B.chunk),d=chunks[c],j=i-c*B.chunk;
+return key==="rank"?d.rank[j]:key==="score"?d.score[j]:key==="faults"?d.faults[j]:opponents(d,j);}
+function sortAll(){for(var c=0;c<nchunks;c++)if(!chunks[c]){waiting=true;need(c);}
+for(c=0;c<nchunks;c++)if(!chunks[c])return;waiting=false;
+if(key==="order"&&dir>0){order=null;at=0;draw();return;}
+var idx=[],v=[];for(var i=0;i<B.total;i++){idx.push(i);v.push(key==="order"?i:value(i));}
+idx.sort(function(a,b){var x=v[a],y=v[b];return (x<y?-1:x>y?1:0)*dir||a-b;});order=idx;at=0;draw();}
+D.querySelectorAll("#matches th[data-key]").forEach(function(th){th.tabIndex=0;
+function go(){var k=th.getAttribute("data-key");dir=key===k?-dir:1;key=k;
+D.querySelectorAll("#matches th[data-key]").forEach(function(o){o.removeAttribute("aria-sort");});
+th.setAttribute("aria-sort",dir>0?"ascending":"descending");sortAll();}
+th.addEventListener("click",go);th.addEventListener("keydown",function(e){if(e.key==="Enter"||e.key===" "){e.preventDefault();go();}});});
 function button(text,to){var b=el("button",text);b.type="button";b.disabled=to<0||to>=pages||to===at;
 b.addEventListener("click",function(){at=to;history.replaceState(null,"","#page="+(at+1));draw();});return b;}
 function draw(){var body=D.querySelector("#matches tbody"),start=at*B.per,end=Math.min(B.total,start+B.per),out=[];
-for(var i=start;i<end;i++){var c=Math.floor(i/B.chunk),d=chunks[c];if(!d){need(c);return;}out.push(row(d,i-c*B.chunk,i));}
+for(var i=start;i<end;i++){var n=order?order[i]:i,c=Math.floor(n/B.chunk),d=chunks[c];if(!d){need(c);return;}
+out.push(row(d,n-c*B.chunk,n));}
 body.textContent="";out.forEach(function(r){body.appendChild(r);});
 var p=D.getElementById("pager");p.textContent="";
 p.appendChild(el("span",B.total?"matches "+(start+1)+"\u2013"+end+" of "+B.total:"no matches yet"));

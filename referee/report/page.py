@@ -73,7 +73,10 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
     lines = [
         ("Game", f"{game.info.title} ({s['game']}), options: {opts}"),
         ("Format", f"{format_text(s)}; {seed_text(s)}"),
-        ("Matches played", f"{doc['matches']} of {doc['scheduled']} ({deals} deal{'s' if deals != 1 else ''})"),
+        (
+            "Matches played",
+            f"{doc['matches']} of {doc['scheduled']} ({deals} deal{'s' if deals != 1 else ''})" + dropped_text(s),
+        ),
         ("Limits", _limits_text(s)),
         ("Bots", ", ".join(s["bots"])),
     ]
@@ -88,6 +91,18 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         live = doc["live"]
         lines.insert(0, ("In progress", f"covers {live['matches']} of {live['scheduled']} matches, as of {live['at']}"))
     return lines
+
+
+def dropped_text(s: Mapping[str, Any]) -> str:
+    """Why a ladder played fewer matches than it scheduled: its dropped tables ('' for none)."""
+    ladder = s.get("ladder")
+    n = len(ladder.get("dropped") or ()) if isinstance(ladder, Mapping) else 0
+    if not n:
+        return ""
+    return (
+        f"; {n} table{'s' if n != 1 else ''} dropped, never played: chosen while a bot (or an old version) "
+        "was in the lineup, unplayed when it left"
+    )
 
 
 def _limits_text(s: Mapping[str, Any]) -> str:
@@ -637,6 +652,9 @@ def h2h_cell(p: Mapping[str, Any]) -> str:
     )
 
 
+_INSIDE = ' text-anchor="end" paint-order="stroke" stroke="#fff" stroke-width="3"'  # an end label over the lines
+
+
 def rating_svg(
     steps: Sequence[int],
     series: Sequence[tuple[str, Sequence[float], str, bool]],
@@ -645,7 +663,7 @@ def rating_svg(
 ) -> str:
     """The rating lines: (name, mu per step, colour, drawn in colour) each, the first on top."""
     e = html.escape
-    height, left, right, top, bottom = 330.0, 44.0, 100.0, 14.0, 40.0
+    height, left, right, top, bottom = 330.0, 44.0, 12.0, 14.0, 40.0  # the end labels sit inside the plot
     values = [v for _, mus, _, _ in series for v in mus]
     lo, hi = (min(values), max(values)) if values else (0.0, 50.0)
     yt = _ticks(lo, hi, 5)
@@ -685,14 +703,14 @@ def rating_svg(
             ends.append((y(mus[-1]), n))
         elif mus:
             faint_labels.append(
-                f'<text class="label faint" data-line="{e(n)}" x="{width - right + 8:.1f}" '
-                f'y="{y(mus[-1]) + 4:.1f}">{e(n)}</text>'
+                f'<text class="label faint" data-line="{e(n)}" x="{width - right - 4:.1f}" '
+                f'y="{y(mus[-1]) - 4:.1f}"{_INSIDE}>{e(n)}</text>'
             )
     colour_of = {n: c for n, _, c, _ in series}
-    for label_y, n in _spread(ends, 13.0, top + 4, height - bottom):
+    for label_y, n in _spread(ends, 13.0, top + 14, height - bottom):
         out.append(
-            f'<text class="label" data-line="{e(n)}" x="{width - right + 8:.1f}" y="{label_y + 4:.1f}" '
-            f'style="fill:{colour_of[n]}">{e(n)}</text>'
+            f'<text class="label" data-line="{e(n)}" x="{width - right - 4:.1f}" y="{label_y - 4:.1f}" '
+            f'style="fill:{colour_of[n]}"{_INSIDE}>{e(n)}</text>'
         )
     out += faint_labels
     out.append("</svg>")

@@ -33,7 +33,7 @@ from referee.store import transcripts
 from referee.store.files import write_error
 from referee.store.journal import JOURNAL
 from referee.store.timings import Timings
-from referee.store.tournament_file import load_output_dir, tournament_document, write_tournament_file
+from referee.store.tournament_file import load_output_dir, read_settings, tournament_document, write_tournament_file
 
 STANDINGS_STEP = "standings"  # the step of reading the journal and computing the verdicts
 
@@ -68,10 +68,14 @@ def published_settings(config: TournamentConfig, complete: bool) -> dict[str, An
 
 
 def announce(config: TournamentConfig, scheduled: int) -> Path:
-    """Write ``tournament.json`` as a run starts (never a secret seed); return its path.
-    ``RefereeError`` when it cannot be written."""
+    """Write ``tournament.json`` as a run starts (a secret seed only if it was revealed
+    already: a revealed seed stays revealed); return its path. ``RefereeError`` when it
+    cannot be written."""
+    earlier = read_settings(config.output) or {}
+    revealed = config.seed_secret and earlier.get("seed_commitment") == commitment(config.seed)
+    revealed = revealed and earlier.get("seed") == config.seed
     try:
-        return write_tournament_file(config.output, published_settings(config, complete=False), scheduled)
+        return write_tournament_file(config.output, published_settings(config, complete=revealed), scheduled)
     except OSError as exc:  # the folder (a file's failure is an OutputError already)
         raise OutputError(f"{config.output}: cannot write tournament.json: {exc.strerror or exc}") from exc
 

@@ -264,9 +264,21 @@ def render_table(game: Game, doc: Mapping[str, Any], tablefmt: str = "github") -
     return _tab(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
-def render_console(board: Leaderboard) -> str:
-    """The standings for the terminal at the end of a run, with p50/p99 response times."""
-    rows = board.document["standings"]
+CONSOLE_ROWS = 10  # standings rows printed at the end of a run (all with --all-rows)
+
+
+def render_console(board: Leaderboard, top: int | None = CONSOLE_ROWS) -> str:
+    """The standings for the terminal at the end of a run, with p50/p99 response times:
+    the first ``top`` rows (None: every row) and how many more there are."""
+    every = board.document["standings"]
+    rows = every if top is None else every[:top]
+    more = len(every) - len(rows)
+    note = f"\n... and {more} more bot{'s' if more != 1 else ''} (every row: --all-rows, or README.md)" if more else ""
+    return _console_table(board, rows) + note
+
+
+def _console_table(board: Leaderboard, rows: list[dict[str, Any]]) -> str:
+    """The console table of ``rows``."""
     columns = standings_columns(board.game, rows, stats=False)
     body = [[c.text(r) for c in columns] for r in rows]
     timing = board.timings["bots"]

@@ -167,10 +167,9 @@ def render_page(
         "recent": RECENT,
         "faulted": FAULTED,
     }
-    note = (
+    note = (  # for every visitor: the organiser's commands are in docs/outputs.md
         f"{len(chosen)} of {total} matches listed: the {RECENT} most recent and up to {FAULTED} with faults "
-        "(marked). Every match of a bot is on its page; a match without replay data here: "
-        "<code>referee replay OUT MATCH --html</code> makes it, this page then shows it."
+        "(marked). Every match of a bot is on its page."
     )
     return (
         "<!doctype html>\n"
@@ -334,8 +333,7 @@ function open(doc){M=doc;N=M.bots.length;S=M.seat.length;cache=[];cur=null;
  $('slider').max=S;$('status').textContent='';$('match').hidden=false;}
 function stepOf(seat,d){for(let i=0;i<S;i++)if(M.seat[i]===seat&&M.decision[i]===d)return i+1;return 0;}
 function missing(id){$('match').hidden=true;$('title').textContent=`${A.tournament} ${id}`;$('result').textContent='';
- $('status').innerHTML=`No replay data for ${esc(id)} in this folder (it holds the data of the ${A.recent} most recent matches and up to ${A.faulted} with faults). `+
-  `Run <code>referee replay OUT ${esc(id)} --html</code> (OUT: the folder holding this replays folder), then reload this page.`;}
+ $('status').innerHTML=`No replay of ${esc(id)} on this site: it holds the replays of the ${A.recent} most recent matches and up to ${A.faulted} with faults.`;}
 const hashNow=()=>{try{return decodeURIComponent(location.hash);}catch(e){return '';}};
 const HASH=/^#([A-Za-z0-9][A-Za-z0-9_.-]{0,63})(?:\/(?:(\d+)|s(\d+)d(\d+)))?$/;
 function route(){stop();const m=HASH.exec(hashNow());

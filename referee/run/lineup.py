@@ -265,9 +265,10 @@ def judge_lineup(config: TournamentConfig, statuses: Sequence[BotStatus], fixed:
 def excluded_before(config: TournamentConfig, settings: Mapping[str, Any]) -> dict[str, str]:
     """The bots of ``config`` that a resumed tournament without grow still plays without:
     those its ``tournament.json`` ``settings`` name as excluded when it started (name ->
-    reason). Any other change of the bot list stays what it was: another tournament."""
+    reason). Any other change of the bot list stays what it was: another tournament. A
+    ladder or a tournament with grow greets them again like any bot: they may join."""
     earlier = settings.get("excluded")
-    if config.grow or not isinstance(earlier, list):
+    if config.grow or config.format == "ladder" or not isinstance(earlier, list):
         return {}
     reasons = {e["name"]: str(e["reason"]) for e in earlier if isinstance(e, dict)}
     bots = settings.get("bots")
