@@ -119,7 +119,9 @@ def test_a_bad_line_is_refused_by_the_reader_and_a_stranger_by_the_columns() -> 
     data = lines(1, 3000, 4, 0.0)
     data[2500]["ranks"][1] = 9  # the journal's reader refuses it: it never reaches the columns
     line = {**data[2500], "seed": 1, "details": {}, "deal_hash": ""}
-    with pytest.raises(JournalError, match=r"matches.jsonl: line 2501: field ranks\[1\]: must be an integer from 1 to 4"):
+    with pytest.raises(
+        JournalError, match=r"matches.jsonl: line 2501: field ranks\[1\]: must be an integer from 1 to 4"
+    ):
         validate_line(line, "matches.jsonl: line 2501")
     data = lines(1, 3000, 4, 0.0)
     data[10]["bots"][0] = "zed"
