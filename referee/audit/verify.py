@@ -372,9 +372,7 @@ class _Checker:
             add(Problem(mid, "stats", f"journal {rec['stats']}, the rules give {stats}"))
         if "decisions" in rec and asked != list(rec["decisions"]):
             add(Problem(mid, "decisions", f"journal {rec['decisions']}, the transcript asked {asked}"))
-        in_journal = sorted(
-            (f["seat"], f["decision"], f["kind"]) for f in rec["faults"] if f.get("phase") == "act"
-        )
+        in_journal = sorted((f["seat"], f["decision"], f["kind"]) for f in rec["faults"] if f.get("phase") == "act")
         in_transcript = sorted(seen)
         if in_journal != in_transcript:
             diff = sorted(set(in_journal) ^ set(in_transcript))
