@@ -329,7 +329,7 @@ def test_the_referee_user_is_allowed_without_a_cage_and_marked(tmp_path: Path) -
     ]
     bots.append({"name": "b", "command": ["python", "x.py", "{port}"], "network": "host", "limits": {"cpus": 2}})
     path = tmp_path / "t.toml"
-    path.write_text(tomli_w.dumps({"tournament": {"game": "nimmt_plus"}, "bot": bots}))
+    path.write_text(tomli_w.dumps({"tournament": {"game": "nimmt_plus", "output": str(tmp_path / "out")}, "bot": bots}))
     config = load_config(path)
     assert config.cage_marks() == {"a": ["sandbox = none", "bot_user = referee"], "b": ["network = host", "cpus 2 > 1"]}
     assert config.cage_marks(shared_uid=True)["b"][-1] == "shared uid"

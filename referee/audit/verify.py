@@ -12,6 +12,9 @@ Without transcripts (``transcripts = "none"``) the deal fingerprints, the ranks 
 follow from the scores, and the standings files are checked; the report says what could
 not be.
 
+The journal lines come through its reader, checked against ``store.line.LINE``: their
+shape is not checked again here.
+
 Where the journal records bot versions (``versions``), a problem at a decision names the
 seat's bot and version, and the report names every bot's versions.
 """
@@ -169,7 +172,7 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
             on_progress(done, total, MATCHES_STEP)
         report.line = rec
         report.count_versions(rec)
-        mid = str(rec.get("id"))
+        mid = rec["id"]
         tr = _next_transcript(mid, stream, pending) if has_transcripts else None
         if tr is None:
             checker.without_transcript(rec)
@@ -228,10 +231,10 @@ class _Checker:
 
     def without_transcript(self, rec: Mapping[str, Any]) -> None:
         """What can be checked from a journal line alone: the deal and the ranks."""
-        mid = str(rec.get("id"))
+        mid = rec["id"]
         n = len(rec["bots"])
         state = self.game.setup(n, rec["seed"], self.options(n))
-        if rec.get("deal_hash") and not _same_deal(self.game, state, n, rec["deal_hash"]):
+        if rec["deal_hash"] and not _same_deal(self.game, state, n, rec["deal_hash"]):
             self.report.add(Problem(mid, "deal_hash", f"the seed {rec['seed']} deals another hand"))
             return
         ranks = ranks_with_forfeits(rec["scores"], _plain_ranks(rec), rec["lower_is_better"], rec["forfeited"])
@@ -241,14 +244,14 @@ class _Checker:
     def recheck(self, rec: Mapping[str, Any], tr: transcripts.Transcript) -> None:
         """Play ``tr`` through the rules and compare everything with ``rec``."""
         game, add = self.game, self.report.add
-        mid = str(rec.get("id"))
+        mid = rec["id"]
         if tr.seed != rec["seed"]:
             add(Problem(mid, "seed", f"journal {rec['seed']}, transcript {tr.seed}"))
             return
         n = len(rec["bots"])
         seed = rec["seed"]
         state = game.setup(n, seed, self.options(n))
-        if rec.get("deal_hash") and not _same_deal(game, state, n, rec["deal_hash"]):
+        if rec["deal_hash"] and not _same_deal(game, state, n, rec["deal_hash"]):
             add(Problem(mid, "deal_hash", f"the seed {seed} deals another hand than the journal's fingerprint"))
             return
         if game.fast_replay and not tr.faults and not tr.extras and "f" not in tr.by and None not in tr.ms:
@@ -267,7 +270,7 @@ class _Checker:
         if result is None:
             return False
         lat: list[list[int]] = [[] for _ in range(n)]
-        if isinstance(rec.get("latency_ms"), list):  # older journals: response times to compare
+        if "latency_ms" in rec:  # older journals: response times to compare
             for s, t in zip(seats, ms):
                 lat[s].append(t)  # type: ignore[arg-type]
         self.report.replayed += 1
@@ -386,14 +389,12 @@ class _Checker:
             add(Problem(mid, "stats", f"journal {rec['stats']}, the rules give {stats}"))
         if "decisions" in rec and asked != list(rec["decisions"]):
             add(Problem(mid, "decisions", f"journal {rec['decisions']}, the transcript asked {asked}"))
-        in_journal = sorted(
-            (f["seat"], f["decision"], f["kind"]) for f in rec.get("faults", ()) if f.get("phase") == "act"
-        )
+        in_journal = sorted((f["seat"], f["decision"], f["kind"]) for f in rec["faults"] if f.get("phase") == "act")
         in_transcript = sorted(seen)
         if in_journal != in_transcript:
             diff = sorted(set(in_journal) ^ set(in_transcript))
             add(Problem(mid, "faults", f"journal and transcript differ at (seat, decision, kind) {diff[:3]}"))
-        if isinstance(rec.get("latency_ms"), list):
+        if "latency_ms" in rec:
             for s in range(n):
                 mine = lat[s]
                 theirs = [round(x * 10) for x in rec["latency_ms"][s]]

@@ -41,16 +41,12 @@ from referee.report.names import bot_files
 from referee.report.page import (
     FAINT,
     PALETTE,
-    _attr,
-    _linker,
-    _paged,
-    _value_ci,
     h2h_cell,
     page_files,
     rating_svg,
 )
 from referee.report.text import MINUS_3_SIGMA, fmt, fmt_faults, fmt_range, fmt_wins, role_mark
-from referee.report.ui import CSS, SCRIPT
+from referee.report.ui import CSS, SCRIPT, attr, linker, paged, value_ci
 from referee.stats.columns import Columns, credit_mask, kept_rows
 from referee.store.files import atomic_write
 
@@ -289,7 +285,7 @@ def render_bot_page(
 ) -> str:
     """The content of ``bots/<stem>.html`` (``removed``: a bot no longer in the tournament)."""
     e = html.escape
-    link = _linker(files, "")
+    link = linker(files, "")
     total = 0 if data is None else data.count(name)
     replays = doc["settings"].get("transcripts", "all") != "none"
     state = {
@@ -373,13 +369,13 @@ def _summary(game: Game, doc: Mapping[str, Any], r: Mapping[str, Any]) -> str:
             (
                 "mean-rank",
                 "Mean rank [95% CI]",
-                _value_ci(r["mean_rank"], r["mean_rank_ci"]),
+                value_ci(r["mean_rank"], r["mean_rank_ci"]),
                 "finishing place per match, 1 is best",
             )
         )
     sense = "lower is better" if doc["lower_score_wins"] else "higher is better"
     facts += [
-        ("mean-score", "Mean score [95% CI]", _value_ci(r["mean_score"], r["mean_score_ci"]), sense),
+        ("mean-score", "Mean score [95% CI]", value_ci(r["mean_score"], r["mean_score_ci"]), sense),
         ("rank-range", "Rank range", fmt_range(r["rank_interval"]), "where it lands in 95% of resampled leaderboards"),
         (
             "rank-set",
@@ -421,7 +417,7 @@ def _versions(r: Mapping[str, Any]) -> str:
         return ""
     body = "".join(
         f'<tr data-version="{html.escape(str(v.get("version")))}"><td class="name"><code>'
-        f"{html.escape(str(v.get('version')))}</code></td><td>{_attr(v.get('matches'))}</td></tr>"
+        f"{html.escape(str(v.get('version')))}</code></td><td>{attr(v.get('matches'))}</td></tr>"
         for v in versions
     )
     return (
@@ -513,7 +509,7 @@ def _opponents(
         pa = above["p"][me][at[o]] if me is not None and o in at else None
         body.append(
             f'<tr data-bot="{e(o)}"><td class="name">{link(o)}</td><td>{p["meetings"]}</td>{h2h_cell(p)}'
-            f'<td data-v="{_attr(pa)}">{"" if pa is None else f"{pa:.0%}"}</td></tr>'
+            f'<td data-v="{attr(pa)}">{"" if pa is None else f"{pa:.0%}"}</td></tr>'
         )
     if not body:
         return '<section id="opponents"><h2>Head-to-head</h2><p class="lead">No meetings yet.</p></section>'
@@ -522,7 +518,7 @@ def _opponents(
         "opponent it met: how often it finished above (ties count half), with a 95% Wilson interval, and "
         "above\u2013below\u2013ties. P(above): share of bootstrap resamples in which it ranks above that bot. "
         'Click a header to sort.</p><div class="scroll"><table id="head-to-head"'
-        f"{_paged(len(body), 50)}><thead><tr>"
+        f"{paged(len(body), 50)}><thead><tr>"
         '<th class="name" data-sort="text">Opponent</th><th data-sort="num">Meetings</th>'
         '<th data-sort="num">Share above [95% CI]</th><th data-sort="num">P(above)</th></tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div></section>"

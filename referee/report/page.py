@@ -23,7 +23,6 @@ and cells ``td[data-col]`` (``data-v``: the number a column sorts by); ``#search
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -48,7 +47,7 @@ from referee.report.text import (
     seed_text,
     standings_columns,
 )
-from referee.report.ui import CSS, SCRIPT
+from referee.report.ui import CSS, SCRIPT, attr, linker, paged, value_ci
 from referee.schedule.registry import describe
 from referee.schedule.settings import line_keys
 
@@ -155,8 +154,6 @@ def few_deals_text(doc: Mapping[str, Any]) -> str | None:
 # The page ----------------------------------------------------------------------------
 
 TOP_LINES = 5  # rating lines drawn in colour; the others faint until searched or hovered
-PAGE_ROWS = 50  # rows of a long table shown before its "Show all" button
-LONG = 60  # a table with more rows than this is paged
 
 
 def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()) -> str:
@@ -171,7 +168,7 @@ def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()
     side_by_side = len(rows) <= 4  # a small heat map leaves room for the rating chart beside it
     unit = "deals" if game.info.cooperative else "matches"
     e = html.escape
-    link = _linker(files, "bots/")
+    link = linker(files, "bots/")
     warn = few_deals_text(doc)
     cap = (
         f" The first {H2H_CAP} bots of the standings; every opponent of every bot is on the bot's page (click a name)."
@@ -247,17 +244,6 @@ def page_files(doc: Mapping[str, Any]) -> dict[str, str]:
     """The page file stem of every bot of the document (standings and excluded bots)."""
     names = [r["name"] for r in doc["standings"]] + [x["name"] for x in doc.get("excluded") or ()]
     return bot_files(dict.fromkeys(names))
-
-
-def _linker(files: Mapping[str, str], prefix: str) -> Callable[[str], str]:
-    """A function giving a bot's name as an escaped link to its page."""
-
-    def link(name: str) -> str:
-        stem = files.get(name)
-        text = html.escape(name)
-        return f'<a href="{prefix}{html.escape(stem)}.html">{text}</a>' if stem else text
-
-    return link
 
 
 def _section(ident: str, title: str, body: str, opened: bool = True) -> str:
@@ -349,11 +335,6 @@ def _replays_link(doc: Mapping[str, Any]) -> str:
     )
 
 
-def _paged(n: int, size: int = PAGE_ROWS) -> str:
-    """The attributes of a table of ``n`` rows: sortable, searched, ``size`` rows a page when long."""
-    return " data-filter data-sortable" + (f' data-page="{size}"' if n > LONG else "")
-
-
 def sort_value(key: str, row: Mapping[str, Any]) -> Any:
     """The number a standings column sorts by (None sorts last)."""
     if key == "rank":
@@ -388,7 +369,7 @@ def _standings_table(game: Game, doc: Mapping[str, Any], colours: Mapping[str, s
         if c.key == "mean-score":
             head.append(f'<th class="axis-head">{_ci_axis(lo, hi)}</th>')
     out = [
-        f'<div class="scroll"><table id="standings"{_paged(len(rows))}><thead><tr>',
+        f'<div class="scroll"><table id="standings"{paged(len(rows))}><thead><tr>',
         "".join(head),
         "</tr></thead><tbody>",
     ]
@@ -451,18 +432,18 @@ def _standings_row(
                 f"{e(role_mark(r))}{version}"
             )
         elif c.value is not None and c.interval is not None:
-            text = _value_ci(c.value(r), c.interval(r))
+            text = value_ci(c.value(r), c.interval(r))
         elif c.key == "rating":
             text = f"{fmt(rating['ordinal'])}<small>\u03bc {fmt(rating['mu'])} \u03c3 {fmt(rating['sigma'])}</small>"
         else:
             text = e(c.text(r))
-        v = "" if c.key == "bot" else f' data-v="{_attr(sort_value(c.key, r))}"'
+        v = "" if c.key == "bot" else f' data-v="{attr(sort_value(c.key, r))}"'
         cls = ' class="name"' if c.key == "bot" else ""
         cells.append(f'<td data-col="{c.key}"{cls}{v}>{text}</td>')
         if c.key == "mean-score":
             cells.append(f'<td data-col="ci-bar">{_ci_bar(r, lo, hi, colours[r["name"]])}</td>')
     cls = ' class="dq-row"' if r["disqualified"] else ""
-    data = " ".join(f'data-{k}="{_attr(v)}"' for k, v in attrs.items())
+    data = " ".join(f'data-{k}="{attr(v)}"' for k, v in attrs.items())
     return f"<tr{cls} {data}>{''.join(cells)}</tr>"
 
 
@@ -489,16 +470,16 @@ def _differences(game: Game, doc: Mapping[str, Any], link: Callable[[str], str])
     diffs = doc.get("differences") or []
     if not diffs:
         return f'<p class="note" id="differences">{NO_DIFFERENCES}</p>'
-    head, cells = difference_rows(game, diffs, _value_ci, link)
+    head, cells = difference_rows(game, diffs, value_ci, link)
     kinds = ["text", "text"] + ["num"] * (len(head) - 3) + ["text"]
     body = [
-        f'<tr data-bot="{e(d["bot"])}" data-next="{e(d["next"])}" data-separated="{_attr(d["separated"])}">'
+        f'<tr data-bot="{e(d["bot"])}" data-next="{e(d["next"])}" data-separated="{attr(d["separated"])}">'
         + "".join(f"<td{_NAME if i < 2 else ''}>{c}</td>" for i, c in enumerate(row))
         + "</tr>"
         for d, row in zip(diffs, cells)
     ]
     return (
-        f'<div class="scroll"><table id="differences"{_paged(len(diffs), 20)}>'
+        f'<div class="scroll"><table id="differences"{paged(len(diffs), 20)}>'
         "<thead><tr>"
         + "".join(f'<th data-sort="{k}"{_NAME if i < 2 else ""}>{h}</th>' for i, (h, k) in enumerate(zip(head, kinds)))
         + "</tr></thead><tbody>"
@@ -523,20 +504,12 @@ def _above(doc: Mapping[str, Any], link: Callable[[str], str]) -> str:
                 out.append('<td class="self"></td>')
                 continue
             out.append(
-                f'<td class="above" data-bot="{e(a)}" data-opponent="{e(b)}" data-p="{_attr(p)}" '
+                f'<td class="above" data-bot="{e(a)}" data-opponent="{e(b)}" data-p="{attr(p)}" '
                 f'style="background:{_heat(p)}">{p:.0%}</td>'
             )
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
-
-
-def _value_ci(value: float | None, ci: Sequence[float | None] | None) -> str:
-    if value is None:
-        return ""
-    if not ci:
-        return fmt(value)
-    return f"{fmt(value)}<small>[{fmt(ci[0])}, {fmt(ci[1])}]</small>"
 
 
 def _ci_bar(row: Mapping[str, Any], lo: float, hi: float, colour: str) -> str:
@@ -594,13 +567,13 @@ def _score_distribution(doc: Mapping[str, Any], colours: Mapping[str, str], link
         )
         body.append(
             f'<tr class="dist" data-bot="{e(r["name"])}"><td class="name">{link(r["name"])}</td>'
-            f'<td class="plot">{svg}</td><td data-v="{_attr(r["mean_score"])}">'
-            f"{_value_ci(r['mean_score'], r['mean_score_ci'])}</td>"
-            f'<td data-v="{_attr(s["median"])}">{_num(s["median"])}</td></tr>'
+            f'<td class="plot">{svg}</td><td data-v="{attr(r["mean_score"])}">'
+            f"{value_ci(r['mean_score'], r['mean_score_ci'])}</td>"
+            f'<td data-v="{attr(s["median"])}">{_num(s["median"])}</td></tr>'
         )
     foot = f'<tfoot><tr><td></td><td class="plot">{axis}</td><td></td><td></td></tr></tfoot>'
     return (
-        f'<div class="scroll"><table id="score-distribution" class="dist"{_paged(len(rows), 25)}>'
+        f'<div class="scroll"><table id="score-distribution" class="dist"{paged(len(rows), 25)}>'
         f"<thead>{head}</thead><tbody>{''.join(body)}</tbody>{foot if len(rows) > 12 else ''}</table></div>"
     )
 
@@ -646,9 +619,9 @@ def h2h_cell(p: Mapping[str, Any]) -> str:
     head, counts = fmt_pair(p)
     text = e(head) + (f"<small>{e(counts)}</small>" if counts else "")
     return (
-        f'<td class="h2h" data-bot="{e(a)}" data-opponent="{e(b)}" data-share="{_attr(share)}" '
+        f'<td class="h2h" data-bot="{e(a)}" data-opponent="{e(b)}" data-share="{attr(share)}" '
         f'data-meetings="{p["meetings"]}" data-above="{p["above"]}" data-below="{p["below"]}" '
-        f'data-ties="{p["ties"]}" data-v="{_attr(share)}" title="{e(tip)}"{style}>{text}</td>'
+        f'data-ties="{p["ties"]}" data-v="{attr(share)}" title="{e(tip)}"{style}>{text}</td>'
     )
 
 
@@ -729,10 +702,10 @@ def _seat_bias(doc: Mapping[str, Any]) -> str:
         return f'<p class="note" id="seat-bias">{html.escape(NO_SEAT_BIAS)}</p>'
     head = "".join(f"<th>{h}</th>" for h in ("Seat", "Matches", "Mean score [95% CI]", "Mean rank [95% CI]"))
     body = "".join(
-        f'<tr data-seat="{s["seat"]}" data-biased="{_attr(s.get("biased", False))}"><td>{s["seat"]}'
+        f'<tr data-seat="{s["seat"]}" data-biased="{attr(s.get("biased", False))}"><td>{s["seat"]}'
         f"{' !' if s.get('biased') else ''}</td><td>{s['matches']}</td>"
-        f"<td>{_value_ci(s['mean_score'], s['mean_score_ci'])}</td>"
-        f"<td>{_value_ci(s['mean_rank'], s['mean_rank_ci'])}</td></tr>"
+        f"<td>{value_ci(s['mean_score'], s['mean_score_ci'])}</td>"
+        f"<td>{value_ci(s['mean_rank'], s['mean_rank_ci'])}</td></tr>"
         for s in doc["seat_bias"]
     )
     return (
@@ -781,13 +754,6 @@ def _heat(share: float) -> str:
 
 def _ci(interval: Sequence[Any] | None, i: int) -> Any:
     return interval[i] if interval else None
-
-
-def _attr(value: Any) -> str:
-    """An attribute value: JSON text of a number or bool, empty for None, escaped."""
-    if value is None:
-        return ""
-    return html.escape(value if isinstance(value, str) else json.dumps(value))
 
 
 def _num(x: float) -> str:

@@ -1,4 +1,6 @@
-"""The CSS and script shared by the leaderboard page and the bot pages (constants, no I/O).
+"""What the leaderboard page and the bot pages share: the CSS, the script and the small
+HTML helpers (escaped attribute values, bot links, paged tables, a value with its interval).
+Pure: no I/O.
 
 The script is progressive: without it every row is shown in rank order. With it, tables
 marked ``data-page="N"`` show N rows and a button for the rest; headers with ``data-sort``
@@ -9,6 +11,49 @@ its line. It reads nothing but the page and fetches nothing.
 """
 
 from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from referee.report.text import fmt
+
+PAGE_ROWS = 50  # rows of a long table shown before its "Show all" button
+LONG = 60  # a table with more rows than this is paged
+
+
+def attr(value: Any) -> str:
+    """An attribute value: JSON text of a number or bool, empty for None, escaped."""
+    if value is None:
+        return ""
+    return html.escape(value if isinstance(value, str) else json.dumps(value))
+
+
+def linker(files: Mapping[str, str], prefix: str) -> Callable[[str], str]:
+    """A function giving a bot's name as an escaped link to its page (``prefix`` + its file)."""
+
+    def link(name: str) -> str:
+        stem = files.get(name)
+        text = html.escape(name)
+        return f'<a href="{prefix}{html.escape(stem)}.html">{text}</a>' if stem else text
+
+    return link
+
+
+def paged(n: int, size: int = PAGE_ROWS) -> str:
+    """The attributes of a table of ``n`` rows: sortable, searched, ``size`` rows a page when long."""
+    return " data-filter data-sortable" + (f' data-page="{size}"' if n > LONG else "")
+
+
+def value_ci(value: float | None, ci: Sequence[float | None] | None) -> str:
+    """A value and, below it, its interval (empty for None)."""
+    if value is None:
+        return ""
+    if not ci:
+        return fmt(value)
+    return f"{fmt(value)}<small>[{fmt(ci[0])}, {fmt(ci[1])}]</small>"
+
 
 CSS = """
 :root{--ink:#1f2933;--muted:#616e7c;--line:#e4e7eb;--bg:#f5f7fa;--card:#fff;--accent:#4e79a7}

@@ -22,7 +22,7 @@ import math
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import accumulate, islice
 from typing import Any
 
 import numpy as np
@@ -137,52 +137,36 @@ def build_columns(
 ) -> Columns:
     """The columns of the journal ``lines`` (any order) for the bots ``names`` (config order).
 
-    A line seating a bot not in ``names`` is an error, unless ``others``: then such bots
-    (removed from the tournament) follow ``names`` in name order, and ``Columns.listed``
-    says how many are the tournament's."""
+    The lines are checked ones (``store.journal``'s reader, or ``MatchRecord.to_json()``):
+    their shape is ``store.line.LINE``'s, so nothing here checks it again. A line seating
+    a bot not in ``names`` is an error, unless ``others``: then such bots (removed from
+    the tournament) follow ``names`` in name order, and ``Columns.listed`` says how many
+    are the tournament's."""
     pos: dict[str, int] = _Others() if others else {}
     pos.update((n, i) for i, n in enumerate(names))
     buf = _Buffers(len(stat_keys))
     ids: dict[int, str] = {}
-    lat_bot = array("i")
-    lat_val = array("d")
+    lat = _Latencies(array("i"), array("d"))
     hist = np.zeros((len(names), LAT_BINS), np.int64)
     top = np.full(len(names), -np.inf)
     durations = array("d")
     lower: bool | None = None
     lower_at_index = -1
-    kinds = {k: i for i, k in enumerate(FAULT_KINDS)}
-    nk = len(FAULT_KINDS)
     n = 0
     for batch in _batches(lines):
-        # the common line (no faults, restarts or response times) a batch at a time, with
-        # whole-batch conversions in C; any other batch line by line, with the exact checks
-        found = _take_batch(batch, buf, pos, stat_keys, durations)
-        if found is not None:
-            idx_min, low, dq_ids = found
-            if lower is None or idx_min < lower_at_index:
-                lower, lower_at_index = low, idx_min
-            ids.update(dq_ids)
-            n += len(batch)
-            continue
-        for d in batch:
-            n += 1
-            try:
-                _take(d, buf, pos, stat_keys, kinds, nk, lat_bot, lat_val, durations)
-            except (KeyError, TypeError, ValueError, IndexError) as exc:
-                ident = d.get("id") if isinstance(d, Mapping) else None
-                raise JournalError(f"{where}: match {ident!r} (line {n}): {_why(exc)}") from None
-            idx = int(d["index"])
-            if lower is None or idx < lower_at_index:
-                lower, lower_at_index = bool(d.get("lower_is_better", False)), idx
-            if d.get("disqualified"):
-                ids[idx] = str(d.get("id", ""))
-            if len(lat_val) >= _FLUSH:
-                hist, top = _room(hist, top, len(pos))
-                _flush(hist, top, lat_bot, lat_val)
-                lat_bot, lat_val = array("i"), array("d")
+        try:
+            idx_min, low = _take_batch(batch, buf, pos, stat_keys, ids, lat, durations)
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError):
+            raise _culprit(batch, n, pos, stat_keys, where) from None
+        n += len(batch)
+        if lower is None or idx_min < lower_at_index:
+            lower, lower_at_index = low, idx_min
+        if len(lat.values) >= _FLUSH:
+            hist, top = _room(hist, top, len(pos))
+            _flush(hist, top, lat.bots, lat.values)
+            lat = _Latencies(array("i"), array("d"))
     hist, top = _room(hist, top, len(pos))
-    _flush(hist, top, lat_bot, lat_val)
+    _flush(hist, top, lat.bots, lat.values)
     every = list(names)
     if len(pos) > len(names):  # removed bots in name order, whatever the order of the lines
         every, hist, top = _name_order(buf, pos, len(names), hist, top)
@@ -190,6 +174,14 @@ def build_columns(
     cols.latency_max = top
     cols.listed = len(names) if others else None
     return cols
+
+
+@dataclass
+class _Latencies:
+    """Response times waiting for the histogram: the bot (by position) and the value."""
+
+    bots: array[int]
+    values: array[float]
 
 
 def _room(hist: IntArray, top: FloatArray, n: int) -> tuple[IntArray, FloatArray]:
@@ -232,102 +224,90 @@ def _take_batch(
     b: _Buffers,
     pos: Mapping[str, int],
     stat_keys: Sequence[str],
+    ids: dict[int, str],
+    lat: _Latencies,
     durations: array[float],
-) -> tuple[int, bool, dict[int, str]] | None:
-    """Append a batch of common lines to the buffers: (smallest index, its ``lower_is_better``,
-    ids of lines with a disqualification); None (nothing appended) if a line is not common
-    or fails a check, so that the line-by-line path takes the batch and names the problem."""
-    k = _common_width(batch)
-    if k is None:
-        return None
+) -> tuple[int, bool]:
+    """Append a batch of checked lines to the buffers: (smallest index, its ``lower_is_better``).
+
+    Every line's per-seat lists go in whole-batch conversions (in C); only the rare parts
+    (faults, forfeits, disqualifications, restarts, response times) take a loop, line by line."""
+    index = [d["index"] for d in batch]
+    width = [len(d["bots"]) for d in batch]
     try:
-        index = [d["index"] for d in batch]
-        scores = [x for d in batch for x in d["scores"]]
-        ranks = [x for d in batch for x in d["ranks"]]
-        decisions = [x for d in batch for x in d["decisions"]]
-        seat_stats = [st for d in batch for st in (d.get("stats") or ())]
-        deals = [d.get("deal") for d in batch]
-        voided = [d.get("voided", 0) for d in batch]
-        dur = [d.get("duration_s", 0.0) for d in batch]
         seat_bots = [pos[name] for d in batch for name in d["bots"]]
-    except (KeyError, TypeError, AttributeError):
-        return None
-    m = len(batch)
-    ints = (index, ranks, decisions, voided)
-    if not all(_INT_TYPE.issuperset(map(type, x)) for x in ints) or not _NUMBER_TYPES.issuperset(map(type, scores)):
-        return None
-    if len(scores) != m * k or len(ranks) != m * k or len(decisions) != m * k or len(seat_stats) != m * k:
-        return None
-    if not all(type(st) is dict for st in seat_stats) or not _NUMBER_TYPES.issuperset(map(type, dur)):
-        return None
-    try:
-        idx = np.array(index, np.int64)
-        sc = np.array(scores, np.float64)
-        rk = np.array(ranks, np.int64)
-        dc = np.array(decisions, np.int64)
-        np.array(voided, np.int64)
-    except OverflowError:
-        return None
-    if idx.min() < 0 or rk.min() < 1 or rk.max() > k or dc.min() < 0 or min(voided) < 0:
-        return None
-    if not (np.isfinite(sc).all() and np.abs(sc).max() < 1e15):
-        return None
-    if not all(x is None or type(x) is int for x in deals):
-        return None
-    values = [st.get(key, _NAN) for st in seat_stats for key in stat_keys]
-    if not _NUMBER_TYPES.issuperset(map(type, values)):
-        values = [v if type(v) is float else _number(v) for v in values]
-    forfeited = np.zeros((m, k), np.int8)
-    disqualified = np.zeros((m, k), np.int8)
-    dq_ids: dict[int, str] = {}
-    for i, d in enumerate(batch):
-        f, q = d.get("forfeited"), d.get("disqualified")
-        if f or q:
-            try:
-                forfeited[i, [s for s in range(k) if s in f] if f else []] = 1
-                disqualified[i, [s for s in range(k) if s in q] if q else []] = 1
-            except TypeError:
-                return None
-            if q:
-                dq_ids[index[i]] = str(d.get("id", ""))
+    except KeyError as exc:
+        raise ValueError(f"bot {exc.args[0]!r} is not in tournament.json") from None
+    scores = [x for d in batch for x in d["scores"]]
+    ranks = [x for d in batch for x in d["ranks"]]
+    decisions = [x for d in batch for x in d["decisions"]]
+    seat_stats = [st for d in batch for st in d["stats"]]
+    deals = [d.get("deal") for d in batch]
+    first_line, first_seat = len(b.index), len(b.bot)
     b.index.extend(index)
-    b.deal_kind.frombytes(np.array([x is None for x in deals], np.int8).tobytes())
+    b.deal_kind.extend([x is None for x in deals])
     b.deal_value.extend([i if x is None else x for i, x in zip(index, deals)])
-    b.width.frombytes(np.full(m, k, np.int8).tobytes())
-    b.voided.extend(voided)
+    b.width.extend(width)
+    b.voided.extend([d.get("voided", 0) for d in batch])
     b.bot.extend(seat_bots)
-    b.score.frombytes(sc.tobytes())
-    b.rank.frombytes(rk.tobytes())
-    b.decisions.frombytes(dc.tobytes())
-    b.forfeited.frombytes(forfeited.tobytes())
-    b.disqualified.frombytes(disqualified.tobytes())
+    b.score.extend(scores)
+    b.rank.extend(ranks)
+    b.decisions.extend(decisions)
     if stat_keys:
-        b.stats.frombytes(np.array(values, np.float64).tobytes())
-    b.won.frombytes(np.array([st.get("won") == 1 for st in seat_stats], np.float64).tobytes())
-    durations.extend([float(x) for x in dur])
-    first = int(np.argmin(idx))
-    return index[first], bool(batch[first].get("lower_is_better", False)), dq_ids
+        b.stats.extend([st.get(key, _NAN) for st in seat_stats for key in stat_keys])
+    b.won.extend([st.get("won") == 1 for st in seat_stats])
+    b.forfeited.frombytes(bytes(len(seat_bots)))
+    b.disqualified.frombytes(bytes(len(seat_bots)))
+    durations.extend([d["duration_s"] for d in batch])
+    starts = list(accumulate(width, initial=first_seat))
+    for i, d in enumerate(batch):
+        if d["forfeited"] or d["faults"] or "disqualified" in d or "restarts" in d or "latency_ms" in d:
+            _take_rare(d, b, first_line + i, starts[i], pos, ids, lat)
+    first = index.index(min(index))
+    return index[first], bool(batch[first]["lower_is_better"])
 
 
-def _common_width(batch: list[Mapping[str, Any]]) -> int | None:
-    """The seats of every line of ``batch`` if they are all common lines of one width
-    (no faults, restarts or response times), else None."""
-    try:
-        if not all(type(d) is dict for d in batch):
-            return None
-        k = len(batch[0]["bots"])
-        if not 0 < k <= 127:
-            return None
-        for d in batch:
-            if len(d["bots"]) != k or len(d["scores"]) != k or len(d["ranks"]) != k or len(d["decisions"]) != k:
-                return None
-            if len(d.get("stats") or ()) != k:
-                return None
-        if any(d.get("faults") or d.get("restarts") or "latency_ms" in d for d in batch):
-            return None
-    except (KeyError, TypeError, AttributeError):
-        return None
-    return k
+def _take_rare(
+    d: Mapping[str, Any],
+    b: _Buffers,
+    line: int,
+    start: int,
+    pos: Mapping[str, int],
+    ids: dict[int, str],
+    lat: _Latencies,
+) -> None:
+    """The rare parts of line ``d`` (buffered as line ``line``, its seats from ``start``)."""
+    for s in d["forfeited"]:
+        b.forfeited[start + s] = 1
+    if d.get("disqualified"):
+        for s in d["disqualified"]:
+            b.disqualified[start + s] = 1
+        ids[d["index"]] = str(d["id"])
+    if d["faults"]:
+        _take_faults(d["faults"], b, line)
+    for seat, x in enumerate(d.get("restarts") or ()):
+        if x:
+            b.restart_at.extend((line, seat))
+            b.restart_n.append(x)
+    for s, values in enumerate(d.get("latency_ms") or ()):
+        lat.values.extend(values)
+        lat.bots.extend([pos[d["bots"][s]]] * len(values))
+
+
+def _culprit(
+    batch: list[Mapping[str, Any]], before: int, pos: dict[str, int], stat_keys: Sequence[str], where: str
+) -> JournalError:
+    """The error naming the first line of ``batch`` that cannot be taken (the lines before
+    it numbered ``before``): each line is taken again alone, into scratch buffers."""
+    for i, d in enumerate(batch):
+        try:
+            _take_batch(
+                [d], _Buffers(len(stat_keys)), pos, stat_keys, {}, _Latencies(array("i"), array("d")), array("d")
+            )
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
+            ident = d.get("id") if isinstance(d, Mapping) else None
+            return JournalError(f"{where}: match {ident!r} (line {before + i + 1}): {_why(exc)}")
+    return JournalError(f"{where}: lines {before + 1}-{before + len(batch)}: not journal lines")
 
 
 def _why(exc: BaseException) -> str:
@@ -336,131 +316,28 @@ def _why(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _take(
-    d: Mapping[str, Any],
-    b: _Buffers,
-    pos: Mapping[str, int],
-    stat_keys: Sequence[str],
-    kinds: Mapping[str, int],
-    nk: int,
-    lat_bot: array[int],
-    lat_val: array[float],
-    durations: array[float],
-) -> None:
-    """Append one journal line to the buffers (validating what is taken)."""
-    seat_bots = _seat_bots(d, pos)
-    bots, index, k = d["bots"], d["index"], len(seat_bots)
-    deal = d.get("deal")
-    b.index.append(index)
-    if deal is None:
-        b.deal_kind.append(1)
-        b.deal_value.append(index)
-    else:
-        if isinstance(deal, bool) or not isinstance(deal, int):
-            raise ValueError("deal must be an integer")
-        b.deal_kind.append(0)
-        b.deal_value.append(deal)
-    b.width.append(k)
-    b.voided.append(int(d.get("voided", 0)))
-    b.bot.extend(seat_bots)
-    b.score.extend(d["scores"])
-    b.rank.extend(d["ranks"])
-    b.decisions.extend(d["decisions"])
-    line = len(b.index) - 1
-    if d.get("faults"):
-        _take_faults(d["faults"], b, line, k, kinds, nk)
-    forfeited, dq = d.get("forfeited"), d.get("disqualified")
-    b.forfeited.extend([s in forfeited for s in range(k)] if forfeited else _ZEROS[:k])
-    b.disqualified.extend([s in dq for s in range(k)] if dq else _ZEROS[:k])
-    restarts = d.get("restarts")
-    if restarts:
-        if not isinstance(restarts, list) or len(restarts) > k:
-            raise ValueError("restarts must be a list with at most one entry per seat")
-        for seat, x in enumerate([int(x) for x in restarts]):
-            if x:
-                b.restart_at.extend((line, seat))
-                b.restart_n.append(x)
-    stats = d.get("stats") or ()
-    per_seat = [st if isinstance(st, dict) else {} for st in stats[:k]] + [{}] * (k - len(stats[:k]))
-    if stat_keys:
-        values = [st.get(key, _NAN) for st in per_seat for key in stat_keys]
-        b.stats.extend([v if type(v) is float else _number(v) for v in values])
-    b.won.extend([1.0 if st.get("won") == 1 else 0.0 for st in per_seat])
-    lat = d.get("latency_ms")
-    if isinstance(lat, list):
-        for s, values in enumerate(lat[:k]):
-            if isinstance(values, list):
-                lat_val.extend(float(v) for v in values if isinstance(v, int | float))
-                lat_bot.extend([pos[bots[s]]] * (len(lat_val) - len(lat_bot)))
-    dur = d.get("duration_s", 0.0)
-    durations.append(float(dur) if isinstance(dur, int | float) else 0.0)
-
-
-def _seat_bots(d: Mapping[str, Any], pos: Mapping[str, int]) -> list[int]:
-    """The bot (by position) in each seat of line ``d``, once its per-seat lists and index
-    are checked (whole-list checks in C: map, min, max, sum; no Python loop per field)."""
-    bots = d["bots"]
-    scores, ranks, decisions = d["scores"], d["ranks"], d["decisions"]
-    k = len(bots)
-    if not (isinstance(bots, list) and 0 < k <= 127):
-        raise ValueError("bots must be a non-empty list")
-    for label, seq in (("scores", scores), ("ranks", ranks), ("decisions", decisions)):
-        if not isinstance(seq, list) or len(seq) != k:
-            raise ValueError(f"{label} must be a list with one entry per seat")
-    index = d["index"]
-    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-        raise ValueError("index must be a non-negative integer")
-    try:
-        seat_bots = [pos[name] for name in bots]
-    except (KeyError, TypeError):
-        bad = next(name for name in bots if not isinstance(name, str) or name not in pos)
-        raise ValueError(f"bot {bad!r} is not in tournament.json") from None
-    if not _NUMBER_TYPES.issuperset(map(type, scores)) or not -1e15 < min(scores) <= max(scores) < 1e15:
-        raise ValueError("scores must be finite numbers")
-    total = sum(scores)
-    if total - total != 0:  # a NaN (min and max can miss one)
-        raise ValueError("scores must be finite numbers")
-    if not _INT_TYPE.issuperset(map(type, ranks)) or not 1 <= min(ranks) <= max(ranks) <= k:
-        raise ValueError("ranks must be integers from 1 to the number of seats")
-    if not _INT_TYPE.issuperset(map(type, decisions)) or min(decisions) < 0:
-        raise ValueError("decisions must be non-negative integers")
-    return seat_bots
-
-
-def _take_faults(
-    faults_in: Sequence[Mapping[str, Any]], b: _Buffers, line: int, k: int, kinds: Mapping[str, int], nk: int
-) -> None:
+def _take_faults(faults_in: Sequence[Mapping[str, Any]], b: _Buffers, line: int) -> None:
     """Append the act faults per seat and kind, and the notice faults per seat, of one line."""
     faults: dict[int, int] = {}
     notice: dict[int, int] = {}
     for f in faults_in:
         seat = f["seat"]
-        if not isinstance(seat, int) or not 0 <= seat < k:
-            raise ValueError("a fault's seat is out of range")
         if f.get("phase", "act") == "act":
-            at = seat * nk + kinds[f["kind"]]
+            at = seat * _NK + _KIND[f["kind"]]
             faults[at] = faults.get(at, 0) + 1
         else:
             notice[seat] = notice.get(seat, 0) + 1
     for at, count in faults.items():
-        b.fault_at.extend((line, at // nk, at % nk))
+        b.fault_at.extend((line, at // _NK, at % _NK))
         b.fault_n.append(count)
     for seat, count in notice.items():
         b.notice_at.extend((line, seat))
         b.notice_n.append(count)
 
 
-_ZEROS = (0,) * 1024
-_NUMBER_TYPES = frozenset((int, float))
-_INT_TYPE = frozenset((int,))
+_KIND = {k: i for i, k in enumerate(FAULT_KINDS)}
+_NK = len(FAULT_KINDS)
 _NAN = math.nan
-
-
-def _number(v: Any) -> float:
-    """A stat value as a float; NaN when absent or not a finite number."""
-    if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
-        return float(v)
-    return math.nan
 
 
 def _flush(hist: IntArray, top: FloatArray, lat_bot: array[int], lat_val: array[float]) -> None:

@@ -2,16 +2,11 @@
 
 One JSON object per line, one line per finished match, written whole and flushed as
 the match ends (a killed run loses only the matches in flight; a full disk cuts the file
-back to its last complete line). Reading streams validated dicts; a torn or damaged
+back to its last complete line). Reading streams checked dicts; a torn or damaged
 *last* line is dropped, anything else wrong is a ``JournalError`` naming the file, the
-line and the field. A line (keys in this order; bracketed ones only when they happened)::
-
-    id, index, seed, bots, scores, ranks, lower_is_better, forfeited, faults [{seat, bot,
-    decision, phase, kind, detail, latency_ms}], [latency_ms (older journals)], decisions,
-    stats, details (the game's flat summary), duration_s, deal_hash, [restarts],
-    [disqualified], [voided], [deal: where several fixtures share a deal],
-    [versions: each seat's bot version, a short hex id (run/versions.py); journals of
-    earlier referees have none]
+line and the field. A line's shape (its keys in order, their types and bounds) is
+declared once, in ``store.line.LINE``; the writer checks each line it writes against it,
+so the journal never holds a line its readers would refuse.
 """
 
 from __future__ import annotations
@@ -29,16 +24,17 @@ from typing import Any, NoReturn, Protocol
 import orjson
 
 from referee.errors import JournalError, RefereeError
-from referee.record import FAULT_KINDS, MatchRecord
+from referee.record import MatchRecord
 from referee.store.files import ClosedOnExit  # re-exported: a failed write names its file
 from referee.store.files import write_error as write_error
+from referee.store.line import MAX_DEPTH as MAX_DEPTH  # re-exported: tournament.json's checks use them
+from referee.store.line import MAX_SEATS as MAX_SEATS
+from referee.store.line import MAX_STR as MAX_STR
+from referee.store.line import check_line, quick_fits
 
 JOURNAL = "matches.jsonl"
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a line longer than this is refused (a hand-edited or hostile file)
-MAX_SEATS = 64
-MAX_STR = 4096  # characters of any string field (fault details are cut to 300 when written)
-MAX_DEPTH = 32  # nesting of ``details``
 
 
 def dumps(obj: Any) -> str:
@@ -63,13 +59,18 @@ def _flat(v: Any) -> bool:
 
 
 def record_line(rec: MatchRecord) -> str:
-    """The journal line of ``rec`` (with its newline); ``details`` as ``journal_details``."""
+    """The journal line of ``rec`` (with its newline); ``details`` as ``journal_details``.
+
+    The line is read back through ``parse_line``: a line the readers would refuse (a bug
+    in a game) is a JournalError here, never a line in the journal."""
     try:
         doc = rec.to_json()
         doc["details"] = journal_details(doc["details"])
-        return dumps(doc) + "\n"
+        line = dumps(doc)
     except ValueError as exc:  # NaN or infinity in a score or a stat: a bug in a game, not a line to write
         raise JournalError(f"match {rec.id}: {exc}; refusing to write non-standard JSON") from exc
+    parse_line(line, f"match {rec.id}: refusing to write a line the journal's readers refuse")
+    return line + "\n"
 
 
 class JournalWriter(ClosedOnExit):
@@ -162,13 +163,14 @@ def read_journal(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def parse_line(raw: bytes | str, where: str) -> dict[str, Any]:
-    """One journal line parsed and validated; JournalError naming ``where`` and the field.
+    """One journal line parsed and checked against ``store.line.LINE``; JournalError naming
+    ``where`` and the field.
 
     orjson parses; the stdlib parser runs only where orjson may differ from it (orjson
     refused the line, or the line holds an integer orjson would turn into a float), so
-    what is accepted and every message are the stdlib's. A line of the common shape is
-    accepted by one quick pass (``_common_shape``); anything else goes through the
-    detailed checks of ``validate_line``, which name the field.
+    what is accepted and every message are the stdlib's. A line orjson parsed holds no
+    NaN, infinity or integer beyond 64 bits, and one whose brackets nest shallow
+    (``_shallow``) needs no walk through ``details``.
     """
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
     doc: Any = None
@@ -185,16 +187,12 @@ def parse_line(raw: bytes | str, where: str) -> dict[str, Any]:
         except ValueError as exc:
             raise JournalError(f"{where}: not JSON ({exc})") from exc
         return validate_line(doc, where)
-    # orjson gives no NaN, infinity or integer beyond 64 bits: only shape and depth to check
-    if _common_shape(doc) and _shallow(data):
-        return doc  # type: ignore[no-any-return]
-    return validate_line(doc, where)
+    return validate_line(doc, where, walk_trees=not _shallow(data))
 
 
 _DIGITS_AS_ZERO = bytes(ord("0") if chr(b).isdigit() and b < 128 else b for b in range(256))
 _JSON_STR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_MARK = bytes(b for b in range(256) if b not in b'[]{}"\\')
-_NUM = (int, float)
 
 
 def _shallow(data: bytes) -> bool:
@@ -227,168 +225,23 @@ def _big_int(data: bytes) -> bool:
     return b"00000000000000000000" in digits or b"-0000000000000000000" in digits
 
 
-def _common_shape(doc: Any) -> bool:
-    """A quick, conservative pass over a line orjson parsed: True only if it is valid.
-
-    False means "not sure": ``validate_line`` then decides and names the field. Numbers
-    from orjson are finite and within 64 bits, so only types and ranges are checked.
-    """
-    if type(doc) is not dict:
-        return False
-    g = doc.get
-    ident, index, seed, bots = g("id"), g("index"), g("seed"), g("bots")
-    if type(ident) is not str or not 0 < len(ident) <= 64:
-        return False
-    if type(index) is not int or index < 0 or type(seed) is not int or seed < 0:
-        return False
-    if type(bots) is not list or not 0 < len(bots) <= MAX_SEATS:
-        return False
-    n = len(bots)
-    for b in bots:
-        if type(b) is not str or not 0 < len(b) <= 64:
-            return False
-    scores, ranks, decisions, stats = g("scores"), g("ranks"), g("decisions"), g("stats")
-    if type(scores) is not list or len(scores) != n or type(ranks) is not list or len(ranks) != n:
-        return False
-    if type(decisions) is not list or len(decisions) != n or type(stats) is not list or len(stats) != n:
-        return False
-    for x in scores:
-        if type(x) not in _NUM:
-            return False
-    for r in ranks:
-        if type(r) is not int or not 1 <= r <= n:
-            return False
-    for d in decisions:
-        if type(d) is not int or d < 0:
-            return False
-    for st in stats:
-        if type(st) is not dict:
-            return False
-        for k, v in st.items():
-            if len(k) > 64 or type(v) not in _NUM:
-                return False
-    if type(g("lower_is_better")) is not bool or type(g("details")) is not dict:
-        return False
-    if type(g("duration_s")) not in _NUM:
-        return False
-    deal_hash = g("deal_hash")
-    if type(deal_hash) is not str or len(deal_hash) > 64:
-        return False
-    forfeited, faults = g("forfeited"), g("faults")
-    if type(forfeited) is not list or type(faults) is not list:
-        return False
-    if forfeited and not _seats_ok(forfeited, n):
-        return False
-    if faults:
-        return False  # rare: the detailed checks
-    if "latency_ms" in doc:
-        return False  # older journals: the detailed checks
-    for key in ("voided", "deal"):
-        v = g(key, 0)
-        if type(v) is not int or v < 0:
-            return False
-    if "disqualified" in doc:
-        dq = doc["disqualified"]
-        if type(dq) is not list or not _seats_ok(dq, n):
-            return False
-    if "restarts" in doc:
-        restarts = doc["restarts"]
-        if type(restarts) is not list or len(restarts) != n:
-            return False
-        for r in restarts:
-            if type(r) is not int or r < 0:
-                return False
-    if "versions" in doc:
-        versions = doc["versions"]
-        if type(versions) is not list or len(versions) != n:
-            return False
-        for v in versions:
-            if type(v) is not str or not 0 < len(v) <= 64:
-                return False
-    return True
-
-
-def _seats_ok(seats: list[Any], n: int) -> bool:
-    return len(seats) <= n and all(type(s) is int and 0 <= s < n for s in seats)
-
-
 def no_constant(name: str) -> Any:
     """``parse_constant`` for ``json.loads``: NaN and infinities are refused."""
     raise ValueError(f"{name} is not a number in standard JSON")
 
 
-def validate_line(doc: Any, where: str) -> dict[str, Any]:
-    """``doc`` checked against the line shape above; returned as is, or a JournalError."""
-    if not isinstance(doc, dict):
-        raise JournalError(f"{where}: not a JSON object")
-    c = FieldCheck(where)
-    c.string(doc, "id", 64)
-    c.integer(doc, "index", 0)
-    c.integer(doc, "seed", 0)
-    bots = c.lst(doc, "bots", 1, MAX_SEATS)
-    n = len(bots)
-    for i, b in enumerate(bots):
-        if not isinstance(b, str) or not 0 < len(b) <= 64:
-            c.fail(f"bots[{i}]", "must be a bot name (a string of 1-64 characters)")
-    for i, s in enumerate(c.lst(doc, "scores", n, n)):
-        c.number_value(f"scores[{i}]", s)
-    for i, r in enumerate(c.lst(doc, "ranks", n, n)):
-        if not _is_int(r) or not 1 <= r <= n:
-            c.fail(f"ranks[{i}]", f"must be an integer from 1 to {n}")
-    if not isinstance(doc.get("lower_is_better"), bool):
-        c.fail("lower_is_better", "missing or not true/false")
-    c.seats(doc, "forfeited", n)
-    for i, f in enumerate(c.lst(doc, "faults", 0, 1_000_000)):
-        key = f"faults[{i}]"
-        if not isinstance(f, dict):
-            c.fail(key, "must be an object")
-        if not _is_int(f.get("seat")) or not 0 <= f["seat"] < n:
-            c.fail(f"{key}.seat", f"must be a seat from 0 to {n - 1}")
-        if f.get("decision") is not None and (not _is_int(f["decision"]) or f["decision"] < 0):
-            c.fail(f"{key}.decision", "must be a decision number or null")
-        if f.get("kind") not in FAULT_KINDS:
-            c.fail(f"{key}.kind", f"must be one of {', '.join(FAULT_KINDS)}")
-        for k in ("phase", "detail", "bot"):
-            if k in f and (not isinstance(f[k], str) or len(f[k]) > MAX_STR):
-                c.fail(f"{key}.{k}", f"must be a string of at most {MAX_STR} characters")
-        if "latency_ms" in f:
-            c.number_value(f"{key}.latency_ms", f["latency_ms"])
-    if "latency_ms" in doc:
-        for s, seat in enumerate(c.lst(doc, "latency_ms", n, n)):
-            if not isinstance(seat, list):
-                c.fail(f"latency_ms[{s}]", "must be a list of numbers")
-            for v in seat:
-                c.number_value(f"latency_ms[{s}]", v)
-    for i, d in enumerate(c.lst(doc, "decisions", n, n)):
-        if not _is_int(d) or d < 0:
-            c.fail(f"decisions[{i}]", "must be a count (an integer >= 0)")
-    for i, st in enumerate(c.lst(doc, "stats", n, n)):
-        if not isinstance(st, dict):
-            c.fail(f"stats[{i}]", "must be an object of numbers")
-        for k, v in st.items():
-            if len(k) > 64:
-                c.fail(f"stats[{i}]", "has a key longer than 64 characters")
-            c.number_value(f"stats[{i}].{k}", v)
-    if not isinstance(doc.get("details"), dict):
-        c.fail("details", "missing or not an object")
-    c.depth(doc["details"], "details", 0)
-    c.number(doc, "duration_s")
-    c.string(doc, "deal_hash", 64, empty=True)
-    if "restarts" in doc:
-        for i, r in enumerate(c.lst(doc, "restarts", n, n)):
-            if not _is_int(r) or r < 0:
-                c.fail(f"restarts[{i}]", "must be a count (an integer >= 0)")
-    if "disqualified" in doc:
-        c.seats(doc, "disqualified", n)
-    if "voided" in doc:
-        c.integer(doc, "voided", 0)
-    if "deal" in doc:
-        c.integer(doc, "deal", 0)
-    if "versions" in doc:
-        for i, v in enumerate(c.lst(doc, "versions", n, n)):
-            if not isinstance(v, str) or not 0 < len(v) <= 64:
-                c.fail(f"versions[{i}]", "must be a version id (a string of 1-64 characters)")
-    return doc
+def validate_line(doc: Any, where: str, walk_trees: bool = True) -> dict[str, Any]:
+    """``doc`` checked against ``store.line.LINE``; returned as is, or a JournalError naming
+    ``where`` and the field. ``walk_trees=False``: ``doc`` was parsed by orjson from a line
+    nested shallow, so ``line.quick_fits`` may accept it in one pass."""
+
+    if walk_trees or not quick_fits(doc):
+
+        def fail(key: str, problem: str) -> NoReturn:
+            raise JournalError(f"{where}: field {key}: {problem}" if key else f"{where}: {problem}")
+
+        check_line(doc, fail, walk_trees)
+    return doc  # type: ignore[no-any-return]
 
 
 def _is_int(v: Any) -> bool:
