@@ -69,9 +69,11 @@ from referee.games.base import Game
 from referee.report import text
 from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bot_pages
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
+from referee.report.places import PLACES_NOTE, place_lines
 from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
 from referee.stats.columns import build_columns
+from referee.stats.places import model_order, model_sets, places_from_columns
 from referee.stats.standings import standings_from_columns, timings_from_columns
 from referee.stats.verdicts import DEFAULT_RESAMPLES, analyse_columns
 from referee.stats.versions import VersionTally
@@ -121,8 +123,21 @@ def build_leaderboard(
     matches = bot_matches(cols, tap, game.info.cooperative)
     del tap
     rows = standings_from_columns(game, cols)
+    prizes = places_from_columns(
+        cols,
+        game.info.cooperative,
+        int(settings.get("top") or 0),
+        settings.get("confidence", 0.95),
+        bootstrap_seed(settings),
+    )
+    adaptive = settings.get("format") == "ladder"  # tables chosen from results: the model ranks, not mean rank
+    if adaptive:
+        rows = model_order(rows, prizes, cols.names)
     order = [r["name"] for r in rows]
     verdicts = analyse_columns(game, cols, order, bootstrap_seed(settings), resamples)
+    if adaptive:
+        for name, sets in model_sets(prizes, cols.names).items():
+            verdicts.bots[name].update(sets)
     rank = {name: i for i, name in enumerate(order)}
     doc = {
         "tournament": settings["name"],
@@ -132,6 +147,7 @@ def build_leaderboard(
         "lower_score_wins": cols.lower,
         "settings": {k: v for k, v in settings.items() if k != "excluded"},
         "method": verdicts.method,
+        "places": prizes.places,
         "standings": [_row(r, verdicts.bots[r["name"]]) for r in rows],
         "differences": verdicts.differences,
         "above": verdicts.above,
@@ -198,6 +214,11 @@ def render_markdown(board: Leaderboard) -> str:
     lines += [f"- {label}: {md(text)}" for label, text in settings_lines(game, doc)]
     warn = few_deals_text(doc)
     lines += [""] + ([f"> **Warning.** {md(warn)}", ""] if warn else [])
+    headline = place_lines(doc)
+    if headline:
+        lines += (
+            ["## Prize places", "", PLACES_NOTE, ""] + [f"- {md(line)}" for line in headline] + ["", "## Standings", ""]
+        )
     lines += [render_table(game, doc), ""]
     lines += dq + ([""] if dq else [])
     excluded = [f"- **Excluded** {md(e['name'])}: {md(e['reason'])}" for e in doc.get("excluded", ())]
@@ -269,7 +290,8 @@ def render_console(board: Leaderboard) -> str:
     for line, r in zip(body, rows):
         line += [text.fmt(timing[r["name"]]["p50_ms"], 1), text.fmt(timing[r["name"]]["p99_ms"], 1)]
     headers = [c.header for c in columns] + ["p50 ms", "p99 ms"]
-    return _tab(body, headers=headers, tablefmt="simple", disable_numparse=True)
+    headline = "".join(line + "\n" for line in place_lines(board.document))
+    return headline + ("\n" if headline else "") + _tab(body, headers=headers, tablefmt="simple", disable_numparse=True)
 
 
 def render_csv(board: Leaderboard) -> str:

@@ -39,7 +39,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from referee.stats.columns import BoolArray, FloatArray, IntArray
-from referee.stats.places import DEFAULT_TOP, PairTally, fit
+from referee.stats.places import DEFAULT_TOP, MARGIN, PairTally, contention, reason_names
 
 MIN_EPOCH_TABLES = 64
 
@@ -60,7 +60,7 @@ class LadderRules:
     cap: float = 8.0
     new_share: float = 0.5
     top: int = DEFAULT_TOP
-    margin: float = 3.0
+    margin: float = MARGIN
 
 
 class Summary:
@@ -172,7 +172,7 @@ def choose_epoch(rules: LadderRules, seed: int, lineup: Sequence[str], summary: 
     rng = random.Random(_seed(seed, epoch))
     v = summary.view(lineup)
     with threadpool_limits(limits=1):  # one BLAS thread: the same sums on every machine
-        quota = quotas(rules, v, rng, contention(rules, summary.pairs_of(lineup))[1])
+        quota = quotas(rules, v, rng, contention(summary.pairs_of(lineup), rules.top, rules.margin)[1])
     tables = _fill(quota, t, k, rng)
     return _seat(tables, v["seats"], rng)
 
@@ -203,29 +203,6 @@ def quotas(rules: LadderRules, v: Mapping[str, IntArray], rng: random.Random, ne
     if room:  # every cap reached: the rest as evenly as one seat per table allows
         quota += _spread(np.ones(n), t - quota, room, rng)
     return quota
-
-
-def contention(rules: LadderRules, pairs: PairTally) -> tuple[BoolArray, FloatArray]:
-    """Per entry: whether it can still reach the top ``rules.top`` places (no ``top`` entries
-    more than ``margin`` standard errors above it), and its need: the open pairs that decide
-    the places it is part of, each weighted by the share of the pair's variance it holds."""
-    n = pairs.above.shape[0]
-    f = fit(pairs)
-    se = f.pair_se()
-    var = np.diag(f.cov)
-    d = f.theta[:, None] - f.theta[None, :]  # > 0: the row entry looks stronger
-    sure = d > rules.margin * se
-    np.fill_diagonal(sure, False)
-    contender = sure.sum(axis=0) < rules.top
-    order = np.lexsort((np.arange(n), -f.theta))
-    place = np.empty(n, np.int64)
-    place[order] = np.arange(n)
-    deciding = (np.minimum(place[:, None], place[None, :]) < rules.top) & contender[:, None] & contender[None, :]
-    open_ = deciding & ~sure & ~sure.T
-    np.fill_diagonal(open_, False)
-    both = var[:, None] + var[None, :]
-    need = (open_ * (var[:, None] / np.where(both > 0, both, 1.0))).sum(axis=1)
-    return np.asarray(contender, np.bool_), np.asarray(need, np.float64)
 
 
 def _take(want: IntArray, total: int, rng: random.Random) -> IntArray:
@@ -332,10 +309,9 @@ def seat_spread(summary: Summary, lineup: Sequence[str]) -> IntArray:
 def reasons(rules: LadderRules, summary: Summary, lineup: Sequence[str]) -> list[str]:
     """Per entry of the lineup, why it gets its seats now: "placement" (a new entry),
     "contender" (it can still reach the prize places) or "floor" (it surely cannot)."""
-    new = new_entries(summary, lineup)
     with threadpool_limits(limits=1):
-        contender, _ = contention(rules, summary.pairs_of(lineup))
-    return ["placement" if n else "contender" if c else "floor" for n, c in zip(new.tolist(), contender.tolist())]
+        contender, _ = contention(summary.pairs_of(lineup), rules.top, rules.margin)
+    return reason_names(new_entries(summary, lineup), contender)
 
 
 def new_entries(summary: Summary, lineup: Sequence[str]) -> BoolArray:

@@ -45,6 +45,7 @@ RHO = 16.0  # the mixture's precision: the boundary is tightest near se = 0.05 (
 DRAWS = 4000
 FIRST_LOOKS = 64  # looks every LOOK_STEP matches up to FIRST_LOOKS of them, then spaced out
 LOOK_STEP = 64
+MARGIN = 3.0  # the ladder: an entry is out of contention once ``top`` entries are this many se above it
 
 
 def prize_places(top: int, bots: int) -> int:
@@ -203,8 +204,8 @@ def look_points(matches: int) -> list[int]:
     return [*points, matches] if matches else []
 
 
-def chances(f: Fit, eligible: IntArray, places: int, seed: int) -> FloatArray:
-    """``out[p, j]``: the share of draws of theta in which eligible bot j takes place p + 1."""
+def draw_positions(f: Fit, eligible: IntArray, seed: int) -> IntArray:
+    """``out[d, j]``: the place (0 best) of eligible bot j in normal draw d of theta."""
     rng = np.random.Generator(
         np.random.PCG64(int.from_bytes(hashlib.sha256(f"places/{seed}".encode()).digest()[:8], "big"))
     )
@@ -212,11 +213,24 @@ def chances(f: Fit, eligible: IntArray, places: int, seed: int) -> FloatArray:
     w, v = np.linalg.eigh((cov + cov.T) / 2)
     root = v * np.sqrt(np.maximum(w, 0.0))
     draws = f.theta[eligible][None, :] + rng.standard_normal((DRAWS, eligible.shape[0])) @ root.T
-    order = np.argsort(-draws, axis=1, kind="stable")[:, :places]
-    e = eligible.shape[0]
-    return np.asarray(
-        [np.bincount(order[:, p], minlength=e) / DRAWS for p in range(places)], np.float64
-    ).reshape(places, e)
+    order = np.argsort(-draws, axis=1, kind="stable")
+    pos = np.empty_like(order)
+    np.put_along_axis(pos, order, np.broadcast_to(np.arange(order.shape[1]), order.shape), axis=1)
+    return np.asarray(pos, np.int64)
+
+
+def chances(pos: IntArray, places: int) -> FloatArray:
+    """``out[p, j]``: the share of draws in which eligible bot j takes place p + 1."""
+    e = pos.shape[1]
+    return np.asarray([(pos == p).sum(axis=0) / pos.shape[0] for p in range(places)], np.float64).reshape(places, e)
+
+
+def position_ranges(pos: IntArray, confidence: float) -> list[tuple[int, int]]:
+    """Each eligible bot's central ``confidence`` range of places (1 best) over the draws."""
+    tail = (1 - confidence) / 2
+    lo = np.quantile(pos, tail, axis=0, method="inverted_cdf")
+    hi = np.quantile(pos, 1 - tail, axis=0, method="inverted_cdf")
+    return [(int(a) + 1, int(b) + 1) for a, b in zip(lo, hi)]
 
 
 @dataclass
@@ -228,6 +242,8 @@ class PlacesResult:
     eligible: IntArray
     lo: IntArray
     hi: IntArray
+    ranges: list[tuple[int, int]]  # the central range of each eligible bot's place over the draws
+    tally: PairTally
 
 
 def places_from_columns(cols: Columns, coop: bool, top: int, confidence: float, seed: int) -> PlacesResult:
@@ -243,9 +259,7 @@ def _places(cols: Columns, coop: bool, top: int, confidence: float, seed: int) -
     dq = disqualifications(cols)
     played = np.zeros(n, np.bool_)
     played[np.unique(gb[gb >= 0])] = True
-    eligible = np.asarray(
-        [b for b in range(cols.ranked) if played[b] and cols.names[b] not in dq], np.int64
-    )
+    eligible = np.asarray([b for b in range(cols.ranked) if played[b] and cols.names[b] not in dq], np.int64)
     k = prize_places(top, eligible.shape[0])
     alpha = pair_alpha(confidence, eligible.shape[0])
     tally, claims = PairTally(n), Claims.empty(n)
@@ -259,9 +273,32 @@ def _places(cols: Columns, coop: bool, top: int, confidence: float, seed: int) -
         claims.add(new_claims(f, alpha) & _among(eligible, n))
         claims.settle(eligible, k, m)
     lo, hi = claims.rank_sets(eligible)
-    share = chances(f, eligible, k, seed) if k else np.zeros((0, 0))
+    pos = draw_positions(f, eligible, seed) if eligible.size else np.zeros((DRAWS, 0), np.int64)
+    share = chances(pos, k)
     places = [_place(p, cols.names, eligible, lo, hi, share[p - 1], claims.since.get(p)) for p in range(1, k + 1)]
-    return PlacesResult(places, f, eligible, lo, hi)
+    return PlacesResult(places, f, eligible, lo, hi, position_ranges(pos, confidence), tally)
+
+
+def model_order(rows: list[dict[str, Any]], result: PlacesResult, names: Sequence[str]) -> list[dict[str, Any]]:
+    """Standings rows (``rows``: standings order) ranked by the model: the eligible bots by
+    strength (rank 1, 2, ...; a name breaks a tie), then the others as they were; for the
+    eligible, ``rank_set`` and ``rank_interval`` from the model (set below by the caller)."""
+    theta = {names[int(b)]: float(result.fit.theta[int(b)]) for b in result.eligible}
+    ranked = sorted((r for r in rows if r["name"] in theta), key=lambda r: (-theta[r["name"]], r["name"]))
+    for i, r in enumerate(ranked):
+        r["rank"] = i + 1
+    return ranked + [r for r in rows if r["name"] not in theta]
+
+
+def model_sets(result: PlacesResult, names: Sequence[str]) -> dict[str, dict[str, list[int]]]:
+    """Per eligible bot: ``rank_set`` (all at once, anytime-valid) and ``rank_interval``."""
+    return {
+        names[int(b)]: {
+            "rank_set": [int(result.lo[j]), int(result.hi[j])],
+            "rank_interval": [result.ranges[j][0], result.ranges[j][1]],
+        }
+        for j, b in enumerate(result.eligible)
+    }
 
 
 def _among(eligible: IntArray, n: int) -> BoolArray:
@@ -311,3 +348,34 @@ def _games(cols: Columns, coop: bool) -> tuple[IntArray, IntArray, IntArray]:
             distinct += fresh
         end = np.flatnonzero(distinct >= 2) + 1
     return gb, gr, np.asarray(end, np.int64)
+
+
+def contention(pairs: PairTally, top: int, margin: float = MARGIN) -> tuple[BoolArray, FloatArray]:
+    """Per bot: whether it can still reach the top ``top`` places (no ``top`` bots more
+    than ``margin`` standard errors of the difference above it), and its need: the open
+    pairs that decide the places it is part of (LUCB's boundary pairs: one of the two among
+    the current top ``top``, both contenders, the difference within ``margin`` se), each
+    weighted by the share of the pair's variance it holds (the noisier learns more)."""
+    n = pairs.above.shape[0]
+    f = fit(pairs)
+    se = f.pair_se()
+    var = np.diag(f.cov)
+    d = f.theta[:, None] - f.theta[None, :]  # > 0: the row bot looks stronger
+    sure = d > margin * se
+    np.fill_diagonal(sure, False)
+    contender = sure.sum(axis=0) < top
+    order = np.lexsort((np.arange(n), -f.theta))
+    place = np.empty(n, np.int64)
+    place[order] = np.arange(n)
+    deciding = (np.minimum(place[:, None], place[None, :]) < top) & contender[:, None] & contender[None, :]
+    open_ = deciding & ~sure & ~sure.T
+    np.fill_diagonal(open_, False)
+    both = var[:, None] + var[None, :]
+    need = (open_ * (var[:, None] / np.where(both > 0, both, 1.0))).sum(axis=1)
+    return np.asarray(contender, np.bool_), np.asarray(need, np.float64)
+
+
+def reason_names(new: BoolArray, contender: BoolArray) -> list[str]:
+    """Why each entry of a ladder gets its seats: a new entry is placed ("placement"), one
+    that can still reach the prize places is a "contender", the others get the "floor"."""
+    return ["placement" if a else "contender" if b else "floor" for a, b in zip(new.tolist(), contender.tolist())]

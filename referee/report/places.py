@@ -1,0 +1,58 @@
+"""The prize places' headline: one line per place, for README.md, the page and the console.
+
+"1st: X, settled at match 3,412" or "1st: not settled: X, Y or Z (0.61, 0.30, 0.09)",
+from ``standings.json``'s ``places`` (``stats/places.py`` says how they are computed).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SHOWN = 3  # candidates named in a line; the rest are counted, their chance summed
+
+PLACES_NOTE = (
+    "Who takes the prize places, from the opponent-adjusted Plackett-Luce model. A settled place holds "
+    "at the stated confidence together with every other claim, at whatever match it was read "
+    "(anytime-valid); an open place names the bots that can still take it and each one's chance."
+)
+
+
+def ordinal(place: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st, ..."""
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return f"{place}{suffix}"
+
+
+def place_line(p: Mapping[str, Any]) -> str:
+    """One place as a sentence (bot names as they are: the caller escapes)."""
+    head = ordinal(int(p["place"]))
+    if p["settled"]:
+        return f"{head}: {p['bot']}, settled at match {p['settled_at']:,}"
+    cands: Sequence[Mapping[str, Any]] = p["candidates"]
+    shown = [c["bot"] for c in cands[:SHOWN]]
+    chances = [f"{float(c['chance']):.2f}" for c in cands[:SHOWN]]
+    rest = cands[SHOWN:]
+    if rest:
+        shown.append(f"{len(rest)} other{'s' if len(rest) > 1 else ''}")
+        chances.append(f"{sum(float(c['chance']) for c in rest):.2f} together")
+    names = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+    return f"{head}: not settled: {names} ({', '.join(chances)})"
+
+
+def place_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The headline of a standings document: one line per prize place (none without places)."""
+    return [place_line(p) for p in doc.get("places") or ()]
+
+
+def places_html(doc: Mapping[str, Any]) -> str:
+    """The page's headline section (empty without places)."""
+    lines = place_lines(doc)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return (
+        '<section id="places-section"><h2>Prize places</h2>'
+        f'<p class="lead">{html.escape(PLACES_NOTE)}</p><ul class="places">{items}</ul></section>'
+    )
