@@ -56,3 +56,35 @@ def places_html(doc: Mapping[str, Any]) -> str:
         '<section id="places-section"><h2>Prize places</h2>'
         f'<p class="lead">{html.escape(PLACES_NOTE)}</p><ul class="places">{items}</ul></section>'
     )
+
+
+WHY = {
+    "contender": "can still reach the prize places: the tables go where they decide them",
+    "placement": "a new entry (fewer matches than the median): placed first",
+    "floor": "surely cannot reach the prize places now: a floor share keeps its rating current",
+}
+LISTED = 12  # bots named per reason on the page; the rest counted
+
+
+def matchmaking_html(doc: Mapping[str, Any]) -> str:
+    """The ladder's "Matches and why" section (empty for other formats): per reason, how
+    many bots, their mean matches and the bots with their matches."""
+    rows = [r for r in doc["standings"] if r.get("matchmaking")]
+    if not rows:
+        return ""
+    e = html.escape
+    body = []
+    for why, text in WHY.items():
+        mine = [r for r in rows if r["matchmaking"] == why]
+        if not mine:
+            continue
+        mean = sum(r["matches"] for r in mine) / len(mine)
+        named = ", ".join(f"{e(r['name'])} ({r['matches']:,})" for r in mine[:LISTED])
+        more = f" and {len(mine) - LISTED} more" if len(mine) > LISTED else ""
+        body.append(f"<tr><td>{why}</td><td>{len(mine)}</td><td>{mean:,.0f}</td><td>{e(text)}: {named}{more}</td></tr>")
+    return (
+        '<section id="matchmaking-section"><h2>Matches and why</h2><p class="lead">The ladder chooses its tables '
+        "from the results: each bot's matches and why it gets its seats now (the opponent-adjusted model, top "
+        "places first; every bot's own count is in the standings).</p><table><thead><tr><th>Why</th><th>Bots</th>"
+        "<th>Matches (mean)</th><th>Who</th></tr></thead><tbody>" + "".join(body) + "</tbody></table></section>"
+    )

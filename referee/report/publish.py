@@ -73,7 +73,7 @@ from referee.report.places import PLACES_NOTE, place_lines
 from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
 from referee.stats.columns import build_columns
-from referee.stats.places import model_order, model_sets, places_from_columns
+from referee.stats.places import ladder_reasons, model_order, model_sets, places_from_columns
 from referee.stats.standings import standings_from_columns, timings_from_columns
 from referee.stats.verdicts import DEFAULT_RESAMPLES, analyse_columns
 from referee.stats.versions import VersionTally
@@ -138,6 +138,9 @@ def build_leaderboard(
     if adaptive:
         for name, sets in model_sets(prizes, cols.names).items():
             verdicts.bots[name].update(sets)
+        count = {r["name"]: r["matches"] for r in rows}
+        played = [count.get(name, 0) for name in cols.names]
+        why = ladder_reasons(prizes, cols.names, played, int(settings.get("top") or 0))
     rank = {name: i for i, name in enumerate(order)}
     doc = {
         "tournament": settings["name"],
@@ -159,6 +162,9 @@ def build_leaderboard(
         },
         "excluded": [{"name": e["name"], "reason": e["reason"]} for e in settings.get("excluded", ())],
     }
+    if adaptive:  # the ladder: why each bot gets its seats now (page: "Matches and why")
+        for row in doc["standings"]:
+            row["matchmaking"] = why.get(row["name"])
     if tally.seen:
         for row in doc["standings"]:
             row.update(tally.fields(row["name"]))

@@ -379,3 +379,14 @@ def reason_names(new: BoolArray, contender: BoolArray) -> list[str]:
     """Why each entry of a ladder gets its seats: a new entry is placed ("placement"), one
     that can still reach the prize places is a "contender", the others get the "floor"."""
     return ["placement" if a else "contender" if b else "floor" for a, b in zip(new.tolist(), contender.tolist())]
+
+
+def ladder_reasons(result: PlacesResult, names: Sequence[str], matches: Sequence[int], top: int) -> dict[str, str]:
+    """Why each eligible bot of a ladder gets its seats, as the published model sees it now:
+    "placement" (fewer matches than the median), "contender" or "floor"."""
+    with threadpool_limits(limits=1):
+        contender, _ = contention(result.tally, prize_places(top, result.eligible.shape[0]))
+    played = np.asarray(matches, np.float64)
+    new = played < np.median(played[result.eligible]) if result.eligible.size else played < 0
+    why = reason_names(new, contender)
+    return {names[int(b)]: why[int(b)] for b in result.eligible}
