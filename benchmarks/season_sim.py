@@ -168,7 +168,7 @@ def _figures(
 def upper95(x: int, n: int) -> float:
     """The one-sided 95 % upper bound of a share of ``x`` in ``n`` (Clopper-Pearson; 3/n at 0)."""
     if x == 0:
-        return 1.0 - 0.05 ** (1.0 / n)
+        return float(1.0 - 0.05 ** (1.0 / n))
     lo, hi = x / n, 1.0
     for _ in range(60):  # the p at which P(X <= x) = 0.05
         mid = (lo + hi) / 2
