@@ -68,7 +68,8 @@ def test_a_ladder_publishes_its_places_and_why_each_bot_played(tmp_path: Path, s
     assert readme.index("## Prize places") < readme.index("## Standings")
     assert console.index("1st: ") < console.index(rows[0]["name"])  # the headline before the standings
     page = (out / "index.html").read_text()
-    assert page.index('id="places-section"') < page.index('id="standings-section"')
+    assert page.index('id="places"') < page.index('id="standings-section"')
+    assert "<strong>1st</strong>: " in page
     assert 'id="matchmaking-section"' in page
 
 

@@ -203,8 +203,7 @@ def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()
         f"<style>{CSS}</style></head>",
         "<body><main>",
         f'<header><p class="kicker">Leaderboard</p><h1>{e(doc["tournament"])}</h1>'
-        f'<dl class="settings">{_settings(game, doc, link)}</dl></header>',
-        places_html(doc),
+        f'<dl class="settings">{_settings(game, doc, link)}</dl>{places_html(doc)}</header>',
         '<section id="standings-section"><div class="tools"><h2>Standings</h2>'
         '<input id="search" type="search" placeholder="Find bots (names, comma-separated)" '
         'aria-label="Find bots: show only the bots whose names hold one of these words" autocomplete="off">'

@@ -47,14 +47,16 @@ def place_lines(doc: Mapping[str, Any]) -> list[str]:
 
 
 def places_html(doc: Mapping[str, Any]) -> str:
-    """The page's headline section (empty without places)."""
+    """The page's headline (empty without places): a compact block of the header, so the
+    standings still start on the first screen."""
     lines = place_lines(doc)
     if not lines:
         return ""
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    e = html.escape
     return (
-        '<section id="places-section"><h2>Prize places</h2>'
-        f'<p class="lead">{html.escape(PLACES_NOTE)}</p><ul class="places">{items}</ul></section>'
+        '<dl class="settings" id="places"><dt>Prize places</dt><dd>'
+        + "<br>".join(f"<strong>{e(line.split(': ', 1)[0])}</strong>: {e(line.split(': ', 1)[1])}" for line in lines)
+        + f"<details><summary>what this says</summary>{e(PLACES_NOTE)}</details></dd></dl>"
     )
 
 
