@@ -49,6 +49,7 @@ class Setting:
     matches: int
     bots: int = 200
     players: int = 4
+    rules: tuple[tuple[str, float], ...] = ()  # LadderRules fields to change (--rule floor=0.5)
 
 
 def even_spread(bots: int, players: int, gap: float = 1.4) -> float:
@@ -93,7 +94,7 @@ def _season(s: Setting, seed: int) -> dict[str, Any]:
     theta = strengths(s.field, s.bots, s.players, rng)
     lineup = [f"b{i:03d}" for i in range(s.bots)]
     T = epoch_size(s.bots, s.players)
-    rules = LadderRules(players=s.players, epoch_tables=T, top=PLACES)
+    rules = LadderRules(players=s.players, epoch_tables=T, top=PLACES, **dict(s.rules))
     summary = Summary(s.players)
     tally, claims = PairTally(s.bots), Claims.empty(s.bots)
     eligible = np.arange(s.bots)
@@ -183,7 +184,7 @@ def summarise(s: Setting, rows: list[dict[str, Any]]) -> str:
     wrong = sum(r["wrong"] for r in rows)
     lead = np.mean([r["leaders"] for r in rows], axis=0)
     return (
-        f"{s.field:6s} {s.matches:6d} {s.policy:6s} {m:5d}  width {np.mean([r['width'] for r in rows]):6.1f}  "
+        f"{s.field:6s} {s.matches:6d} {s.policy:6s}{''.join(f' {k}={v:g}' for k, v in s.rules)} {m:5d}  width {np.mean([r['width'] for r in rows]):6.1f}  "
         f"best 1st {np.mean([r['best_first'] for r in rows]):.2f}  top3 {np.mean([r['top3_in_order'] for r in rows]):.2f}  "
         f"rho {np.mean([r['rho'] for r in rows]):.3f}  wrong {wrong / m:.3f} (<= {upper95(wrong, m):.3f})  "
         f"covered {np.mean([r['covered'] for r in rows]):.3f}  settled {np.mean([r['settled'] for r in rows]):.2f}  "
@@ -205,19 +206,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seasons", type=int, default=100)
     ap.add_argument("--bots", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--rule", nargs="*", default=[], help="LadderRules fields to change, e.g. floor=0.5 cap=6")
     a = ap.parse_args(argv)
+    rules = tuple((k, float(v)) for k, v in (r.split("=", 1) for r in a.rule))
     start = time.time()
     results: dict[Setting, list[dict[str, Any]]] = {}
     with ProcessPoolExecutor(a.workers) as pool:
         for field in a.fields:
             for budget in a.budgets:
                 for policy in a.policies:
-                    s = Setting(field, policy, budget, a.bots)
+                    s = Setting(field, policy, budget, a.bots, rules=rules if policy == "ladder" else ())
                     results[s] = list(pool.map(_run, [(s, 1000 + i) for i in range(a.seasons)]))
                     print(summarise(s, results[s]), flush=True)
     for field in a.fields:
         for budget in a.budgets:
-            lad = results.get(Setting(field, "ladder", budget, a.bots))
+            lad = results.get(Setting(field, "ladder", budget, a.bots, rules=rules))
             ran = results.get(Setting(field, "random", budget, a.bots))
             if lad and ran:
                 wl, wr = np.mean([r["width"] for r in lad]), np.mean([r["width"] for r in ran])
