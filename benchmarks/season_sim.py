@@ -94,7 +94,8 @@ def _season(s: Setting, seed: int) -> dict[str, Any]:
     theta = strengths(s.field, s.bots, s.players, rng)
     lineup = [f"b{i:03d}" for i in range(s.bots)]
     T = epoch_size(s.bots, s.players)
-    rules = LadderRules(players=s.players, epoch_tables=T, top=PLACES, **dict(s.rules))
+    changed: dict[str, Any] = dict(s.rules)
+    rules = LadderRules(players=s.players, epoch_tables=T, top=PLACES, **changed)
     summary = Summary(s.players)
     tally, claims = PairTally(s.bots), Claims.empty(s.bots)
     eligible = np.arange(s.bots)

@@ -27,7 +27,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from referee.run.ladder import LadderRules, Summary, choose_epoch
-from referee.stats.places import Claims, Fit, PairTally, fit, new_claims, pair_alpha
+from referee.stats.places import Claims, Fit, PairTally, Watch, fit, new_claims, pair_alpha
 
 SEATS = 4
 
@@ -123,3 +123,26 @@ if __name__ == "__main__":
     print("equal bots, any claim:", null_seasons(200, 0.8))
     print("equal bots, fixed-time z at every look:", null_seasons(200, 0.8, naive=True))
     print("ladder:", ladder_seasons(80, 0.95))
+
+
+def watch_run(theta: np.ndarray, deals: int, batch: int = 20) -> tuple[bool, list[int], int]:
+    """``stop = "settled"`` on a ladder, in miniature: deals of 4 of the bots, a look every ``batch``."""
+    n = theta.shape[0]
+    rng = np.random.default_rng(3)
+    watch = Watch(n, 3, 0.95)
+    values = np.full((deals, n), np.nan)
+    for start in range(0, deals, batch):
+        tables = np.argsort(rng.random((batch, n)), axis=1)[:, :SEATS]
+        np.put_along_axis(values[start : start + batch], tables, ranks_of(theta, tables, rng).astype(float), axis=1)
+        done, order, pairs, _ = watch.look(values[: start + batch])
+        assert len(pairs) == 3
+        if done:
+            return True, order, start + batch
+    return False, order, deals
+
+
+def test_a_ladder_stops_once_its_prize_places_are_settled() -> None:
+    done, order, deals = watch_run(np.array([6.0, 4.0, 2.0, 0.0, -2.0, -2.0]), 4000)
+    assert done and order[:3] == [0, 1, 2] and deals < 4000, (done, order, deals)
+    done, _, deals = watch_run(np.zeros(6), 1000)
+    assert not done and deals == 1000

@@ -83,3 +83,14 @@ def test_top_names_the_prize_places_in_a_round_robin(tmp_path: Path, steady_bot:
     doc = json.loads((out / "standings.json").read_text())
     assert [p["place"] for p in doc["places"]] == [1, 2, 3, 4]
     assert "matchmaking" not in doc["standings"][0]
+
+
+@pytest.mark.parallel
+def test_stop_settled_on_a_ladder_asks_whether_the_prize_places_are_settled(tmp_path: Path, steady_bot: Steady) -> None:
+    cfg = write(tmp_path, steady_bot.url, names(6), 30, stop='"settled"', top="2")
+    out = tmp_path / "st"
+    run_here(cfg, out)
+    stopped = json.loads((out / "standings.json").read_text())["stopped"]
+    # the steady bots all play alike: their places cannot be settled, so the budget is spent
+    assert stopped["rule"] == "settled" and not stopped["settled"] and stopped["matches"] == 30
+    assert "not settled" in stopped["reason"] and stopped["top"] == 2

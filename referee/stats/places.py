@@ -71,7 +71,7 @@ class PairTally:
 
     def add(self, bots: IntArray, ranks: IntArray) -> None:
         """Count games: ``bots[g, s]`` (-1: no one) finished at ``ranks[g, s]`` (1 best)."""
-        bots, ranks = np.asarray(bots, np.int64), np.asarray(ranks, np.int64)
+        bots, ranks = np.asarray(bots, np.int64), np.asarray(ranks, np.float64)
         if bots.size == 0:
             return
         n = self.above.shape[0]
@@ -350,7 +350,9 @@ def _games(cols: Columns, coop: bool) -> tuple[IntArray, IntArray, IntArray]:
     return gb, gr, np.asarray(end, np.int64)
 
 
-def contention(pairs: PairTally, top: int, margin: float = MARGIN) -> tuple[BoolArray, FloatArray]:
+def contention(
+    pairs: PairTally, top: int, margin: float = MARGIN, confidence: float = 0.95
+) -> tuple[BoolArray, FloatArray]:
     """Per bot: whether it can still reach the top ``top`` places (no ``top`` bots more
     than ``margin`` standard errors of the difference above it), and its need: the open
     pairs that decide the places it is part of (LUCB's boundary pairs: one of the two among
@@ -361,7 +363,8 @@ def contention(pairs: PairTally, top: int, margin: float = MARGIN) -> tuple[Bool
     se = f.pair_se()
     var = np.diag(f.cov)
     d = f.theta[:, None] - f.theta[None, :]  # > 0: the row bot looks stronger
-    sure = d > margin * se
+    bound = margin if margin > 0 else critical(se, pair_alpha(confidence, n))  # 0: the published claims' boundary
+    sure = d > bound * se
     np.fill_diagonal(sure, False)
     contender = sure.sum(axis=0) < top
     order = np.lexsort((np.arange(n), -f.theta))
@@ -390,3 +393,36 @@ def ladder_reasons(result: PlacesResult, names: Sequence[str], matches: Sequence
     new = played < np.median(played[result.eligible]) if result.eligible.size else played < 0
     why = reason_names(new, contender)
     return {names[int(b)]: why[int(b)] for b in result.eligible}
+
+
+class Watch:
+    """The places looked at as a run goes (``stop = "settled"`` on a ladder): each look adds
+    the deals since the last one (deals x bots of ranks, NaN where a bot did not play), and
+    a claim once made stands. Flat: the tally, never the deals."""
+
+    def __init__(self, bots: int, top: int, confidence: float) -> None:
+        self.tally, self.claims = PairTally(bots), Claims.empty(bots)
+        self.places = prize_places(top, bots)
+        self.alpha = pair_alpha(confidence, bots)
+        self.theta: FloatArray | None = None
+        self.seen = 0
+
+    def look(self, values: FloatArray) -> tuple[bool, list[int], list[tuple[int, int, bool]], float]:
+        """Settled or not, the order (strongest first), and per place p the pair (p-th,
+        (p+1)-th, place p settled); and the threshold (1 / alpha'), after ``values``."""
+        new = np.asarray(values[self.seen :], np.float64)
+        self.seen = values.shape[0]
+        absent = np.isnan(new)
+        width = int((~absent).sum(axis=1).max(initial=0))
+        order = np.argsort(absent, axis=1, kind="stable")[:, :width]
+        present = ~np.take_along_axis(absent, order, 1)
+        with threadpool_limits(limits=1):
+            self.tally.add(np.where(present, order, -1), np.where(present, np.take_along_axis(new, order, 1), 0.0))
+            f = fit(self.tally, self.theta)
+            self.theta = f.theta
+            self.claims.add(new_claims(f, self.alpha))
+        n = f.theta.shape[0]
+        self.claims.settle(np.arange(n), self.places, self.seen)
+        best = [int(b) for b in np.lexsort((np.arange(n), -f.theta))]
+        pairs = [(best[p], best[p + 1], p + 1 in self.claims.since) for p in range(min(self.places, n - 1))]
+        return all(ok for _, _, ok in pairs), best, pairs, 1.0 / self.alpha
