@@ -26,6 +26,9 @@ temporary name and renamed, so a reader never sees half a file.
 
     tournament, game, matches (played), scheduled, lower_score_wins, settings,
     method          how the verdicts were computed (unit, deals, resamples, ...)
+    places          the prize places 1..top (3 when top = 0): [{place, settled,
+                    settled_at (match count, or null), bot (null when not settled),
+                    candidates [{bot, chance}]}] (stats/places.py)
     standings       one row per bot of the tournament in leaderboard order (with grow
                     or a ladder, the matches of a bot removed from the file still count
                     in the numbers of the bots it met; it has no row, no head-to-head
@@ -43,6 +46,9 @@ temporary name and renamed, so a reader never sees half a file.
     rating_history  {games, step: [rated games so far], mu: {bot: [mu at each step]}}
     excluded        [{name, reason}]: bots of the file the run played without
                     (on_unready = "exclude"); [] when none
+
+    On a ladder the rows are ranked by the opponent-adjusted model (its rank_set and
+    rank_interval) and each has ``matchmaking``: contender, floor or placement.
 
     Where the journal records bot versions, every standings row also has ``version``
     (the bot's latest, a short hex id) and ``versions`` [{version, matches}], oldest first.
@@ -123,12 +129,9 @@ def build_leaderboard(
     matches = bot_matches(cols, tap, game.info.cooperative)
     del tap
     rows = standings_from_columns(game, cols)
+    confidence = float(settings.get("confidence", 0.95))
     prizes = places_from_columns(
-        cols,
-        game.info.cooperative,
-        int(settings.get("top") or 0),
-        settings.get("confidence", 0.95),
-        bootstrap_seed(settings),
+        cols, game.info.cooperative, int(settings.get("top") or 0), confidence, bootstrap_seed(settings)
     )
     adaptive = settings.get("format") == "ladder"  # tables chosen from results: the model ranks, not mean rank
     if adaptive:
@@ -140,7 +143,7 @@ def build_leaderboard(
             verdicts.bots[name].update(sets)
         count = {r["name"]: r["matches"] for r in rows}
         played = [count.get(name, 0) for name in cols.names]
-        why = ladder_reasons(prizes, cols.names, played, int(settings.get("top") or 0))
+        why = ladder_reasons(prizes, cols.names, played, int(settings.get("top") or 0), confidence)
     rank = {name: i for i, name in enumerate(order)}
     doc = {
         "tournament": settings["name"],

@@ -12,12 +12,13 @@ places keeps its rating current and can come back), then new entries (fewer matc
 the field's median: placed first, up to ``new_share`` of the epoch, one seat per table),
 then the contenders by need. Need comes from the opponent-adjusted model the places are
 published from (``stats/places.py``: Plackett-Luce strengths fitted on who finished above
-whom, with their covariance): an entry is out of contention when ``top`` entries are each
-more than ``margin`` standard errors of the difference above it; the open pairs of the
-contenders that decide the places (one of the two among the current top ``top``, the
-difference within ``margin`` standard errors) are LUCB's boundary pairs (Kalyanakrishnan
-et al. 2012: sample the arms whose intervals straddle the top-k boundary), and each open
-pair's seats go to its two entries in proportion to their variance (the noisier learns
+whom, with their covariance): an entry is out of contention once ``top`` entries are
+surely above it (the published claims' boundary at ``confidence``; ``margin`` > 0: that
+many standard errors of the difference instead); the open pairs of the contenders that
+decide the places (one of the two among the current top ``top``, not yet surely apart)
+are LUCB's boundary pairs (Kalyanakrishnan et al. 2012: sample the arms whose intervals
+straddle the top-k boundary; the eliminated drop to the floor, as in successive
+elimination), and each open pair's seats go to its two entries in proportion to their variance (the noisier learns
 more), capped at ``cap`` times the mean. Tables draw their entries in proportion to the
 quotas, so contenders mostly meet contenders (what separates them best; the model is
 opponent-adjusted, so that does not bias the verdicts); seats go to the positions each
@@ -39,7 +40,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from referee.stats.columns import BoolArray, FloatArray, IntArray
-from referee.stats.places import DEFAULT_TOP, MARGIN, PairTally, contention, reason_names
+from referee.stats.places import DEFAULT_TOP, PairTally, contention, reason_names
 
 MIN_EPOCH_TABLES = 64
 
@@ -60,7 +61,8 @@ class LadderRules:
     cap: float = 8.0
     new_share: float = 0.5
     top: int = DEFAULT_TOP
-    margin: float = MARGIN
+    margin: float = 0.0  # 0: out of contention only once the published claims say so
+    confidence: float = 0.95
 
 
 class Summary:
@@ -172,7 +174,9 @@ def choose_epoch(rules: LadderRules, seed: int, lineup: Sequence[str], summary: 
     rng = random.Random(_seed(seed, epoch))
     v = summary.view(lineup)
     with threadpool_limits(limits=1):  # one BLAS thread: the same sums on every machine
-        quota = quotas(rules, v, rng, contention(summary.pairs_of(lineup), rules.top, rules.margin)[1])
+        quota = quotas(
+            rules, v, rng, contention(summary.pairs_of(lineup), rules.top, rules.margin, rules.confidence)[1]
+        )
     tables = _fill(quota, t, k, rng)
     return _seat(tables, v["seats"], rng)
 
@@ -310,7 +314,7 @@ def reasons(rules: LadderRules, summary: Summary, lineup: Sequence[str]) -> list
     """Per entry of the lineup, why it gets its seats now: "placement" (a new entry),
     "contender" (it can still reach the prize places) or "floor" (it surely cannot)."""
     with threadpool_limits(limits=1):
-        contender, _ = contention(summary.pairs_of(lineup), rules.top, rules.margin)
+        contender, _ = contention(summary.pairs_of(lineup), rules.top, rules.margin, rules.confidence)
     return reason_names(new_entries(summary, lineup), contender)
 
 

@@ -106,7 +106,10 @@ class LadderGate:
         self.lag = judge.lag
         self.T = plan.epoch_tables
         self.rules = LadderRules(
-            players=config.players, epoch_tables=self.T, top=prize_places(config.top, len(config.bots))
+            players=config.players,
+            epoch_tables=self.T,
+            top=prize_places(config.top, len(config.bots)),
+            confidence=config.confidence,
         )
         self.seed = derive_seed(config.seed, MATCHMAKING_INDEX, config.seed_secret)
         self.index = {k: i for i, k in enumerate(lineup_keys(config, versions))}

@@ -45,7 +45,7 @@ RHO = 16.0  # the mixture's precision: the boundary is tightest near se = 0.05 (
 DRAWS = 4000
 FIRST_LOOKS = 64  # looks every LOOK_STEP matches up to FIRST_LOOKS of them, then spaced out
 LOOK_STEP = 64
-MARGIN = 3.0  # the ladder: an entry is out of contention once ``top`` entries are this many se above it
+MARGIN = 0.0  # the ladder: out of contention once ``top`` bots are surely above (0: the published boundary)
 
 
 def prize_places(top: int, bots: int) -> int:
@@ -353,11 +353,12 @@ def _games(cols: Columns, coop: bool) -> tuple[IntArray, IntArray, IntArray]:
 def contention(
     pairs: PairTally, top: int, margin: float = MARGIN, confidence: float = 0.95
 ) -> tuple[BoolArray, FloatArray]:
-    """Per bot: whether it can still reach the top ``top`` places (no ``top`` bots more
-    than ``margin`` standard errors of the difference above it), and its need: the open
-    pairs that decide the places it is part of (LUCB's boundary pairs: one of the two among
-    the current top ``top``, both contenders, the difference within ``margin`` se), each
-    weighted by the share of the pair's variance it holds (the noisier learns more)."""
+    """Per bot: whether it can still reach the top ``top`` places (fewer than ``top`` bots
+    surely above it: more than ``margin`` standard errors of the difference, or with
+    ``margin`` 0 past the published claims' boundary at ``confidence``), and its need: the
+    open pairs that decide the places it is part of (LUCB's boundary pairs: one of the two
+    among the current top ``top``, both contenders, not yet surely apart), each weighted by
+    the share of the pair's variance it holds (the noisier learns more)."""
     n = pairs.above.shape[0]
     f = fit(pairs)
     se = f.pair_se()
@@ -384,11 +385,13 @@ def reason_names(new: BoolArray, contender: BoolArray) -> list[str]:
     return ["placement" if a else "contender" if b else "floor" for a, b in zip(new.tolist(), contender.tolist())]
 
 
-def ladder_reasons(result: PlacesResult, names: Sequence[str], matches: Sequence[int], top: int) -> dict[str, str]:
+def ladder_reasons(
+    result: PlacesResult, names: Sequence[str], matches: Sequence[int], top: int, confidence: float
+) -> dict[str, str]:
     """Why each eligible bot of a ladder gets its seats, as the published model sees it now:
     "placement" (fewer matches than the median), "contender" or "floor"."""
     with threadpool_limits(limits=1):
-        contender, _ = contention(result.tally, prize_places(top, result.eligible.shape[0]))
+        contender, _ = contention(result.tally, prize_places(top, result.eligible.shape[0]), MARGIN, confidence)
     played = np.asarray(matches, np.float64)
     new = played < np.median(played[result.eligible]) if result.eligible.size else played < 0
     why = reason_names(new, contender)
