@@ -12,10 +12,11 @@ places keeps its rating current and can come back), then new entries (fewer matc
 the field's median: placed first, up to ``new_share`` of the epoch, one seat per table),
 then the contenders by need. Need comes from the opponent-adjusted model the places are
 published from (``stats/places.py``: Plackett-Luce strengths fitted on who finished above
-whom, with their covariance): an entry is out of contention once ``top`` entries are
-surely above it (the published claims' boundary at ``confidence``; ``margin`` > 0: that
-many standard errors of the difference instead); the open pairs of the contenders that
-decide the places (one of the two among the current top ``top``, not yet surely apart)
+whom, with their covariance): an entry is out of contention once ``top`` entries are each
+more than ``margin`` standard errors of the difference above it (a fixed-time 3 se: looser
+than the published claims' boundary, which ``margin`` 0 selects; measured both ways in
+``benchmarks/season_sim.py``, 3 se put the best bot first more often); the open pairs that decide
+the places (one of the two among the current top ``top``, not yet ``margin`` apart)
 are LUCB's boundary pairs (Kalyanakrishnan et al. 2012: sample the arms whose intervals
 straddle the top-k boundary; the eliminated drop to the floor, as in successive
 elimination), and each open pair's seats go to its two entries in proportion to their variance (the noisier learns
@@ -40,7 +41,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from referee.stats.columns import BoolArray, FloatArray, IntArray
-from referee.stats.places import DEFAULT_TOP, PairTally, contention, reason_names
+from referee.stats.places import DEFAULT_TOP, MARGIN, PairTally, contention, reason_names
 
 MIN_EPOCH_TABLES = 64
 
@@ -61,7 +62,7 @@ class LadderRules:
     cap: float = 8.0
     new_share: float = 0.5
     top: int = DEFAULT_TOP
-    margin: float = 0.0  # 0: out of contention only once the published claims say so
+    margin: float = MARGIN  # se of the difference; 0: out only once the published claims say so
     confidence: float = 0.95
 
 
