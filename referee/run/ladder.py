@@ -12,12 +12,12 @@ places keeps its rating current and can come back), then new entries (fewer matc
 the field's median: placed first, up to ``new_share`` of the epoch, one seat per table),
 then the contenders by need. Need comes from the opponent-adjusted model the places are
 published from (``stats/places.py``: Plackett-Luce strengths fitted on who finished above
-whom, with their covariance): an entry is out of contention once ``top`` entries are each
-more than ``margin`` standard errors of the difference above it (a fixed-time 3 se: looser
-than the published claims' boundary, which ``margin`` 0 selects; measured both ways in
-``benchmarks/season_sim.py``, 3 se put the best bot first more often); the open pairs that decide
-the places (one of the two among the current top ``top``, not yet ``margin`` apart)
-are LUCB's boundary pairs (Kalyanakrishnan et al. 2012: sample the arms whose intervals
+whom, with their covariance): an entry is out of contention once ``top`` entries are
+surely above it as the page says it (the published claims' boundary at ``confidence``;
+``margin`` > 0: that many standard errors of the difference instead, which in
+``benchmarks/season_sim.py`` put the best bot first more often at small budgets but settled
+nothing and left wider rank sets); the open pairs that decide the places (one of the two
+among the current top ``top``, not yet surely apart) are LUCB's boundary pairs (Kalyanakrishnan et al. 2012: sample the arms whose intervals
 straddle the top-k boundary; the eliminated drop to the floor, as in successive
 elimination), and each open pair's seats go to its two entries in proportion to their variance (the noisier learns
 more), capped at ``cap`` times the mean. Tables draw their entries in proportion to the

@@ -45,7 +45,7 @@ RHO = 16.0  # the mixture's precision: the boundary is tightest near se = 0.05 (
 DRAWS = 4000
 FIRST_LOOKS = 64  # looks every LOOK_STEP matches up to FIRST_LOOKS of them, then spaced out
 LOOK_STEP = 64
-MARGIN = 3.0  # the ladder: out of contention once ``top`` bots are this many se above (0: the published boundary)
+MARGIN = 0.0  # the ladder: out of contention once ``top`` bots are surely above (> 0: this many se instead)
 
 
 def prize_places(top: int, bots: int) -> int:
