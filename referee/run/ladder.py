@@ -17,9 +17,10 @@ surely above it as the page says it (the published claims' boundary at ``confide
 ``margin`` > 0: that many standard errors of the difference instead, which in
 ``benchmarks/season_sim.py`` put the best bot first more often at small budgets but settled
 nothing and left wider rank sets); the open pairs that decide the places (one of the two
-among the current top ``top``, not yet surely apart) are LUCB's boundary pairs (Kalyanakrishnan et al. 2012: sample the arms whose intervals
-straddle the top-k boundary; the eliminated drop to the floor, as in successive
-elimination), and each open pair's seats go to its two entries in proportion to their variance (the noisier learns
+among the current top ``top``, not yet surely apart) are LUCB's boundary pairs
+(Kalyanakrishnan et al. 2012: sample the arms whose intervals straddle the top-k
+boundary; the eliminated drop to the floor, as in successive elimination), and each open
+pair's seats go to its two entries in proportion to their variance (the noisier learns
 more), capped at ``cap`` times the mean. Tables draw their entries in proportion to the
 quotas, so contenders mostly meet contenders (what separates them best; the model is
 opponent-adjusted, so that does not bias the verdicts); seats go to the positions each
