@@ -12,9 +12,9 @@ Synthetic Plackett-Luce bots (strength + Gumbel noise), in-process, seeded. Thre
 - a ladder (``choose_epoch`` with ``top = 3``: the contenders meet each other far more
   often) on 12 bots, a clear top 3 over a close field, 25 epochs of 16 tables, 80 seasons:
   every claim true and every true rank in its set in at least ``confidence`` of the
-  seasons (measured: 1.000 and 1.000), places do get settled (measured: 2.35 of 3 on
-  average), the contenders get more than their share of seats (measured: the top 3 held
-  0.51 of them, 0.25 would be even);
+  seasons (measured: 0.988 and 0.988: one season of 80 had a false claim), places do get
+  settled (measured: 2.96 of 3 on average), the contenders get more than their share of
+  seats (measured: the top 3 held 0.45 of them, 0.25 would be even);
 - the published order under the ladder is the model's, so the truly best bot is first in
   most seasons although it met the strongest bots most (measured: 1.00).
 
@@ -114,7 +114,7 @@ def test_ladder_claims_hold_and_settle_places() -> None:
     figures = ladder_seasons(80, 0.95)
     assert figures["all_true"] >= 0.95, figures
     assert figures["covered"] >= 0.95, figures
-    assert figures["settled"] > 1.0, figures
+    assert figures["settled"] > 2.0, figures
     assert figures["best_first"] >= 0.8, figures
     assert figures["top_share"] > 3 / 12, figures  # the contenders got more than their share
 
