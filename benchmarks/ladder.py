@@ -11,7 +11,7 @@ policy and their ratio, the share of seasons in which every bot's true rank lies
 set, match and seat balance, and the CPU cost of choosing a table.
 
     python -m benchmarks.ladder                 # 200 bots, 4 seats, 10,000 matches, 100 seasons
-    python -m benchmarks.ladder --matches 10000 20000 --rule tail=0   # more settings
+    python -m benchmarks.ladder --matches 10000 20000 --rule floor=0.5   # more settings
     python -m benchmarks.ladder --small         # a quick look (20 seasons, 100 bots)
 """
 

@@ -12,50 +12,23 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import tomli_w
-from click.testing import CliRunner, Result
 
 from referee.audit.checkbot import Recorder, Traffic
 from referee.bots.client import wire
 from referee.bots.client.scripted import ScriptedTransport
 from referee.bots.client.transport import Target, TransportError
 from referee.bots.client.wire import Endpoint
-from referee.cli.main import main
+from tests.support.checkbot import HOSTILE, ROOT, SERIAL, check_bot, line, quirky, wait_listening
 
 pytestmark = pytest.mark.serial
 
-ROOT = Path(__file__).resolve().parent.parent
-HOSTILE = str(ROOT / "tests" / "hostile" / "server.py")
-SERIAL = str(ROOT / "tests" / "bots" / "serial.py")
-QUIRKS = str(ROOT / "tests" / "bots" / "quirks.py")
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the JavaScript sample bot cannot run")
-
-
-def check_bot(*args: str) -> Result:
-    return CliRunner().invoke(main, ["check-bot", *args], catch_exceptions=False)
-
-
-def line(result: Result, name: str) -> str:
-    """The report line of check ``name`` (its status and summary)."""
-    found = [ln for ln in result.output.splitlines() if ln[7:].startswith(name + ":")]
-    assert found, f"no {name!r} line in:\n{result.output}"
-    return found[0]
-
-
-def wait_listening(port: int) -> None:
-    """Until something listens on ``port`` (at most 15 s)."""
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -307,25 +280,6 @@ def test_the_recorder_keeps_each_exchange_with_the_bot_under_test_and_passes_all
     assert traffic.requests == 5 and traffic.max_in_flight == 5 and traffic.in_flight == 0
     assert traffic.replies == [(act("ok"), b'{"action": 1}')]  # answered acts, for the probes
     assert traffic.largest_reply == len(b'{"action": 1}')
-
-
-def quirky(mode: str, *args: str) -> Result:
-    """check-bot on Drahtseilakt (3 players, 1 match) against ``tests/bots/quirks.py MODE``."""
-    return check_bot(
-        "--game",
-        "drahtseilakt",
-        "--players",
-        "3",
-        "--matches",
-        "1",
-        *args,
-        "--",
-        "python",
-        QUIRKS,
-        mode,
-        "--port",
-        "{port}",
-    )
 
 
 def test_a_float_for_an_integer_is_reported_once_as_that() -> None:

@@ -21,7 +21,7 @@ import tomli_w
 from referee.audit.checkbot import _near_miss
 from referee.bots.cage.process import free_port
 from referee.games import GAMES
-from tests.test_checkbot import QUIRKS, ROOT, check_bot, line, quirky, wait_listening
+from tests.support.checkbot import QUIRKS, ROOT, check_bot, line, quirky, wait_listening
 
 pytestmark = pytest.mark.serial
 

@@ -26,7 +26,7 @@ import pytest
 
 from referee.bots.cage.process import free_port
 from referee.bots.client import protocol, schema
-from tests.test_checkbot import wait_listening
+from tests.support.checkbot import wait_listening
 
 pytestmark = pytest.mark.parallel
 

@@ -16,36 +16,11 @@ from referee.errors import ConfigError
 from referee.run import ladder
 from referee.schedule.registry import check_format
 from tests.support.cli import referee, run_here, start
+from tests.support.ladder import names, write
 from tests.support.steady import Steady
 from tests.support.tournament import journal, kill9_after, lines, published
 
 pytestmark = pytest.mark.parallel
-
-
-def write(tmp: Path, url: str, names: list[str], matches: int, file: str = "ladder.toml", **extra: str) -> Path:
-    rows = [
-        "[tournament]",
-        'name = "ladder"',
-        'game = "nimmt_plus"',
-        "seed = 3",
-        "players = 3",
-        'format = "ladder"',
-        f"matches = {matches}",
-        *(f"{k} = {v}" for k, v in {"concurrency": "6", **extra}.items()),
-        "[game]",
-        'variant = "simple"',
-        "[limits]",
-        "deadline_ms = 30000",
-    ]
-    for n in names:
-        rows += ["[[bot]]", f'name = "{n}"', f'url = "{url}{n}"']
-    path = tmp / file
-    path.write_text("\n".join(rows) + "\n")
-    return path
-
-
-def names(n: int) -> list[str]:
-    return [f"b{i:02d}" for i in range(n)]
 
 
 @pytest.fixture

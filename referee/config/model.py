@@ -149,7 +149,10 @@ class TournamentConfig:
         0.95, minimum=0.5, below=1, doc='stop = "settled": the confidence of every claimed order, together'
     )
     top: int = setting(
-        0, minimum=0, note="(0: the whole ranking)", doc='stop = "settled": the places that must be settled'
+        0,
+        minimum=0,
+        note='(0: 3 prize places; with stop = "settled", the whole ranking)',
+        doc='the prize places, published first; stop = "settled": the places that must be settled',
     )
     batch: int = setting(10, minimum=1, unit=" deal", doc='stop = "settled": deals played between two looks')
     publish_every_s: float = setting(0.0, minimum=0, maximum=86400, note="(seconds; 0: only at the end)", doc=_LIVE_DOC)

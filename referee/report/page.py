@@ -30,6 +30,7 @@ from typing import Any
 from referee import __version__
 from referee.games.base import Game
 from referee.report.names import bot_files
+from referee.report.places import matchmaking_html, places_html
 from referee.report.text import (
     COOP_WINS,
     H2H_CAP,
@@ -183,7 +184,7 @@ def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()
         f"<style>{CSS}</style></head>",
         "<body><main>",
         f'<header><p class="kicker">Leaderboard</p><h1>{e(doc["tournament"])}</h1>'
-        f'<dl class="settings">{_settings(game, doc, link)}</dl></header>',
+        f'<dl class="settings">{_settings(game, doc, link)}</dl>{places_html(doc)}</header>',
         '<section id="standings-section"><div class="tools"><h2>Standings</h2>'
         '<input id="search" type="search" placeholder="Find bots (names, comma-separated)" '
         'aria-label="Find bots: show only the bots whose names hold one of these words" autocomplete="off">'
@@ -194,6 +195,7 @@ def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()
         _standings_table(game, doc, colours, link),
         _dq_lines(rows, link),
         "</section>",
+        matchmaking_html(doc),
         _section(
             "differences-section",
             "Differences between neighbours",

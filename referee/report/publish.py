@@ -26,6 +26,9 @@ temporary name and renamed, so a reader never sees half a file.
 
     tournament, game, matches (played), scheduled, lower_score_wins, settings,
     method          how the verdicts were computed (unit, deals, resamples, ...)
+    places          the prize places 1..top (3 when top = 0): [{place, settled,
+                    settled_at (match count, or null), bot (null when not settled),
+                    candidates [{bot, chance}]}] (stats/places.py)
     standings       one row per bot of the tournament in leaderboard order (with grow
                     or a ladder, the matches of a bot removed from the file still count
                     in the numbers of the bots it met; it has no row, no head-to-head
@@ -43,6 +46,9 @@ temporary name and renamed, so a reader never sees half a file.
     rating_history  {games, step: [rated games so far], mu: {bot: [mu at each step]}}
     excluded        [{name, reason}]: bots of the file the run played without
                     (on_unready = "exclude"); [] when none
+
+    On a ladder the rows are ranked by the opponent-adjusted model (its rank_set and
+    rank_interval) and each has ``matchmaking``: contender, floor or placement.
 
     Where the journal records bot versions, every standings row also has ``version``
     (the bot's latest, a short hex id) and ``versions`` [{version, matches}], oldest first.
@@ -69,10 +75,12 @@ from referee.games.base import Game
 from referee.report import text
 from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bot_pages
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
+from referee.report.places import PLACES_NOTE, place_lines
 from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
 from referee.schedule.registry import format_named
 from referee.stats.columns import build_columns
+from referee.stats.places import ladder_reasons, model_order, model_sets, places_from_columns
 from referee.stats.standings import standings_from_columns, timings_from_columns
 from referee.stats.verdicts import DEFAULT_RESAMPLES, analyse_columns
 from referee.stats.versions import VersionTally
@@ -122,8 +130,21 @@ def build_leaderboard(
     matches = bot_matches(cols, tap, game.info.cooperative)
     del tap
     rows = standings_from_columns(game, cols)
+    confidence = float(settings.get("confidence", 0.95))
+    prizes = places_from_columns(
+        cols, game.info.cooperative, int(settings.get("top") or 0), confidence, bootstrap_seed(settings)
+    )
+    adaptive = format_named(settings["format"]).adaptive  # tables chosen from results: the model ranks, not mean rank
+    if adaptive:
+        rows = model_order(rows, prizes, cols.names)
     order = [r["name"] for r in rows]
     verdicts = analyse_columns(game, cols, order, bootstrap_seed(settings), resamples)
+    if adaptive:
+        for name, sets in model_sets(prizes, cols.names).items():
+            verdicts.bots[name].update(sets)
+        count = {r["name"]: r["matches"] for r in rows}
+        played = [count.get(name, 0) for name in cols.names]
+        why = ladder_reasons(prizes, cols.names, played, int(settings.get("top") or 0), confidence)
     rank = {name: i for i, name in enumerate(order)}
     doc = {
         "tournament": settings["name"],
@@ -133,6 +154,7 @@ def build_leaderboard(
         "lower_score_wins": cols.lower,
         "settings": {k: v for k, v in settings.items() if k != "excluded"},
         "method": verdicts.method,
+        "places": prizes.places,
         "standings": [_row(r, verdicts.bots[r["name"]]) for r in rows],
         "differences": verdicts.differences,
         "above": verdicts.above,
@@ -147,6 +169,9 @@ def build_leaderboard(
     marks = settings.get("cage_marks") or {}
     for row in doc["standings"]:  # what the bot's cage lacked against the tournament's (docs/cage.md)
         row["cage_marks"] = list(marks.get(row["name"], ()))
+    if adaptive:  # the ladder: why each bot gets its seats now (page: "Matches and why")
+        for row in doc["standings"]:
+            row["matchmaking"] = why.get(row["name"])
     if tally.seen:
         for row in doc["standings"]:
             row.update(tally.fields(row["name"]))
@@ -202,6 +227,11 @@ def render_markdown(board: Leaderboard) -> str:
     lines += [f"- {label}: {md(text)}" for label, text in settings_lines(game, doc)]
     warn = few_deals_text(doc)
     lines += [""] + ([f"> **Warning.** {md(warn)}", ""] if warn else [])
+    headline = place_lines(doc)
+    if headline:
+        lines += (
+            ["## Prize places", "", PLACES_NOTE, ""] + [f"- {md(line)}" for line in headline] + ["", "## Standings", ""]
+        )
     lines += [render_table(game, doc), ""]
     lines += dq + ([""] if dq else [])
     excluded = [f"- **Excluded** {md(e['name'])}: {md(e['reason'])}" for e in doc.get("excluded", ())]
@@ -285,7 +315,8 @@ def _console_table(board: Leaderboard, rows: list[dict[str, Any]]) -> str:
     for line, r in zip(body, rows):
         line += [text.fmt(timing[r["name"]]["p50_ms"], 1), text.fmt(timing[r["name"]]["p99_ms"], 1)]
     headers = [c.header for c in columns] + ["p50 ms", "p99 ms"]
-    return _tab(body, headers=headers, tablefmt="simple", disable_numparse=True)
+    headline = "".join(line + "\n" for line in place_lines(board.document))
+    return headline + ("\n" if headline else "") + _tab(body, headers=headers, tablefmt="simple", disable_numparse=True)
 
 
 def render_csv(board: Leaderboard) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 from referee.errors import JournalError
 from referee.run.seeds import SEED_FILE
+from referee.schedule.registry import FORMATS
 from referee.store.journal import JOURNAL
 from referee.store.tournament_file import TOURNAMENT_FILE
 
@@ -55,8 +56,16 @@ def season_of(out: Path) -> Season | None:
         seed = "secret seed"
     else:
         seed = f"seed {settings['seed']}" if "seed" in settings else "seed unknown"
-    closed = revealed or (settings.get("format") == "ladder" and settings.get("closed") is True)
+    closed = revealed or settings.get("closed") is True  # a season's own key (the ladder's)
     return Season(_count_lines(journal), seed, closed)
+
+
+def _adaptive(settings: Mapping[str, Any]) -> bool:
+    """True when the recorded format chooses its tables from the results (a ladder: more
+    matches come at any resume unless the season is closed)."""
+    name = settings.get("format")
+    fmt = FORMATS.get(name) if isinstance(name, str) else None
+    return fmt is not None and fmt.adaptive
 
 
 def season_line(out: Path, season: Season) -> str:
@@ -74,7 +83,7 @@ def closed_reason(out: Path, scheduled: int, closed_now: bool, grow: bool) -> st
     if "seed_commitment" not in settings or "seed" not in settings:
         return None
     recorded = _tournament(out).get("scheduled")
-    if recorded == scheduled and not grow and (settings.get("format") != "ladder" or closed_now):
+    if recorded == scheduled and not grow and (not _adaptive(settings) or closed_now):
         return None
     return (
         f"{out}: this season is closed (its secret seed was revealed, so more matches would be dealt from a "

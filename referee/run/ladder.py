@@ -3,15 +3,29 @@
 Tables come in epochs of ``epoch_tables``. The tables of epoch k are a pure function of
 the seed, the rules, the lineup (the entries in play, in config order) and a ``Summary``
 holding the seats assigned in epochs < k and the results of epochs < k - ``lag`` (so
-epoch k can be chosen while epoch k - 1 is still playing). Per epoch, each entry gets a
-number of seats (its quota): first the floor (no bot below ``floor`` times the mean
-match count), then new entries (fewer matches than the field's median: up to
-``new_share`` of the epoch, one seat per table), then the rest by need: the unresolved
-pairs of the published ranking (mean rank, as the rank sets) an entry is part of,
-weighted to the top ``top`` places, capped at ``cap`` times the mean. Tables draw their
-bots in proportion to the quotas, so every entry meets the same mix of opponents
-and mean ranks stay comparable; seats go to the positions each bot has held least.
-docs/seasons.md, "The ladder", says why and what was measured (``python -m benchmarks.ladder``).
+epoch k can be chosen while epoch k - 1 is still playing).
+
+The policy answers the prize question: which entries take places 1..``top``, in order.
+Per epoch, each entry gets a number of seats (its quota): first the floor (no entry
+below ``floor`` times the mean match count: an entry that surely cannot reach the prize
+places keeps its rating current and can come back), then new entries (fewer matches than
+the field's median: placed first, up to ``new_share`` of the epoch, one seat per table),
+then the contenders by need. Need comes from the opponent-adjusted model the places are
+published from (``stats/places.py``: Plackett-Luce strengths fitted on who finished above
+whom, with their covariance): an entry is out of contention once ``top`` entries are
+surely above it as the page says it (the published claims' boundary at ``confidence``;
+``margin`` > 0: that many standard errors of the difference instead, which in
+``benchmarks/season_sim.py`` put the best bot first more often at small budgets but settled
+nothing and left wider rank sets); the open pairs that decide the places (one of the two
+among the current top ``top``, not yet surely apart) are LUCB's boundary pairs
+(Kalyanakrishnan et al. 2012: sample the arms whose intervals straddle the top-k
+boundary; the eliminated drop to the floor, as in successive elimination), and each open
+pair's seats go to its two entries in proportion to their variance (the noisier learns
+more), capped at ``cap`` times the mean. Tables draw their entries in proportion to the
+quotas, so contenders mostly meet contenders (what separates them best; the model is
+opponent-adjusted, so that does not bias the verdicts); seats go to the positions each
+entry has held least. docs/seasons.md, "The ladder", says why and what was measured
+(``python -m benchmarks.season_sim``).
 """
 
 from __future__ import annotations
@@ -22,12 +36,13 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import permutations
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from referee.stats.columns import BoolArray, FloatArray, IntArray
+from referee.stats.places import DEFAULT_TOP, MARGIN, PairTally, contention, reason_names
 
 MIN_EPOCH_TABLES = 64
 
@@ -44,11 +59,11 @@ class LadderRules:
     players: int
     epoch_tables: int = MIN_EPOCH_TABLES
     lag: int = 1
-    floor: float = 0.5
-    cap: float = 3.0
+    floor: float = 0.35
+    cap: float = 8.0
     new_share: float = 0.5
-    top: int = 10
-    tail: float = 0.02
+    top: int = DEFAULT_TOP
+    margin: float = MARGIN  # se of the difference; 0: out only once the published claims say so
     confidence: float = 0.95
 
 
@@ -66,6 +81,7 @@ class Summary:
         self.played = np.zeros(0, np.int64)
         self.rank_sum = np.zeros(0, np.int64)
         self.rank_sq = np.zeros(0, np.int64)
+        self.pairs = PairTally()
 
     def ids(self, keys: Sequence[str]) -> IntArray:
         """The entry numbers of ``keys``, adding the ones not seen before."""
@@ -80,6 +96,7 @@ class Summary:
             self.played = np.concatenate([self.played, np.zeros(grow, np.int64)])
             self.rank_sum = np.concatenate([self.rank_sum, np.zeros(grow, np.int64)])
             self.rank_sq = np.concatenate([self.rank_sq, np.zeros(grow, np.int64)])
+            self.pairs.grow(len(self.keys))
         return np.array([self.pos[k] for k in keys], np.int64)
 
     def assign(self, lineup: Sequence[str], tables: IntArray) -> None:
@@ -120,6 +137,7 @@ class Summary:
         self.played += np.bincount(flat, minlength=n)
         self.rank_sum += np.bincount(flat, weights=r, minlength=n).astype(np.int64)
         self.rank_sq += np.bincount(flat, weights=r * r, minlength=n).astype(np.int64)
+        self.pairs.add(who, ranks)
 
     def view(self, lineup: Sequence[str]) -> dict[str, IntArray]:
         """The lineup's rows (zeros for keys never seen), without adding them."""
@@ -131,6 +149,16 @@ class Summary:
             out[name] = np.where(known, col[np.maximum(idx, 0)] if col.size else 0, 0).astype(np.int64)
         seats = self.seats[np.maximum(idx, 0)] if self.seats.size else np.zeros((len(lineup), self.players), np.int64)
         out["seats"] = np.where(known[:, None], seats, 0).astype(np.int64)
+        return out
+
+    def pairs_of(self, lineup: Sequence[str]) -> PairTally:
+        """Who finished above whom among the lineup's entries (zeros for keys never seen)."""
+        idx = np.array([self.pos.get(k, -1) for k in lineup], np.int64)
+        out = PairTally(len(lineup))
+        out.seats = max(self.pairs.seats, self.players)
+        known = np.flatnonzero(idx >= 0)
+        if known.size:
+            out.above[np.ix_(known, known)] = self.pairs.above[np.ix_(idx[known], idx[known])]
         return out
 
 
@@ -147,13 +175,16 @@ def choose_epoch(rules: LadderRules, seed: int, lineup: Sequence[str], summary: 
         raise ValueError(f"a ladder needs at least {k} bots, got {len(lineup)}")
     rng = random.Random(_seed(seed, epoch))
     v = summary.view(lineup)
-    quota = quotas(rules, v, rng)
+    with threadpool_limits(limits=1):  # one BLAS thread: the same sums on every machine
+        quota = quotas(
+            rules, v, rng, contention(summary.pairs_of(lineup), rules.top, rules.margin, rules.confidence)[1]
+        )
     tables = _fill(quota, t, k, rng)
     return _seat(tables, v["seats"], rng)
 
 
-def quotas(rules: LadderRules, v: Mapping[str, IntArray], rng: random.Random) -> IntArray:
-    """Seats per entry in the next epoch: floor, then new entries, then by need, capped."""
+def quotas(rules: LadderRules, v: Mapping[str, IntArray], rng: random.Random, need: FloatArray) -> IntArray:
+    """Seats per entry in the next epoch: floor, then new entries, then by ``need``, capped."""
     k, t = rules.players, rules.epoch_tables
     seats = t * k
     a = v["assigned"]
@@ -172,37 +203,12 @@ def quotas(rules: LadderRules, v: Mapping[str, IntArray], rng: random.Random) ->
     if room:
         cap = np.where(new, t, np.clip(np.floor(rules.cap * mean_after - a), 0, t)).astype(np.int64)
         cap = np.maximum(cap - quota, 0)
-        need = np.where(new, 0.0, _need(rules, v, n))
+        need = np.where(new, 0.0, need)
         quota += _spread(need, cap, room, rng)
         room = seats - int(quota.sum())
     if room:  # every cap reached: the rest as evenly as one seat per table allows
         quota += _spread(np.ones(n), t - quota, room, rng)
     return quota
-
-
-def _need(rules: LadderRules, v: Mapping[str, IntArray], n: int) -> FloatArray:
-    """Per entry: the unresolved pairs of the ranking it is part of, each weighted by its
-    place (1 for a pair that touches the top ``top``, else ``tail``) and by the share of
-    the pair's variance this entry holds (what more matches of it would remove)."""
-    played = v["played"].astype(np.float64)
-    k = float(v["seats"].shape[1])
-    prior = (k * k - 1.0) / 12.0  # the variance of a uniform rank: two virtual matches of it
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.where(played > 0, v["rank_sum"] / played, (k + 1.0) / 2.0)
-        ss = np.maximum(v["rank_sq"] - played * mean * mean, 0.0)
-        var = (ss + 2.0 * prior) / (played + 1.0)
-        s2 = var / np.maximum(played, 0.5)
-    order = np.lexsort((np.arange(n), mean))
-    place = np.empty(n, np.int64)
-    place[order] = np.arange(n)
-    pairs = max(1, n * (n - 1) // 2)
-    c = NormalDist().inv_cdf(1 - (1 - rules.confidence) / (2 * pairs))  # Bonferroni: near the bootstrap's
-    d = mean[:, None] - mean[None, :]
-    both = s2[:, None] + s2[None, :]
-    open_ = d * d < c * c * both
-    np.fill_diagonal(open_, False)
-    weight = np.where(np.minimum(place[:, None], place[None, :]) < rules.top, 1.0, rules.tail)
-    return np.asarray((open_ * weight * (s2[:, None] / both)).sum(axis=1), np.float64)
 
 
 def _take(want: IntArray, total: int, rng: random.Random) -> IntArray:
@@ -304,6 +310,14 @@ def seat_spread(summary: Summary, lineup: Sequence[str]) -> IntArray:
     """Per entry of the lineup: most minus fewest times in one seat position."""
     s = summary.view(lineup)["seats"]
     return np.asarray(s.max(axis=1) - s.min(axis=1), np.int64)
+
+
+def reasons(rules: LadderRules, summary: Summary, lineup: Sequence[str]) -> list[str]:
+    """Per entry of the lineup, why it gets its seats now: "placement" (a new entry),
+    "contender" (it can still reach the prize places) or "floor" (it surely cannot)."""
+    with threadpool_limits(limits=1):
+        contender, _ = contention(summary.pairs_of(lineup), rules.top, rules.margin, rules.confidence)
+    return reason_names(new_entries(summary, lineup), contender)
 
 
 def new_entries(summary: Summary, lineup: Sequence[str]) -> BoolArray:

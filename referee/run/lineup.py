@@ -268,7 +268,7 @@ def excluded_before(config: TournamentConfig, settings: Mapping[str, Any]) -> di
     reason). Any other change of the bot list stays what it was: another tournament. A
     ladder or a tournament with grow greets them again like any bot: they may join."""
     earlier = settings.get("excluded")
-    if config.grow or config.format == "ladder" or not isinstance(earlier, list):
+    if config.grow or format_class(config).adaptive or not isinstance(earlier, list):
         return {}
     reasons = {e["name"]: str(e["reason"]) for e in earlier if isinstance(e, dict)}
     bots = settings.get("bots")

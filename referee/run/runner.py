@@ -107,7 +107,7 @@ async def run_tournament(
     async with _executor(config, pilot_deals) as executor:
         if on_ready:
             on_ready(executor.statuses)
-        lineup_fixed = not config.grow and config.format != "ladder"  # a ladder's lineup changes at any resume
+        lineup_fixed = not config.grow and not format_class(config).adaptive  # a ladder's lineup changes at any resume
         fixed = resume and lineup_fixed and jn.has_lines(config.output / JOURNAL)
         config = judge_lineup(config, executor.statuses, fixed)
         versions = bot_versions(config, {s.name: s.version for s in executor.statuses})

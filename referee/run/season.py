@@ -30,6 +30,7 @@ from referee.run.dq import DqJudge
 from referee.run.ladder import LadderRules, Summary, choose_epoch, epoch_size
 from referee.schedule.formats import Fixture, derive_seed
 from referee.schedule.registry import format_class
+from referee.stats.places import prize_places
 from referee.store import journal as jn
 from referee.store.journal import JOURNAL
 from referee.store.tournament_file import read_settings
@@ -105,7 +106,12 @@ class LadderGate:
         self.config, self.judge, self.plan, self.total = config, judge, plan, total
         self.lag = judge.lag
         self.T = plan.epoch_tables
-        self.rules = LadderRules(players=config.players, epoch_tables=self.T)
+        self.rules = LadderRules(
+            players=config.players,
+            epoch_tables=self.T,
+            top=prize_places(config.top, len(config.bots)),
+            confidence=config.confidence,
+        )
         self.seed = derive_seed(config.seed, MATCHMAKING_INDEX, config.seed_secret)
         self.index = {k: i for i, k in enumerate(lineup_keys(config, versions))}
         self.summary = Summary(config.players)

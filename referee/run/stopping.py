@@ -28,6 +28,7 @@ from referee.config.model import TournamentConfig
 from referee.schedule.formats import match_count
 from referee.schedule.registry import format_class
 from referee.stats import sequential
+from referee.stats.places import Watch
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class DealValues:
         self._counts = np.zeros((0, len(self.names)))
         self._team_scores: dict[int, dict[int, float]] = {}  # team: a deal's scores until every bot played it
         self.lower_is_better = True
+        self.watch: Watch | None = None  # a ladder's places, looked at batch after batch
 
     def _grow(self, deal: int) -> None:
         if deal >= len(self._sums):
@@ -123,7 +125,12 @@ def batches(deals: int, deal_size: int, batch: int) -> Iterable[tuple[int, int, 
 
 
 def look(values: DealValues, deals: int, config: TournamentConfig) -> sequential.Settlement:
-    """The settled test on the first ``deals`` deals."""
+    """The settled test on the first ``deals`` deals; on a ladder (tables chosen from
+    results): its prize places are settled, on the opponent-adjusted model (stats/places.py)."""
+    if format_class(config).adaptive:
+        if values.watch is None:
+            values.watch = Watch(len(values.names), config.top, config.confidence)
+        return sequential.Settlement(*values.watch.look(values.values(deals)))
     return sequential.settled(values.values(deals), values.bound, confidence=config.confidence, top=config.top)
 
 

@@ -120,7 +120,8 @@ SETTINGS: dict[str, Setting] = {
     "on_unready": Setting("any", value=lambda c: _if(c.on_unready != "stop", c.on_unready)),
     "stop": Setting("stop", value=lambda c: _if(c.stop != "all", c.stop)),
     "confidence": _settled("confidence"),
-    "top": _settled("top"),
+    # the prize places: with stop = "settled", or wherever the file names them
+    "top": Setting("integer", value=lambda c: _if(c.stop != "all" or c.top != 0, c.top)),
     "batch": _settled("batch"),
     "time_bank_ms": Setting("integer", line=True, value=lambda c: c.limits.time_bank_ms),
     "max_fault_rate": Setting("number", line=True, value=lambda c: c.limits.max_fault_rate),

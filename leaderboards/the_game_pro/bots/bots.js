@@ -42,8 +42,9 @@ r.addEventListener("mouseleave",function(){mark(n,false);refresh();});});
 (function(){"use strict";
 var B=window.REFEREE_BOT;if(!B)return;var D=document,N=window.REFEREE_NAMES,F=window.REFEREE_FILES;
 var chunks={0:B.first},asked={},at=0,pages=Math.max(1,Math.ceil(B.total/B.per));
+var nchunks=Math.max(1,Math.ceil(B.total/B.chunk)),order=null,key="order",dir=1,waiting=false;
 var m=/^#page=(\d+)$/.exec(location.hash);if(m)at=Math.min(pages-1,Math.max(0,+m[1]-1));
-window.refereeChunk=function(stem,c,d){if(stem!==B.stem)return;chunks[c]=d;draw();};
+window.refereeChunk=function(stem,c,d){if(stem!==B.stem)return;chunks[c]=d;if(waiting)sortAll();else draw();};
 function el(tag,text,cls){var x=D.createElement(tag);if(text!=null)x.textContent=text;if(cls)x.className=cls;return x;}
 function replay(id,tail){if(!B.replays)return el("span",id);var a=el("a",id);a.href="../replays/index.html#"+id+(tail||"");return a;}
 function bot(j){if(F[j]==null)return el("span",N[j]);var a=el("a",N[j]);a.href=F[j]+".html";return a;}
@@ -56,10 +57,25 @@ for(var s=0;s<k;s++){var b=d.bots[j*k+s];if(b<0)continue;if(td.childNodes.length
 if(s===me||N[b]===B.name)td.appendChild(el("b",N[b]));else td.appendChild(bot(b));}tr.appendChild(td);
 tr.appendChild(el("td",B.coop?"":String(d.rank[j])+(d.forfeit[j]?" (forfeit)":"")));
 tr.appendChild(el("td",String(d.score[j])));tr.appendChild(el("td",d.faults[j]?String(d.faults[j]):""));return tr;}
+function opponents(d,j){var k=d.k,me=d.seat[j],o=[];for(var s=0;s<k;s++){var b=d.bots[j*k+s];if(b>=0&&s!==me)o.push(N[b]);}
+return o.sort().join(", ");}
+function value(i){var c=Math.floor(i/B.chunk),d=chunks[c],j=i-c*B.chunk;
+return key==="rank"?d.rank[j]:key==="score"?d.score[j]:key==="faults"?d.faults[j]:opponents(d,j);}
+function sortAll(){for(var c=0;c<nchunks;c++)if(!chunks[c]){waiting=true;need(c);}
+for(c=0;c<nchunks;c++)if(!chunks[c])return;waiting=false;
+if(key==="order"&&dir>0){order=null;at=0;draw();return;}
+var idx=[],v=[];for(var i=0;i<B.total;i++){idx.push(i);v.push(key==="order"?i:value(i));}
+idx.sort(function(a,b){var x=v[a],y=v[b];return (x<y?-1:x>y?1:0)*dir||a-b;});order=idx;at=0;draw();}
+D.querySelectorAll("#matches th[data-key]").forEach(function(th){th.tabIndex=0;
+function go(){var k=th.getAttribute("data-key");dir=key===k?-dir:1;key=k;
+D.querySelectorAll("#matches th[data-key]").forEach(function(o){o.removeAttribute("aria-sort");});
+th.setAttribute("aria-sort",dir>0?"ascending":"descending");sortAll();}
+th.addEventListener("click",go);th.addEventListener("keydown",function(e){if(e.key==="Enter"||e.key===" "){e.preventDefault();go();}});});
 function button(text,to){var b=el("button",text);b.type="button";b.disabled=to<0||to>=pages||to===at;
 b.addEventListener("click",function(){at=to;history.replaceState(null,"","#page="+(at+1));draw();});return b;}
 function draw(){var body=D.querySelector("#matches tbody"),start=at*B.per,end=Math.min(B.total,start+B.per),out=[];
-for(var i=start;i<end;i++){var c=Math.floor(i/B.chunk),d=chunks[c];if(!d){need(c);return;}out.push(row(d,i-c*B.chunk,i));}
+for(var i=start;i<end;i++){var n=order?order[i]:i,c=Math.floor(n/B.chunk),d=chunks[c];if(!d){need(c);return;}
+out.push(row(d,n-c*B.chunk,n));}
 body.textContent="";out.forEach(function(r){body.appendChild(r);});
 var p=D.getElementById("pager");p.textContent="";
 p.appendChild(el("span",B.total?"matches "+(start+1)+"\u2013"+end+" of "+B.total:"no matches yet"));

@@ -1,0 +1,92 @@
+"""The prize places' headline: one line per place, for README.md, the page and the console.
+
+"1st: X, settled at match 3,412" or "1st: not settled: X, Y or Z (0.61, 0.30, 0.09)",
+from ``standings.json``'s ``places`` (``stats/places.py`` says how they are computed).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SHOWN = 3  # candidates named in a line; the rest are counted, their chance summed
+
+PLACES_NOTE = (
+    "Who takes the prize places, from the opponent-adjusted Plackett-Luce model. A settled place holds "
+    "at the stated confidence together with every other claim, at whatever match it was read "
+    "(anytime-valid); an open place names the bots that can still take it and each one's chance."
+)
+
+
+def ordinal(place: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st, ..."""
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return f"{place}{suffix}"
+
+
+def place_line(p: Mapping[str, Any]) -> str:
+    """One place as a sentence (bot names as they are: the caller escapes)."""
+    head = ordinal(int(p["place"]))
+    if p["settled"]:
+        return f"{head}: {p['bot']}, settled at match {p['settled_at']:,}"
+    cands: Sequence[Mapping[str, Any]] = p["candidates"]
+    shown = [c["bot"] for c in cands[:SHOWN]]
+    chances = [f"{float(c['chance']):.2f}" for c in cands[:SHOWN]]
+    rest = cands[SHOWN:]
+    if rest:
+        shown.append(f"{len(rest)} other{'s' if len(rest) > 1 else ''}")
+        chances.append(f"{sum(float(c['chance']) for c in rest):.2f} together")
+    names = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+    return f"{head}: not settled: {names} ({', '.join(chances)})"
+
+
+def place_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The headline of a standings document: one line per prize place (none without places)."""
+    return [place_line(p) for p in doc.get("places") or ()]
+
+
+def places_html(doc: Mapping[str, Any]) -> str:
+    """The page's headline (empty without places): a compact block of the header, so the
+    standings still start on the first screen."""
+    lines = place_lines(doc)
+    if not lines:
+        return ""
+    e = html.escape
+    return (
+        '<dl class="settings" id="places"><dt>Prize places</dt><dd>'
+        + "<br>".join(f"<strong>{e(line.split(': ', 1)[0])}</strong>: {e(line.split(': ', 1)[1])}" for line in lines)
+        + f"<details><summary>what this says</summary>{e(PLACES_NOTE)}</details></dd></dl>"
+    )
+
+
+WHY = {
+    "contender": "can still reach the prize places: the tables go where they decide them",
+    "placement": "a new entry (fewer matches than the median): placed first",
+    "floor": "surely cannot reach the prize places now: a floor share keeps its rating current",
+}
+LISTED = 12  # bots named per reason on the page; the rest counted
+
+
+def matchmaking_html(doc: Mapping[str, Any]) -> str:
+    """The ladder's "Matches and why" section (empty for other formats): per reason, how
+    many bots, their mean matches and the bots with their matches."""
+    rows = [r for r in doc["standings"] if r.get("matchmaking")]
+    if not rows:
+        return ""
+    e = html.escape
+    body = []
+    for why, text in WHY.items():
+        mine = [r for r in rows if r["matchmaking"] == why]
+        if not mine:
+            continue
+        mean = sum(r["matches"] for r in mine) / len(mine)
+        named = ", ".join(f"{e(r['name'])} ({r['matches']:,})" for r in mine[:LISTED])
+        more = f" and {len(mine) - LISTED} more" if len(mine) > LISTED else ""
+        body.append(f"<tr><td>{why}</td><td>{len(mine)}</td><td>{mean:,.0f}</td><td>{e(text)}: {named}{more}</td></tr>")
+    return (
+        '<section id="matchmaking-section"><h2>Matches and why</h2><p class="lead">The ladder chooses its tables '
+        "from the results: each bot's matches and why it gets its seats now (the opponent-adjusted model, top "
+        "places first; every bot's own count is in the standings).</p><table><thead><tr><th>Why</th><th>Bots</th>"
+        "<th>Matches (mean)</th><th>Who</th></tr></thead><tbody>" + "".join(body) + "</tbody></table></section>"
+    )
