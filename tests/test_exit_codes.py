@@ -36,7 +36,7 @@ from referee.errors import (
 from tests.support.cli import ROOT, referee
 from tests.support.steady import Steady
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel
 
 
 def one_error(done: subprocess.CompletedProcess[str], code: int) -> str:
