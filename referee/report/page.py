@@ -85,7 +85,9 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
     excluded = doc.get("excluded") or ()
     if excluded:  # bots left out of the run (not ready)
-        lines.append(("Excluded", "; ".join(f"{x['name']} ({short_reason(str(x.get('reason', '')))})" for x in excluded)))
+        lines.append(
+            ("Excluded", "; ".join(f"{x['name']} ({short_reason(str(x.get('reason', '')))})" for x in excluded))
+        )
     if isinstance(s.get("ladder"), Mapping):
         lines.append(("Ladder", ladder_text(s["ladder"])))
     other = [f"{k} = {fmt_toml(v)}" for k, v in sorted(s.items()) if k not in _KNOWN_SETTINGS]
@@ -357,7 +359,11 @@ def _ladder(ladder: Mapping[str, Any], text: str) -> str:
         items.append(f"<li><b>from epoch {epoch}</b>: {'; '.join(parts) or 'no change'}</li>")
     dropped = list(ladder.get("dropped") or ())
     shown = "; ".join(f"{d[0]}: {e(', '.join(map(str, d[1])))}" for d in dropped[:DROPPED_SHOWN])
-    more = f"; and {len(dropped) - DROPPED_SHOWN} more (tournament.json lists them all)" if len(dropped) > DROPPED_SHOWN else ""
+    more = (
+        f"; and {len(dropped) - DROPPED_SHOWN} more (tournament.json lists them all)"
+        if len(dropped) > DROPPED_SHOWN
+        else ""
+    )
     drops = (
         f'<p id="dropped"><b>Dropped tables</b> (fixture index: its table; chosen while a bot or an old version was '
         f"in the lineup, unplayed when it left): {shown}{more}</p>"

@@ -127,7 +127,7 @@ def role_mark(row: Mapping[str, Any]) -> str:
 
 
 def cage_text(row: Mapping[str, Any]) -> str:
-    """"weaker cage: " and the row's ``cage_marks`` ('' for none)."""
+    """ "weaker cage: " and the row's ``cage_marks`` ('' for none)."""
     marks = row.get("cage_marks") or ()
     return f"weaker cage: {', '.join(map(str, marks))}" if marks else ""
 
