@@ -118,6 +118,10 @@ def test_every_setting_is_one_line_and_the_long_ones_open(season: Path, browser:
     line = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.settings dd')).lineHeight)")
     heights = page.eval_on_selector_all(".settings dd", "ds => ds.map(d => d.getBoundingClientRect().height)")
     assert all(h <= line + 1 for h in heights), (line, heights)
+    assert page.inner_text("#excluded summary").startswith(
+        "5 bots not ready: late-bot (connection refused); slow-bot (timed out after 15000 ms); broken-bot (HTTP 500)"
+    )
+    assert "did not answer hello" not in page.inner_text("header")
     # the lineups (every name@version of every segment) and the dropped tables wait behind a fold
     assert not page.locator(".lineups").is_visible() and not page.locator("#dropped").is_visible()
     # the Format line is clipped at both sizes; a click shows it whole

@@ -323,7 +323,8 @@ def _excluded(excluded: Sequence[Mapping[str, Any]], text: str, link: Callable[[
         items.append(f'<li data-bot="{e(x["name"])}"{tip}>{link(x["name"])}: {e(short)}</li>')
     n = len(excluded)
     return (
-        f'<details id="excluded" class="fold"><summary>{n} bot{"s" if n != 1 else ""} not ready: {e(text)}</summary>'
+        f'<details id="excluded" class="fold"><summary>{n} bot{"s" if n != 1 else ""} not ready'
+        f'<span class="gist">: {e(text)}</span></summary>'
         f'<ul class="reasons">{"".join(items)}</ul></details>'
     )
 

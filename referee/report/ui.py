@@ -75,6 +75,7 @@ h2{margin:0;font-size:17px;display:inline}
 .settings details.line>summary::-webkit-details-marker{display:none}
 .settings details.line>summary:hover{color:var(--ink)}
 .settings details[open]>summary{white-space:normal}
+.settings details[open]>summary .gist{display:none}
 .reasons,.lineups{margin:4px 0 0;padding:0 0 0 18px}
 .places{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:0 14px;margin:4px 0 10px;padding:8px 12px;border-left:3px solid var(--accent);background:#eaf1f8;border-radius:0 8px 8px 0}
 .places h2{display:block;font-size:14px;line-height:1.45}
