@@ -198,7 +198,9 @@ def test_versions_and_excluded_bots_are_shown_when_the_document_has_them(season:
     board.document["excluded"] = [{"name": "late-Bot", "reason": "not ready: no answer to hello"}]
     write_leaderboard(tmp_path, board, ["html"])
     index = (tmp_path / "index.html").read_text()
-    assert '<a href="bots/late-bot.html">late-Bot</a> (not ready: no answer to hello)' in index
+    assert (
+        '<li data-bot="late-Bot"><a href="bots/late-bot.html">late-Bot</a>: not ready: no answer to hello</li>' in index
+    )
     late = (tmp_path / "bots" / "late-bot.html").read_text()
     assert "Excluded from this run: not ready: no answer to hello" in late and 'id="summary"' not in late
     hero = (tmp_path / "bots" / f"{HERO}.html").read_text()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +40,7 @@ from referee.report.text import (
     NO_DIFFERENCES,
     NO_SEAT_BIAS,
     SEAT_NOTE,
+    cage_text,
     difference_rows,
     fmt,
     fmt_ci,
@@ -49,14 +51,14 @@ from referee.report.text import (
     standings_columns,
 )
 from referee.report.ui import CSS, SCRIPT, attr, linker, paged, value_ci
-from referee.schedule.registry import describe
+from referee.schedule.registry import describe, format_named
 from referee.schedule.settings import line_keys
 
 # Tableau 10: distinct, print-safe colours; bots take them in standings order.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
 
-# Settings shown in their own lines (as declared); every other key is listed generically.
-_KNOWN_SETTINGS = line_keys()
+# Settings shown in their own lines (as declared, and a ladder's history, counted); every other key is listed generically.
+_KNOWN_SETTINGS = line_keys() | {"ladder"}
 
 
 def format_text(settings: Mapping[str, Any]) -> str:
@@ -66,7 +68,8 @@ def format_text(settings: Mapping[str, Any]) -> str:
 
 def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The settings shown above the standings, as (label, text); values of the options and of
-    any further setting (e.g. sandbox, a secret seed) as TOML writes them."""
+    any further setting (e.g. sandbox, a secret seed) as TOML writes them. A ladder's lineup
+    history and dropped tables are counted in a line of their own, not listed."""
     s = doc["settings"]
     opts = ", ".join(f"{k} = {fmt_toml(v)}" for k, v in sorted(s["options"].items())) or "defaults"
     deals = doc["method"]["deals"]
@@ -80,8 +83,13 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Limits", _limits_text(s)),
         ("Bots", ", ".join(s["bots"])),
     ]
-    if doc.get("excluded"):  # bots left out of the run (not ready)
-        lines.append(("Excluded", "; ".join(f"{x['name']} ({x.get('reason', '')})" for x in doc["excluded"])))
+    excluded = doc.get("excluded") or ()
+    if excluded:  # bots left out of the run (not ready)
+        lines.append(
+            ("Excluded", "; ".join(f"{x['name']} ({short_reason(str(x.get('reason', '')))})" for x in excluded))
+        )
+    if isinstance(s.get("ladder"), Mapping):
+        lines.append(("Ladder", ladder_text(s["ladder"])))
     other = [f"{k} = {fmt_toml(v)}" for k, v in sorted(s.items()) if k not in _KNOWN_SETTINGS]
     if other:
         lines.append(("Other settings", "; ".join(other)))
@@ -91,6 +99,30 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
         live = doc["live"]
         lines.insert(0, ("In progress", f"covers {live['matches']} of {live['scheduled']} matches, as of {live['at']}"))
     return lines
+
+
+# A bot that did not answer hello: its window and its last answer (run/lineup.py writes it so).
+_NO_HELLO = re.compile(r"did not answer hello within (\d+) ms \(last: (.+)\)\Z")
+
+
+def short_reason(reason: str) -> str:
+    """An exclusion's reason in a few words: the last answer of a bot that did not answer
+    hello ("connection refused", "HTTP 500"; "timed out after 15000 ms" for no reply at
+    all), any other reason as it is."""
+    found = _NO_HELLO.match(reason)
+    if not found:
+        return reason
+    window, last = found.groups()
+    return f"timed out after {window} ms" if last.startswith("no complete reply") else last
+
+
+def ladder_text(ladder: Mapping[str, Any]) -> str:
+    """A ladder's lineup history and dropped tables, counted."""
+    lineups, dropped = len(ladder.get("lineups") or ()), len(ladder.get("dropped") or ())
+    return (
+        f"epochs of {ladder.get('epoch_tables')} tables; {lineups} lineup{'s' if lineups != 1 else ''} "
+        f"(a bot joined, left or changed its version); {dropped} table{'s' if dropped != 1 else ''} dropped"
+    )
 
 
 def dropped_text(s: Mapping[str, Any]) -> str:
@@ -184,7 +216,7 @@ def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()
         f"<style>{CSS}</style></head>",
         "<body><main>",
         f'<header><p class="kicker">Leaderboard</p><h1>{e(doc["tournament"])}</h1>'
-        f'<dl class="settings">{_settings(game, doc, link)}</dl>{places_html(doc)}</header>',
+        f'{places_html(doc)}<dl class="settings">{_settings(game, doc, link)}</dl></header>',
         '<section id="standings-section"><div class="tools"><h2>Standings</h2>'
         '<input id="search" type="search" placeholder="Find bots (names, comma-separated)" '
         'aria-label="Find bots: show only the bots whose names hold one of these words" autocomplete="off">'
@@ -257,7 +289,8 @@ def _section(ident: str, title: str, body: str, opened: bool = True) -> str:
 
 
 def _settings(game: Game, doc: Mapping[str, Any], link: Callable[[str], str]) -> str:
-    """The settings lines; the bots as a count that opens into their names."""
+    """The settings, one line each (a click on a line shows it whole); the bots, the excluded
+    bots and a ladder's lineups and dropped tables as a one-line summary that opens."""
     e = html.escape
     out = []
     for label, value in settings_lines(game, doc):
@@ -265,27 +298,93 @@ def _settings(game: Game, doc: Mapping[str, Any], link: Callable[[str], str]) ->
             names = doc["settings"]["bots"]
             items = "".join(f"<li>{link(n)}</li>" for n in names)
             value_html = (
-                f'<details id="bot-list"><summary>{len(names)} bot{"s" if len(names) != 1 else ""}</summary>'
-                f'<ul class="botlist">{items}</ul></details>'
+                f'<details id="bot-list" class="fold"><summary>{len(names)} bot{"s" if len(names) != 1 else ""}'
+                f'</summary><ul class="botlist">{items}</ul></details>'
             )
         elif label == "Excluded":
-            value_html = "; ".join(
-                f"{link(x['name'])} ({e(str(x.get('reason', '')))})" for x in doc.get("excluded") or ()
-            )
+            value_html = _excluded(doc.get("excluded") or (), value, link)
+        elif label == "Ladder":
+            value_html = _ladder(doc["settings"]["ladder"], value)
         else:
-            value_html = e(value)
+            value_html = f'<details class="line"><summary>{e(value)}</summary></details>'
         out.append(f"<dt>{e(label)}</dt><dd>{value_html}</dd>")
     return "".join(out)
+
+
+def _excluded(excluded: Sequence[Mapping[str, Any]], text: str, link: Callable[[str], str]) -> str:
+    """The bots left out (not ready): their count and names, opening into one line each with
+    the reason in a few words (the whole reason in its tooltip and on the bot's page)."""
+    e = html.escape
+    items = []
+    for x in excluded:
+        reason = str(x.get("reason", ""))
+        short = short_reason(reason)
+        tip = f' title="{e(reason)}"' if short != reason else ""
+        items.append(f'<li data-bot="{e(x["name"])}"{tip}>{link(x["name"])}: {e(short)}</li>')
+    n = len(excluded)
+    return (
+        f'<details id="excluded" class="fold"><summary>{n} bot{"s" if n != 1 else ""} not ready'
+        f'<span class="gist">: {e(text)}</span></summary>'
+        f'<ul class="reasons">{"".join(items)}</ul></details>'
+    )
+
+
+DROPPED_SHOWN = 100  # dropped tables listed on the page; tournament.json holds them all
+
+
+def lineup_changes(segments: Sequence[Mapping[str, Any]]) -> list[tuple[int, list[str], list[str], list[str]]]:
+    """A ladder's lineup history as changes: per segment (its first epoch, the entries that
+    joined, the names that left, the entries with a new version)."""
+    out = []
+    before: dict[str, str] = {}
+    for seg in segments:
+        now = {name: version for name, _, version in (str(b).partition("@") for b in seg.get("bots") or ())}
+        joined = [f"{n}@{v}" if v else n for n, v in now.items() if n not in before]
+        left = [n for n in before if n not in now]
+        changed = [f"{n}@{v}" if v else n for n, v in now.items() if n in before and before[n] != v]
+        out.append((int(seg.get("from", 0)), joined, left, changed))
+        before = now
+    return out
+
+
+def _ladder(ladder: Mapping[str, Any], text: str) -> str:
+    """A ladder's lineup history (as changes) and its dropped tables, behind a fold."""
+    e = html.escape
+    items = []
+    for epoch, joined, left, changed in lineup_changes(ladder.get("lineups") or ()):
+        parts = [
+            f"{label} ({len(names)}): {e(', '.join(names))}"
+            for label, names in (("joined", joined), ("left", left), ("new version", changed))
+            if names
+        ]
+        items.append(f"<li><b>from epoch {epoch}</b>: {'; '.join(parts) or 'no change'}</li>")
+    dropped = list(ladder.get("dropped") or ())
+    shown = "; ".join(f"{d[0]}: {e(', '.join(map(str, d[1])))}" for d in dropped[:DROPPED_SHOWN])
+    more = (
+        f"; and {len(dropped) - DROPPED_SHOWN} more (tournament.json lists them all)"
+        if len(dropped) > DROPPED_SHOWN
+        else ""
+    )
+    drops = (
+        f'<p id="dropped"><b>Dropped tables</b> (fixture index: its table; chosen while a bot or an old version was '
+        f"in the lineup, unplayed when it left): {shown}{more}</p>"
+        if dropped
+        else ""
+    )
+    return (
+        f'<details id="ladder" class="fold"><summary>{e(text)}</summary>'
+        f'<ol class="lineups">{"".join(items)}</ol>{drops}</details>'
+    )
 
 
 def _lead(game: Game, doc: Mapping[str, Any]) -> str:
     """One line above the standings: the order and how to read an interval."""
     sense = "lower is better" if doc["lower_score_wins"] else "higher is better"
-    order = "mean score" if game.info.cooperative else "mean rank (1 is best), then mean score"
-    return (
-        f"Ranked by {order} ({sense}). Each value [lo, hi] is a 95% interval; the bar plots the mean score's "
-        "interval on one scale. Click a header to sort, a name for the bot's page with every match it played."
-    )
+    if format_named(doc["settings"]["format"]).adaptive:
+        order = f"the opponent-adjusted model's strength (scores: {sense})"
+    else:
+        order = f"{'mean score' if game.info.cooperative else 'mean rank (1 is best), then mean score'} ({sense})"
+    return f"Ranked by {order}; [lo, hi]: 95% intervals. Click a header to sort, a name for the bot's matches."
 
 
 def _explain(game: Game, doc: Mapping[str, Any]) -> str:
@@ -296,7 +395,8 @@ def _explain(game: Game, doc: Mapping[str, Any]) -> str:
             "Mean rank, mean score",
             f"95% studentized bootstrap (bootstrap-t) intervals over {m['deals']} deals "
             f"({m['resamples']} resamples; the matches of one deal are resampled together). They say where a bot's "
-            "long-run mean lies; two overlapping intervals are not a test: the differences between neighbours are.",
+            "long-run mean lies; two overlapping intervals are not a test: the differences between neighbours are. "
+            "The bar beside the mean score plots its interval, on one scale for every bot.",
         ),
         ("Rank range", "Where this bot lands in 95% of the resampled leaderboards, one bot at a time."),
         ("Rank set", "Ranks that hold for all bots at once at 95%: use it to draw a prize or qualification line."),
@@ -428,10 +528,9 @@ def _standings_row(
     cells = []
     for c in columns:
         if c.key == "bot":
-            version = f"<small>version {e(str(r['version']))}</small>" if r.get("version") else ""
             text = (
                 f'<span class="swatch" style="background:{colours[r["name"]]}"></span>{link(r["name"])}'
-                f"{e(role_mark(r))}{version}"
+                f"{e(role_mark({**r, 'cage_marks': ()}))}{_name_notes(r)}"
             )
         elif c.value is not None and c.interval is not None:
             text = value_ci(c.value(r), c.interval(r))
@@ -447,6 +546,16 @@ def _standings_row(
     cls = ' class="dq-row"' if r["disqualified"] else ""
     data = " ".join(f'data-{k}="{attr(v)}"' for k, v in attrs.items())
     return f"<tr{cls} {data}>{''.join(cells)}</tr>"
+
+
+def _name_notes(r: Mapping[str, Any]) -> str:
+    """The line under a bot's name in the standings: its weaker cage (marked) and its version."""
+    e = html.escape
+    cage = cage_text(r)
+    notes = ([f'<span class="cage">{e(cage)}</span>'] if cage else []) + (
+        [f"version {e(str(r['version']))}"] if r.get("version") else []
+    )
+    return "<small>" + " \u00b7 ".join(notes) + "</small>" if notes else ""
 
 
 def _ci_axis(lo: float, hi: float) -> str:

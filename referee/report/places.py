@@ -47,16 +47,18 @@ def place_lines(doc: Mapping[str, Any]) -> list[str]:
 
 
 def places_html(doc: Mapping[str, Any]) -> str:
-    """The page's headline (empty without places): a compact block of the header, so the
-    standings still start on the first screen."""
+    """The page's headline (empty without places): the first block of the header, one line
+    per place, so the leader is on the first screen of a phone."""
     lines = place_lines(doc)
     if not lines:
         return ""
     e = html.escape
+    items = "".join(
+        f"<li><strong>{e(head)}</strong>: {e(rest)}</li>" for head, rest in (line.split(": ", 1) for line in lines)
+    )
     return (
-        '<dl class="settings" id="places"><dt>Prize places</dt><dd>'
-        + "<br>".join(f"<strong>{e(line.split(': ', 1)[0])}</strong>: {e(line.split(': ', 1)[1])}" for line in lines)
-        + f"<details><summary>what this says</summary>{e(PLACES_NOTE)}</details></dd></dl>"
+        f'<div class="places" id="places"><h2>Prize places</h2><div><ul>{items}</ul>'
+        f'<details class="note"><summary>what this says</summary>{e(PLACES_NOTE)}</details></div></div>'
     )
 
 
@@ -83,10 +85,13 @@ def matchmaking_html(doc: Mapping[str, Any]) -> str:
         mean = sum(r["matches"] for r in mine) / len(mine)
         named = ", ".join(f"{e(r['name'])} ({r['matches']:,})" for r in mine[:LISTED])
         more = f" and {len(mine) - LISTED} more" if len(mine) > LISTED else ""
-        body.append(f"<tr><td>{why}</td><td>{len(mine)}</td><td>{mean:,.0f}</td><td>{e(text)}: {named}{more}</td></tr>")
+        body.append(
+            f'<tr><td>{why}</td><td>{len(mine)}</td><td>{mean:,.0f}</td><td class="wrap">{e(text)}: {named}{more}</td></tr>'
+        )
     return (
         '<section id="matchmaking-section"><h2>Matches and why</h2><p class="lead">The ladder chooses its tables '
         "from the results: each bot's matches and why it gets its seats now (the opponent-adjusted model, top "
-        "places first; every bot's own count is in the standings).</p><table><thead><tr><th>Why</th><th>Bots</th>"
-        "<th>Matches (mean)</th><th>Who</th></tr></thead><tbody>" + "".join(body) + "</tbody></table></section>"
+        "places first; every bot's own count is in the standings).</p>"
+        '<div class="scroll"><table><thead><tr><th>Why</th><th>Bots</th>'
+        "<th>Matches (mean)</th><th>Who</th></tr></thead><tbody>" + "".join(body) + "</tbody></table></div></section>"
     )

@@ -122,8 +122,14 @@ def role_mark(row: Mapping[str, Any]) -> str:
     the field is for reference; a bot that ran with less of a cage than the tournament's
     (``cage_marks``, docs/cage.md) is marked with those settings."""
     role = {"challenger": " (challenger)", "field": " (field)"}.get(str(row.get("role", "")), "")
+    marks = cage_text(row)
+    return role + (f" [{marks}]" if marks else "")
+
+
+def cage_text(row: Mapping[str, Any]) -> str:
+    """ "weaker cage: " and the row's ``cage_marks`` ('' for none)."""
     marks = row.get("cage_marks") or ()
-    return role + (f" [weaker cage: {', '.join(map(str, marks))}]" if marks else "")
+    return f"weaker cage: {', '.join(map(str, marks))}" if marks else ""
 
 
 def standings_columns(game: Game, rows: Sequence[Mapping[str, Any]], stats: bool = True) -> list[Column]:

@@ -69,7 +69,19 @@ h2{margin:0;font-size:17px;display:inline}
 .settings{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 14px;margin:0;color:var(--muted)}
 .settings dt{font-weight:600;color:var(--ink)}
 .settings dd{margin:0;min-width:0}
-.settings details summary{cursor:pointer;color:var(--accent)}
+.settings details>summary{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.settings details.fold>summary{color:var(--accent)}
+.settings details.line>summary{display:block;list-style:none}
+.settings details.line>summary::-webkit-details-marker{display:none}
+.settings details.line>summary:hover{color:var(--ink)}
+.settings details[open]>summary{white-space:normal}
+.settings details[open]>summary .gist{display:none}
+.reasons,.lineups{margin:4px 0 0;padding:0 0 0 18px}
+.places{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:0 14px;margin:4px 0 10px;padding:8px 12px;border-left:3px solid var(--accent);background:#eaf1f8;border-radius:0 8px 8px 0}
+.places h2{display:block;font-size:14px;line-height:1.45}
+.places ul{margin:0;padding:0;list-style:none}
+.places .note{color:var(--muted);font-size:12.5px}
+.places .note summary{cursor:pointer;color:var(--accent)}
 .botlist{margin:6px 0 0;padding:0;list-style:none;display:flex;flex-wrap:wrap;gap:2px 10px}
 section{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 18px;margin:0 0 16px;box-shadow:0 1px 2px rgba(31,41,51,.04);min-width:0}
 section>summary{cursor:pointer;margin-bottom:10px}
@@ -85,7 +97,10 @@ th.sortable:after{content:" \\2195";color:#b0b8c1}
 th[aria-sort=ascending]:after{content:" \\2191";color:var(--ink)}
 th[aria-sort=descending]:after{content:" \\2193";color:var(--ink)}
 td small{display:block;color:var(--muted);font-size:11px}
+td small .cage{color:#a4402a;font-weight:600}
+#standings td.name small{white-space:normal;min-width:14em}
 td.name,th.name{text-align:left;font-weight:600}
+td.wrap{white-space:normal;text-align:left;min-width:220px}
 a{color:#2a5d8f;text-decoration:none}
 a:hover{text-decoration:underline}
 #standings td[data-col=rank]{font-weight:700}
@@ -137,7 +152,7 @@ button.more,.pager button{font:inherit;font-size:12.5px;margin:8px 6px 0 0;paddi
 footer{color:var(--muted);font-size:12px;text-align:center;margin-top:8px}
 code{font-size:12px;background:#eef1f4;padding:1px 4px;border-radius:3px}
 @media (max-width:600px){main{padding:10px 8px 30px}section{padding:10px 10px;border-radius:8px}h1{font-size:21px}
-.settings{font-size:13px;gap:1px 10px}th,td{padding:4px 6px}.facts dd{font-size:15px}}
+.settings{font-size:13px;gap:1px 10px}.places{display:block;padding:6px 10px}#standings th{white-space:nowrap}th,td{padding:4px 6px}.facts dd{font-size:15px}}
 """.strip().replace("\n", "")
 
 # The page's script: sorting, paging, search and the rating plot's highlight (see the module docstring).

@@ -1,0 +1,87 @@
+"""A published-looking 200-bot ladder season for the page tests, written directly (no bots
+played): the journal re-seats real sample-bot matches (``benchmarks.pages.synth``'s
+templates), and ``tournament.json`` carries what a long season accumulates: a lineup
+history of many segments of ``name@version``, dropped tables, five excluded bots with the
+reasons a real run publishes, three bots removed on a resume (their matches still count),
+versions in the journal, prize places and a few weaker-cage marks."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from benchmarks.pages import TEMPLATES
+
+LEADER = "a-contestant-with-a-long-name.v2"  # takes the best seat of its every match: rank 1
+MARKED = {LEADER: ["sandbox = none", "network = host"], "bot007": ["shared uid"], "bot011": ["memory_mb 4096 > 1024"]}
+EXCLUDED = {  # the public reasons a run writes today (run/lineup.py: public_reason)
+    "late-bot": "did not answer hello within 15000 ms (last: connection refused)",
+    "slow-bot": "did not answer hello within 15000 ms (last: no complete reply within 2000 ms)",
+    "broken-bot": "did not answer hello within 15000 ms (last: HTTP 500)",
+    "crashy-bot": "exited with code 1 before it was ready",
+    "gone-bot": "cannot start its command: no such executable",
+}
+REMOVED = ["bot900", "bot901", "bot902"]  # removed on a resume: no row, their matches count
+EPOCH = 64  # tables an epoch
+
+
+def _version(rng: random.Random) -> str:
+    return f"{rng.getrandbits(48):012x}"
+
+
+def _lineup(names: list[str], segment: int) -> list[str]:
+    """The bots in the ladder's lineup in ``segment``: the excluded gone from the 3rd, the removed from the 8th."""
+    return [n for n in names if not (n in REMOVED and segment >= 8) and not (n in EXCLUDED and segment >= 3)]
+
+
+def build(out: Path, bots: int = 200, tables: int = 3000, seed: int = 7) -> dict[str, Any]:
+    """Write the season's ``tournament.json`` and ``matches.jsonl`` into ``out`` (``tables``
+    chosen, every 75th dropped); its settings."""
+    rng = random.Random(seed)
+    lines = [json.loads(x) for x in (TEMPLATES / "matches.jsonl").read_text().splitlines() if x.strip()]
+    template = json.loads((TEMPLATES / "tournament.json").read_text())["settings"]
+    names = [LEADER] + [f"bot{i:03d}" for i in range(1, bots)] + REMOVED
+    played = names + ["late-bot", "slow-bot"]  # two excluded bots played before they went down
+    versions = {n: sorted(_version(rng) for _ in range(rng.choice((1, 1, 2, 3)))) for n in played}
+    starts = [0, *sorted(rng.sample(range(1, -(-tables // EPOCH)), 11))]  # a new version or a bot leaving
+
+    def at(name: str, segment: int) -> str:
+        own = versions[name]
+        return own[min(segment * len(own) // len(starts), len(own) - 1)]
+
+    dropped = []
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "matches.jsonl").open("w") as f:
+        for i in range(tables):
+            segment = sum(1 for e in starts if e <= i // EPOCH) - 1
+            seats = rng.sample(_lineup(played, segment), 4)
+            d = dict(rng.choice(lines))
+            if LEADER in seats:  # the leader sits where its template line ranked first
+                j, best = seats.index(LEADER), d["ranks"].index(min(d["ranks"]))
+                seats[j], seats[best] = seats[best], seats[j]
+            vs = [at(n, segment) for n in seats]
+            if i % 75 == 74:  # chosen, then a bot left before it was played
+                dropped.append([i, [f"{n}@{v}" for n, v in zip(seats, vs)]])
+                continue
+            d.pop("latency_ms", None)
+            d.update(id=f"m{i:06d}", index=i, seed=rng.getrandbits(63), bots=seats, versions=vs, faults=[])
+            f.write(json.dumps(d, separators=(",", ":")) + "\n")
+    segments = [{"from": e, "bots": [f"{n}@{at(n, k)}" for n in _lineup(played, k)]} for k, e in enumerate(starts)]
+    settings = {
+        **template,
+        "name": "season-ladder",
+        "format": "ladder",
+        "rounds": None,
+        "matches": tables,
+        "closed": False,
+        "ladder": {"epoch_tables": EPOCH, "lineups": segments, "dropped": dropped},
+        "on_unready": "exclude",
+        "top": 3,
+        "cage_marks": MARKED,
+        "bots": names[:bots],
+        "excluded": [{"name": n, "reason": r} for n, r in EXCLUDED.items()],
+    }
+    (out / "tournament.json").write_text(json.dumps({"settings": settings, "scheduled": tables}, indent=2) + "\n")
+    return settings

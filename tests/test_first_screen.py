@@ -1,0 +1,166 @@
+"""The leader on the first screen (issue 35, point 3): a 200-bot ladder season with versions,
+a long lineup history, dropped tables, five excluded bots and three removed ones
+(``tests/support/season_site.py``) is published with ``referee leaderboard`` and opened
+from disk in the system Chromium at a laptop's 1366x768 and a phone's 390x844: the prize
+places and the first standings row lie on the first screen, every setting is one line,
+the exclusions read as a short list with clean reasons, the lineups and the dropped tables
+wait behind a fold, the leader's weaker cage is marked beside its name, and nothing
+scrolls sideways on the phone. Takes about 15 s."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.report.page import lineup_changes, short_reason
+from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
+from tests.support.cli import referee
+from tests.support.season_site import EXCLUDED, LEADER, MARKED, REMOVED, build
+
+pytestmark = pytest.mark.parallel
+
+SCREENS = [(1366, 768), (390, 844)]
+CLEAN = {  # what the page shows for each excluded bot
+    "late-bot": "connection refused",
+    "slow-bot": "timed out after 15000 ms",
+    "broken-bot": "HTTP 500",
+    "crashy-bot": "exited with code 1 before it was ready",
+    "gone-bot": "cannot start its command: no such executable",
+}
+
+
+@pytest.fixture(scope="module")
+def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The published season's folder."""
+    require_chromium()
+    out = tmp_path_factory.mktemp("first-screen") / "out"
+    build(out)
+    done = referee("leaderboard", str(out), "-q")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser(season: Path) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def opened(browser: Any, season: Path, width: int, height: int) -> Any:
+    page = browser.new_page(viewport={"width": width, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto((season / "index.html").as_uri(), wait_until="load")
+    page.errors = errors
+    return page
+
+
+def box(page: Any, selector: str) -> dict[str, float]:
+    loc = page.locator(selector).first
+    assert loc.is_visible(), selector
+    found = loc.bounding_box()
+    assert found is not None, selector
+    return found  # type: ignore[no-any-return]
+
+
+def test_the_season_is_the_one_the_issue_describes(season: Path) -> None:
+    doc = json.loads((season / "standings.json").read_text())
+    settings = doc["settings"]
+    assert len(doc["standings"]) == 200 and doc["matches"] < doc["scheduled"]
+    assert len(settings["ladder"]["lineups"]) == 12 and len(settings["ladder"]["dropped"]) == 40
+    assert [x["name"] for x in doc["excluded"]] == list(EXCLUDED)
+    assert not set(REMOVED) & {r["name"] for r in doc["standings"]}
+    assert all((season / "bots" / f"{n}.html").exists() for n in REMOVED)  # removed, their matches still count
+    assert sum(len(r["versions"]) > 1 for r in doc["standings"]) > 50
+    lead = doc["standings"][0]
+    assert lead["name"] == LEADER and lead["cage_marks"] == MARKED[LEADER] and len(doc["places"]) == 3
+
+
+@pytest.mark.parametrize(("width", "height"), SCREENS)
+def test_the_prize_places_and_the_leader_are_on_the_first_screen(
+    season: Path, browser: Any, width: int, height: int
+) -> None:
+    page = opened(browser, season, width, height)
+    places = box(page, "#places")
+    first = box(page, "#standings tbody tr")
+    assert places["y"] >= 0 and places["y"] + places["height"] <= first["y"], (places, first)
+    assert first["y"] + first["height"] <= height, first  # the whole first row, without scrolling
+    assert page.evaluate("() => window.scrollY") == 0
+    assert page.inner_text("#places li >> nth=0").startswith("1st: ")
+    assert page.get_attribute("#standings tbody tr >> nth=0", "data-bot") == LEADER
+    # the leader's weaker cage, marked beside its name on the first screen
+    mark = box(page, '#standings tbody tr >> nth=0 >> td[data-col="bot"] .cage')
+    assert page.inner_text('#standings tbody tr >> nth=0 >> td[data-col="bot"] .cage') == (
+        "weaker cage: sandbox = none, network = host"
+    )
+    assert mark["y"] + mark["height"] <= height
+    width_now = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert width_now[0] <= width_now[1] == width, width_now  # no sideways scroll, the phone's included
+    assert page.errors == []
+    page.close()
+
+
+@pytest.mark.parametrize(("width", "height"), SCREENS)
+def test_every_setting_is_one_line_and_the_long_ones_open(season: Path, browser: Any, width: int, height: int) -> None:
+    page = opened(browser, season, width, height)
+    labels = page.eval_on_selector_all(".settings dt", "ds => ds.map(d => d.textContent)")
+    assert labels == ["Game", "Format", "Matches played", "Limits", "Bots", "Excluded", "Ladder", "Other settings"]
+    line = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.settings dd')).lineHeight)")
+    heights = page.eval_on_selector_all(".settings dd", "ds => ds.map(d => d.getBoundingClientRect().height)")
+    assert all(h <= line + 1 for h in heights), (line, heights)
+    assert page.inner_text("#excluded summary").startswith(
+        "5 bots not ready: late-bot (connection refused); slow-bot (timed out after 15000 ms); broken-bot (HTTP 500)"
+    )
+    assert "did not answer hello" not in page.inner_text("header")
+    # the lineups (every name@version of every segment) and the dropped tables wait behind a fold
+    assert not page.locator(".lineups").is_visible() and not page.locator("#dropped").is_visible()
+    # the Format line is clipped at both sizes; a click shows it whole
+    fmt = page.locator(".settings dd >> nth=1")
+    assert fmt.locator("summary").evaluate("s => s.scrollWidth > s.clientWidth")
+    closed = fmt.bounding_box()["height"]
+    fmt.locator("summary").click()
+    assert fmt.bounding_box()["height"] > closed
+    page.click("#ladder summary")
+    assert page.locator(".lineups > li").count() == 12 and page.locator("#dropped").is_visible()
+    history = page.eval_on_selector_all(".lineups > li", "ls => ls.map(l => l.innerText)")
+    assert history[0].startswith("from epoch 0: joined (205): ")  # 200 bots, 3 removed since, 2 excluded since
+    assert "left (2): late-bot, slow-bot" in history[3] and "left (3): bot900, bot901, bot902" in history[8]
+    page.click("#excluded summary")
+    shown = page.eval_on_selector_all(
+        "#excluded li", "ls => ls.map(l => [l.dataset.bot, l.innerText.split(': ').slice(1).join(': ')])"
+    )
+    assert shown == [[n, CLEAN[n]] for n in EXCLUDED]
+    width_now = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width_now <= width  # opened, still nothing sideways
+    page.close()
+
+
+def test_an_exclusion_reads_as_its_cause() -> None:
+    assert [short_reason(r) for r in EXCLUDED.values()] == list(CLEAN.values())
+    assert short_reason("did not answer hello within 900 ms (last: HTTP 503)") == "HTTP 503"
+    assert short_reason("ready again, but the fixtures were dealt without it") == (
+        "ready again, but the fixtures were dealt without it"
+    )
+
+
+def test_a_lineup_history_reads_as_its_changes() -> None:
+    segments = [
+        {"from": 0, "bots": ["a@000000000001", "b", "c@000000000003"]},
+        {"from": 4, "bots": ["a@000000000002", "b", "d"]},
+        {"from": 9, "bots": ["a@000000000002", "b", "d"]},
+    ]
+    assert lineup_changes(segments) == [
+        (0, ["a@000000000001", "b", "c@000000000003"], [], []),
+        (4, ["d"], ["c"], ["a@000000000002"]),
+        (9, [], [], []),
+    ]
