@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from referee.report.page import lineup_changes, short_reason
+from referee.report.page import lineup_changes
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
 from tests.support.cli import referee
 from tests.support.season_site import EXCLUDED, LEADER, MARKED, REMOVED, build
@@ -143,14 +143,6 @@ def test_every_setting_is_one_line_and_the_long_ones_open(season: Path, browser:
     width_now = page.evaluate("() => document.documentElement.scrollWidth")
     assert width_now <= width  # opened, still nothing sideways
     page.close()
-
-
-def test_an_exclusion_reads_as_its_cause() -> None:
-    assert [short_reason(r) for r in EXCLUDED.values()] == list(CLEAN.values())
-    assert short_reason("did not answer hello within 900 ms (last: HTTP 503)") == "HTTP 503"
-    assert short_reason("ready again, but the fixtures were dealt without it") == (
-        "ready again, but the fixtures were dealt without it"
-    )
 
 
 def test_a_lineup_history_reads_as_its_changes() -> None:

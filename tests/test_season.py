@@ -111,7 +111,7 @@ def test_200_bots_3_unreachable_and_one_late_play_without_the_3(tmp_path: Path, 
     excluded = {e["name"]: e["reason"] for e in doc["excluded"]}
     assert set(excluded) == set(down)
     for reason in excluded.values():  # why, without the URL (tournament.json never holds one)
-        assert "did not answer hello within 2000 ms" in reason and "127.0.0.1" not in reason
+        assert reason in ("connection refused", "timed out after 2000 ms") and "127.0.0.1" not in reason
     assert len(doc["settings"]["bots"]) == 197 and "late" in doc["settings"]["bots"]
     assert not set(down) & {b for line in journal_lines(out) for b in line["bots"]}
     assert "3 of 200 bots not ready: down0, down1, down2; 197 ready, slowest" in result.stderr
@@ -154,7 +154,7 @@ def test_an_excluded_bot_joins_on_resume_with_grow_and_not_without(tmp_path: Pat
     slower = _config(tmp_path / "p.toml", bots, 700, format="round_robin", players=2, output=str(tmp_path / "plain"))
     _run(str(slower), "--resume", "-q")  # greeted again, still down: today's reason
     (gone,) = _standings(tmp_path / "plain")["excluded"]
-    assert "did not answer hello within 700 ms" in gone["reason"]
+    assert gone["reason"] in ("connection refused", "timed out after 700 ms")
 
 
 @pytest.mark.serial
@@ -165,11 +165,11 @@ def test_a_ladder_greets_its_excluded_bots_on_every_resume_and_takes_them_back(t
     _run(str(cfg), "-q")
     out = tmp_path / "out"
     (first,) = _standings(out)["excluded"]
-    assert first["name"] == "late" and "within 600 ms" in first["reason"]
+    assert first["name"] == "late" and first["reason"] in ("connection refused", "timed out after 600 ms")
     again = _config(tmp_path / "l.toml", bots, 700, format="ladder", players=2, matches=128)
     _run(str(again), "--resume", "-q")  # still down: still out, today's reason
     (second,) = _standings(out)["excluded"]
-    assert second["name"] == "late" and "within 700 ms" in second["reason"]
+    assert second["name"] == "late" and second["reason"] in ("connection refused", "timed out after 700 ms")
     assert not any("late" in line["bots"] for line in journal_lines(out))
     back = _config(tmp_path / "l.toml", bots, 2500, format="ladder", players=2, matches=256)
     with late_bot(port, 0.0):

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -85,9 +84,7 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
     excluded = doc.get("excluded") or ()
     if excluded:  # bots left out of the run (not ready)
-        lines.append(
-            ("Excluded", "; ".join(f"{x['name']} ({short_reason(str(x.get('reason', '')))})" for x in excluded))
-        )
+        lines.append(("Excluded", "; ".join(f"{x['name']} ({x.get('reason', '')})" for x in excluded)))
     if isinstance(s.get("ladder"), Mapping):
         lines.append(("Ladder", ladder_text(s["ladder"])))
     other = [f"{k} = {fmt_toml(v)}" for k, v in sorted(s.items()) if k not in _KNOWN_SETTINGS]
@@ -102,20 +99,6 @@ def settings_lines(game: Game, doc: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 # A bot that did not answer hello: its window and its last answer (run/lineup.py writes it so).
-_NO_HELLO = re.compile(r"did not answer hello within (\d+) ms \(last: (.+)\)\Z")
-
-
-def short_reason(reason: str) -> str:
-    """An exclusion's reason in a few words: the last answer of a bot that did not answer
-    hello ("connection refused", "HTTP 500"; "timed out after 15000 ms" for no reply at
-    all), any other reason as it is."""
-    found = _NO_HELLO.match(reason)
-    if not found:
-        return reason
-    window, last = found.groups()
-    return f"timed out after {window} ms" if last.startswith("no complete reply") else last
-
-
 def ladder_text(ladder: Mapping[str, Any]) -> str:
     """A ladder's lineup history and dropped tables, counted."""
     lineups, dropped = len(ladder.get("lineups") or ()), len(ladder.get("dropped") or ())
@@ -313,14 +296,11 @@ def _settings(game: Game, doc: Mapping[str, Any], link: Callable[[str], str]) ->
 
 def _excluded(excluded: Sequence[Mapping[str, Any]], text: str, link: Callable[[str], str]) -> str:
     """The bots left out (not ready): their count and names, opening into one line each with
-    the reason in a few words (the whole reason in its tooltip and on the bot's page)."""
+    its reason in a few words, as the run made it (``errors.Unready``: "connection refused")."""
     e = html.escape
     items = []
     for x in excluded:
-        reason = str(x.get("reason", ""))
-        short = short_reason(reason)
-        tip = f' title="{e(reason)}"' if short != reason else ""
-        items.append(f'<li data-bot="{e(x["name"])}"{tip}>{link(x["name"])}: {e(short)}</li>')
+        items.append(f'<li data-bot="{e(x["name"])}">{link(x["name"])}: {e(str(x.get("reason", "")))}</li>')
     n = len(excluded)
     return (
         f'<details id="excluded" class="fold"><summary>{n} bot{"s" if n != 1 else ""} not ready'

@@ -133,7 +133,7 @@ class BotPool:
                 f"bot {name!r} at {ep.url} did not answer hello within {lim.startup_ms} ms "
                 f"(limits.startup_ms; last: {ex.detail})"
             )
-            public = f"did not answer hello within {lim.startup_ms} ms (last: {ex.public_detail})"
+            public = ex.unanswered(lim.startup_ms)
             return BotStatus(name, ep.url, False, ms, unready=Unready("no_hello", public, detail))
         return BotStatus(name, ep.url, False, ms, protocol.hello_version(ex.body))
 

@@ -570,6 +570,6 @@ async def wait_ready(
                     f"bot {bot.config.name!r} did not answer hello within {startup_ms} ms "
                     f"(limits.startup_ms; last: {ex.detail}); its log {bot.log_path}:\n{bot.log_excerpt()}"
                 )
-                public = f"did not answer hello within {startup_ms} ms (last: {ex.public_detail})"
+                public = ex.unanswered(startup_ms)
                 raise BotStartError(detail, Unready("no_hello", public, detail))
             await asyncio.sleep(_READY_POLL_S)

@@ -70,6 +70,12 @@ class Exchange:
         """The fault's detail fit for a public page: no URL or address."""
         return self.detail if self.public is None else self.public
 
+    def unanswered(self, window_ms: int) -> str:
+        """Why a bot that never answered ``hello`` within ``window_ms`` is out, in a few
+        public words, from this last try: "timed out after 15000 ms", "connection refused",
+        "HTTP 500"."""
+        return f"timed out after {window_ms} ms" if self.fault == TIMEOUT else self.public_detail
+
 
 class BotClient(Transport):
     """The production client of one match (or one purpose): the lean pool for plain
