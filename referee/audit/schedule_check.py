@@ -147,7 +147,9 @@ class ScheduleCheck:
                 continue
             for i in range(byte * 8, min(end, byte * 8 + 8)):
                 if not self.done[byte] & (1 << (i & 7)) and i not in self.dropped:
-                    self.add(self.fixtures[i].id, "missing", f"scheduled match {i} is neither in the journal nor dropped")
+                    self.add(
+                        self.fixtures[i].id, "missing", f"scheduled match {i} is neither in the journal nor dropped"
+                    )
         return notes
 
     def _last(self) -> int:
