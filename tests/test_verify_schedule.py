@@ -143,6 +143,14 @@ def test_a_ladder_resumed_with_a_new_bot_verifies_and_a_swap_fails(
     done = referee("verify", str(out), "-q")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all consistent" in done.stdout
+    cut = tmp_path / "cut"
+    shutil.copytree(out, cut)
+    docs = lines_of(cut)
+    gone = next(d for d in docs if d["index"] == 17)  # epoch 2: epoch 4 is chosen without it
+    write_lines(cut, [d for d in docs if d is not gone])
+    done = rerender_and_verify(cut)
+    assert done.returncode == 1, done.stdout
+    assert f"match {gone['id']}: missing: scheduled match 17" in done.stdout + done.stderr
     docs = lines_of(out)
     late = [j for j, d in enumerate(docs) if d["index"] >= 32]  # the last epoch: its own lineup, results before it
     other = next(j for j in late if set(docs[j]["bots"]) != set(docs[late[0]]["bots"]))
