@@ -23,8 +23,8 @@ from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 pytestmark = pytest.mark.parallel
 
 
-def round_robin(tmp: Path, url: str) -> Path:
-    """5 bots, 3 seats, 2 rounds: 20 matches of 6 nimmt!, seed 11."""
+def round_robin(tmp: Path, url: str, *extra: str) -> Path:
+    """5 bots, 3 seats, 2 rounds: 20 matches of 6 nimmt!, seed 11 (``extra``: more [tournament] lines)."""
     rows = [
         "[tournament]",
         'name = "rr"',
@@ -34,6 +34,7 @@ def round_robin(tmp: Path, url: str) -> Path:
         'format = "round_robin"',
         "rounds = 2",
         "concurrency = 4",
+        *extra,
         "[game]",
         'variant = "simple"',
         "[limits]",
@@ -121,6 +122,19 @@ def test_a_deleted_line_is_missing(rr: Path, tmp_path: Path) -> None:
     done = rerender_and_verify(out)
     assert done.returncode == 1, done.stdout
     assert f"match {gone['id']}: missing: scheduled match {gone['index']} is neither in the journal nor dropped" in (
+        done.stdout
+    )
+
+
+def test_a_grown_tournament_names_the_table_a_swapped_line_belongs_to(tmp_path: Path, steady_bot: Steady) -> None:
+    out = round_robin(tmp_path, steady_bot.url, "grow = true")
+    assert referee("verify", str(out), "-q").returncode == 0
+    docs = lines_of(out)
+    other = next(j for j, d in enumerate(docs) if set(d["bots"]) != set(docs[0]["bots"]))
+    a, b = swap_bots(out, 0, other)
+    done = rerender_and_verify(out)
+    assert done.returncode == 1, done.stdout
+    assert f"match {a}: bots: expected another table: {docs[other]['bots']} are the bots of scheduled match {b}" in (
         done.stdout
     )
 
