@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from referee.audit.replay import render_text
+from referee.audit.schedule_check import config_of
 from referee.audit.verify import verify
 from referee.bots.client import wire
 from referee.bots.client.wire import Endpoint
@@ -22,6 +23,7 @@ from referee.config.model import Limits
 from referee.games import get_game
 from referee.match.play import play_match
 from referee.report.publish import build_leaderboard, write_leaderboard
+from referee.schedule.formats import schedule
 from referee.store import transcripts
 from referee.store.matches import load_match
 from referee.store.tournament_file import tournament_document
@@ -255,20 +257,20 @@ async def shouting(msg: dict[str, Any]) -> httpx.Response:
     return httpx.Response(200, json={"action": msg["legal"][0], "log": "\x1b[2Jclear\nsecond line\x07"})
 
 
-def play_logged(tmp: Path, index: int) -> Any:
+def play_logged(tmp: Path, index: int, seed: int | None = None, bots: tuple[str, ...] = ("bad", "loud")) -> Any:
     game = get_game("nimmt_plus")
 
     async def go() -> Any:
         handlers = {"bad": on_act(illegal), "loud": shouting, "fine": good}
         async with serve(handlers) as urls, wire.new_client(4) as client:
-            eps = [Endpoint.make(n, urls[n], None) for n in ("bad", "loud")]
+            eps = [Endpoint.make(n, urls[n], None) for n in bots]
             return await play_match(
                 game,
                 game.check_options(2, {}),
                 tournament="t",
                 match_id=f"m{index:06d}",
                 index=index,
-                seed=100 + index,
+                seed=100 + index if seed is None else seed,
                 seats=eps,
                 client=client,
                 limits=Limits(deadline_ms=UNREACHABLE_DEADLINE_MS, max_faults=2),
@@ -278,11 +280,6 @@ def play_logged(tmp: Path, index: int) -> Any:
 
 
 def test_replay_marks_faults_and_escapes_bot_logs(tmp_path: Path) -> None:
-    recs = [play_logged(tmp_path, i) for i in range(2)]
-    with transcripts.Writer(tmp_path) as tw, open(tmp_path / "matches.jsonl", "w") as fh:
-        for r in recs:
-            tw.write(r)
-            fh.write(json.dumps(r.to_json()) + "\n")
     settings = {
         "name": "t",
         "game": "nimmt_plus",
@@ -300,6 +297,14 @@ def test_replay_marks_faults_and_escapes_bot_logs(tmp_path: Path) -> None:
         "max_fault_rate": 1.0,
         "bots": ["bad", "loud"],
     }
+    fixtures = schedule(config_of(settings, tmp_path))  # the match seeds and seats verify derives again
+    recs = [
+        play_logged(tmp_path, i, f.seed, tuple(["bad", "loud"][b] for b in f.seats)) for i, f in enumerate(fixtures)
+    ]
+    with transcripts.Writer(tmp_path) as tw, open(tmp_path / "matches.jsonl", "w") as fh:
+        for r in recs:
+            tw.write(r)
+            fh.write(json.dumps(r.to_json()) + "\n")
     doc = tournament_document(settings, 2)
     (tmp_path / "tournament.json").write_text(json.dumps(doc))
     write_leaderboard(tmp_path, build_leaderboard(doc, [r.to_json() for r in recs]))

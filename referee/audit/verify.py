@@ -12,6 +12,10 @@ Without transcripts (``transcripts = "none"``) the deal fingerprints, the ranks 
 follow from the scores, and the standings files are checked; the report says what could
 not be.
 
+Once the seed is public, the schedule is derived again (``audit.schedule_check``): every
+journal line must hold its fixture's id, seed and bots (a ladder's tables chosen again
+from the journal before them), and every scheduled match be in the journal or dropped.
+
 The journal lines come through its reader, checked against ``store.line.LINE``: their
 shape is not checked again here.
 
@@ -31,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from referee.audit.schedule_check import NOT_YET, ScheduleCheck
 from referee.bots.client.protocol import find_legal
 from referee.games.base import Game, IllegalAction, InvalidExtras, Result, ranks_from_scores
 from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
@@ -166,6 +171,7 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
     pending: dict[str, transcripts.Transcript] = {}
     stream = transcripts.read_all(out) if has_transcripts else iter(())
     checker = _Checker(game, settings, report)
+    fixtures = _schedule_check(tournament, out, report)
     total = len(records)
     for done, rec in enumerate(records):
         if done % PROGRESS_EVERY == 0:
@@ -178,8 +184,10 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
             checker.without_transcript(rec)
             if has_transcripts:
                 report.add(Problem(mid, "transcript", "no transcript for this journal line"))
-            continue
-        checker.recheck(rec, tr)
+        else:
+            checker.recheck(rec, tr)
+        if fixtures is not None:  # after the match's own check: a changed seed is first a deal's problem
+            fixtures.line(rec)
     if not has_transcripts and records and settings.get("transcripts") == "all":
         report.add(Problem("-", "transcripts", f"{out / transcripts.FOLDER}: missing, yet the run kept transcripts"))
     elif not has_transcripts and records:
@@ -187,14 +195,28 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
             f"actions, legality, scores, details and faults of {len(records)} matches (no transcripts: "
             'run with [tournament] transcripts = "all")'
         )
-    on_progress(total, total, MATCHES_STEP)
     report.line = None
+    if fixtures is not None:  # a secret seed, revealed, is revealed once the run is complete
+        report.not_checked.extend(fixtures.finish(bool(settings.get("seed_secret")) and "stopped" not in tournament))
+    on_progress(total, total, MATCHES_STEP)
     report.replay_seconds = time.perf_counter() - started
     report.replay_cpu_seconds = time.process_time() - cpu
     _check_files(out, tournament, records, report, on_progress)
     report.seconds = time.perf_counter() - started
     report.cpu_seconds = time.process_time() - cpu
     return report
+
+
+def _schedule_check(tournament: Mapping[str, Any], out: Path, report: Report) -> ScheduleCheck | None:
+    """The check of the journal against the schedule, once the seed is public (else a note)."""
+    if tournament["settings"].get("seed") is None:
+        report.not_checked.append(NOT_YET)
+        return None
+    try:
+        return ScheduleCheck(tournament, out, lambda mid, what, detail: report.add(Problem(mid, what, detail)))
+    except (ValueError, KeyError, TypeError) as exc:  # settings that check as fields yet make no schedule
+        report.add(Problem("-", "schedule", f"tournament.json's settings make no schedule ({exc})"))
+        return None
 
 
 def _next_transcript(

@@ -55,7 +55,8 @@ def leaderboard(output_dir: Path, formats: tuple[str, ...], quiet: bool) -> None
 @click.option("--verbose", "-v", is_flag=True, help="A line per bot naming its versions (else a summary past 10 bots).")
 def verify(output_dir: Path, quiet: bool, verbose: bool) -> None:
     """Rebuild every match of OUTPUT_DIR from its seed and transcript through the rules, and
-    check the journal and the standings files against them."""
+    check the journal and the standings files against them; once the seed is public, every
+    match against the schedule derived again (seed, bots, none missing)."""
     from referee.audit.verify import verify as run_verify
 
     display = ProgressLine(quiet)
