@@ -131,11 +131,12 @@ def test_a_bot_spending_its_time_bank_fails_on_latency_alone(tmp_path: Path) -> 
     """Every answer 300 ms past the deadline, in a tournament with a time bank: the probes
     grant the bank the request carries, as a match does; no concurrency or re-ask blame."""
     doc = {
-        "tournament": {"name": "t", "game": "nimmt_plus", "players": 2},
+        "tournament": {"name": "t", "game": "dieci", "players": 4},
+        "game": {"max_manches": 1},  # a short match: every answer of the bot is late
         "limits": {"deadline_ms": 300, "time_bank_ms": 60000},
         "bot": [
             {"name": "mine", "command": ["python", QUIRKS, "late", "--port", "{port}"]},
-            {"name": "other", "url": "http://127.0.0.1:1/"},
+            *({"name": f"other{i}", "url": "http://127.0.0.1:1/"} for i in range(3)),
         ],
     }
     config = tmp_path / "t.toml"
