@@ -65,10 +65,15 @@ class _EncodedList:
     def update(self, value: list[Any]) -> bool:
         """Make ``joined`` the encoding of ``value``, encoding only the entries not kept
         already; False when orjson refuses one of them."""
-        items, same = self.items, min(len(value), len(self.items))
-        k = 0
-        while k < same and value[k] is items[k]:
-            k += 1
+        items = self.items
+        k = len(items)
+        # the kept list's first and last entries in place: under the contract, so is every
+        # one between (a constant-time check); else compare from the start
+        if not (k and len(value) >= k and value[k - 1] is items[k - 1] and value[0] is items[0]):
+            same = min(len(value), k)
+            k = 0
+            while k < same and value[k] is items[k]:
+                k += 1
         if k == len(items) == len(value):
             return True
         try:
@@ -247,7 +252,7 @@ def parse_act_reply(body: bytes) -> dict[str, Any]:
     """Decode an ``act`` reply; it must be a JSON object with an ``action`` field."""
     try:
         # orjson reads integers past 64 bits as floats: the stdlib reads them exactly
-        reply = json.loads(body) if _LONG_DIGITS.search(body) else orjson.loads(body)
+        reply = json.loads(body) if len(body) >= 19 and _LONG_DIGITS.search(body) else orjson.loads(body)
     except orjson.JSONDecodeError:
         # what orjson refuses but the stdlib accepts (NaN, a BOM, lone surrogates) is
         # judged by the stdlib: the verdict must not depend on the decoder
@@ -257,7 +262,7 @@ def parse_act_reply(body: bytes) -> dict[str, Any]:
             raise ReplyError(f"not JSON: {_excerpt(body)}") from exc
     except (ValueError, RecursionError) as exc:
         raise ReplyError(f"not JSON: {_excerpt(body)}") from exc
-    if not isinstance(reply, dict):
+    if type(reply) is not dict:
         raise ReplyError(f"not a JSON object: {_excerpt(body)}")
     if "action" not in reply:
         raise ReplyError(f"no 'action' field: {_excerpt(body)}")
@@ -287,10 +292,14 @@ def find_legal(action: Any, legal: Sequence[Any]) -> int:
 
 
 def _same_json(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b``, equal, are the same JSON value (types equal throughout)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
-        return all(_same_json(x, y) for x, y in zip(a, b))
+        for x, y in zip(a, b):  # a loop, not all() of a generator: an action is a short list of scalars
+            if type(x) is not type(y) or (isinstance(x, list | dict) and not _same_json(x, y)):
+                return False
+        return True
     if isinstance(a, dict):
         return all(_same_json(a[k], b[k]) for k in a)
     return True
