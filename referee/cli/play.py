@@ -12,6 +12,7 @@ import click
 
 from referee import __version__
 from referee.bots.cage.process import log_section
+from referee.bots.client import eventloop
 from referee.cli.common import EXIT_FAILED, EXIT_OK, command_line, load, usage
 from referee.cli.progress import RunDisplay
 from referee.config.model import TournamentConfig
@@ -65,7 +66,7 @@ def run(
     code, report = EXIT_OK, None
     try:
         with log_section("run", command_line("run")):
-            report = asyncio.run(_run_with_sigterm(cfg, resume, display))
+            report = eventloop.run(_run_with_sigterm(cfg, resume, display))  # uvloop where installed
     except (KeyboardInterrupt, asyncio.CancelledError):
         display.finish()
         again = resume_command(
