@@ -61,6 +61,7 @@ class _EncodedList:
     items: list[Any] = field(default_factory=list)
     parts: list[bytes] = field(default_factory=list)
     joined: bytes = b"[]"
+    fragment: orjson.Fragment = field(default_factory=lambda: orjson.Fragment(b"[]"))  # ``joined``, as orjson embeds it
 
     def update(self, value: list[Any]) -> bool:
         """Make ``joined`` the encoding of ``value``, encoding only the entries not kept
@@ -84,6 +85,7 @@ class _EncodedList:
         items.extend(value[k:])
         self.parts.extend(new)
         self.joined = b"[" + b",".join(self.parts) + b"]"
+        self.fragment = orjson.Fragment(self.joined)
         return True
 
 
@@ -156,7 +158,7 @@ class MatchContext:
                 return state
             if out is state:
                 out = dict(state)
-            out[key] = orjson.Fragment(kept.joined)
+            out[key] = kept.fragment
         return out
 
 
