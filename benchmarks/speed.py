@@ -144,6 +144,7 @@ async def referee_run(url: str, concurrency: int, matches: int) -> dict[str, flo
         "faults": faults,
         "lag_p50_ms": lag.get("p50_ms", 0.0),
         "lag_p99_ms": lag.get("p99_ms", 0.0),
+        "pacer_limit": lag.get("final_limit", 0),
         "decisions": len(latencies),
         "connections": sum(lean.opened.values()),
     }
@@ -391,7 +392,8 @@ def print_http(figures: dict[str, Any]) -> None:
         print(
             f"                    referee {r['decisions_per_s']:7.0f} decisions/s (limit {lim['decisions_per_s']:.0f}),"
             f" recorded p50 {r['p50_ms']:.2f} ms p99 {r['p99_ms']:.2f} ms, past deadline {r['past_deadline']:.0f},"
-            f" faults {r['faults']:.0f}, loop lag p50 {r['lag_p50_ms']} p99 {r['lag_p99_ms']} ms,"
+            f" faults {r['faults']:.0f}, loop lag p50 {r['lag_p50_ms']} p99 {r['lag_p99_ms']} ms (pacer's limit"
+            f" {r['pacer_limit']:.0f} in flight),"
             f" {r['decisions']:.0f} decisions, {r['connections']:.0f} connections"
         )
 
