@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import re
 import socket
 import time
@@ -487,11 +488,20 @@ class LeanPool(Transport):
         except TimeoutError:
             raise DeadlineExceeded.noticed_now(deadline) from None
         except OSError as exc:
-            raise TransportError(f"cannot connect to {target.host}:{target.port}: {exc.strerror or exc}") from exc
+            raise TransportError(f"cannot connect to {target.host}:{target.port}: {_os_reason(exc)}") from exc
         self.opened[key] += 1
         if conn.transport is None:  # uvloop calls connection_made at its next turn, after this returns
             conn.connection_made(transport)
         return conn
+
+
+def _os_reason(exc: OSError) -> str:
+    """Why a connection failed, in the same words on every event loop (asyncio says "Connect
+    call failed ('127.0.0.1', 8001)" where uvloop says "Connection refused"): the system's
+    text for the error number where there is one."""
+    if exc.errno is not None and exc.errno > 0:
+        return os.strerror(exc.errno)
+    return str(exc.strerror or exc)
 
 
 def _request(target: Target, body: bytes) -> bytes:
