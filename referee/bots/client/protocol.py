@@ -293,13 +293,16 @@ def find_legal(action: Any, legal: Sequence[Any]) -> int:
     return -1
 
 
+_NESTED = (list, dict)  # a tuple: ``list | dict`` would be built anew at every call
+
+
 def _same_json(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b``, equal, are the same JSON value (types equal throughout)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
         for x, y in zip(a, b):  # a loop, not all() of a generator: an action is a short list of scalars
-            if type(x) is not type(y) or (isinstance(x, list | dict) and not _same_json(x, y)):
+            if type(x) is not type(y) or (isinstance(x, _NESTED) and not _same_json(x, y)):
                 return False
         return True
     if isinstance(a, dict):
