@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && echo
 $(BIN)/referee: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,fast]'
 	touch $(BIN)/referee
 
 # `make run` writes to out/<config name>/ (ignored by git), so it never rewrites the committed

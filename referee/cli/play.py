@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from referee import __version__
+from referee.bots.client import eventloop
 from referee.cli.common import EXIT_FAILED, EXIT_OK, load, mark, usage
 from referee.cli.progress import RunDisplay
 from referee.config.model import TournamentConfig
@@ -78,7 +79,7 @@ def run(
     display = RunDisplay(quiet, verbose)
     code, report, failed = EXIT_OK, None, None
     try:
-        report = asyncio.run(_run_with_sigterm(cfg, resume, display))
+        report = eventloop.run(_run_with_sigterm(cfg, resume, display))  # uvloop where installed
     except (KeyboardInterrupt, asyncio.CancelledError):
         display.finish()
         again = resume_command(

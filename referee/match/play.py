@@ -243,48 +243,61 @@ class _Table:
 
     async def play(self, state: Any) -> Any:
         """Play the decisions from the deal ``state`` to the end of the match; the final state."""
-        game, ctx, seed, book, moves = self.game, self.ctx, self.seed, self.book, self.moves
-        deadline, extra_fields = book.limits.deadline_ms, game.info.extra_reply_fields
+        game, ctx, book = self.game, self.ctx, self.book
+        deadline = book.limits.deadline_ms
+        # bound once: these run for every decision
+        is_over, to_act, legal_of, view_of = game.is_over, game.to_act, game.legal, game.view
+        act, is_asked, bank_left = protocol.act, book.asked, book.bank_left
         # Decisions are numbered per seat: a match-wide number would tell a seat how many
         # decisions others were asked in between, which can reveal hidden cards.
         asked = [0] * len(book.names)
-        while not game.is_over(state):
+        while not is_over(state):
             asks: list[tuple[int, int, list[Any]]] = []
             to: list[int] = []
             bodies: list[bytes] = []
-            for s in game.to_act(state):
-                legal = game.legal(state, s)
-                if book.asked(s):
+            for s in to_act(state):
+                legal = legal_of(state, s)
+                dec = asked[s]
+                if is_asked(s):
                     to.append(s)
-                    bodies.append(
-                        protocol.act(ctx, s, asked[s], deadline, game.view(state, s), legal, book.bank_left(s))
-                    )
-                asks.append((s, asked[s], legal))
-                asked[s] += 1
+                    bodies.append(act(ctx, s, dec, deadline, view_of(state, s), legal, bank_left(s)))
+                asks.append((s, dec, legal))
+                asked[s] = dec + 1
             replies = await self.ask_all(to, bodies, acting=True) if to else []
-            r = 0
-            for s, dec, legal in asks:
-                ex: Exchange | None = None
-                if r < len(to) and to[r] == s:
-                    ex = replies[r]
-                    r += 1
-                verdict = judge(ex, legal, extra_fields) if ex is not None else NOT_ASKED
-                action, extras, kind = verdict.action, verdict.extras, verdict.fault
-                if ex is not None and kind is not None:
-                    book.charge(s, dec, "act", kind, verdict.detail, ex.latency_ms)
-                by = BOT if action is not None else FALLBACK
-                if action is None:
-                    action = legal[fallback_index(seed, s, dec, len(legal))]
-                state = game.apply(state, s, action)
-                if extras:
-                    try:
-                        state = game.apply_extras(state, s, extras)
-                    except InvalidExtras as exc:
-                        kind = MALFORMED
-                        detail = f"reply fields refused: {exc}"
-                        book.charge(s, dec, "act", MALFORMED, detail, ex.latency_ms if ex else 0.0)
-                ms = book.answered(s, ex) if ex is not None else None
-                moves.append(Move(s, dec, action, by, kind, ms, extras, book.keep_log(s, verdict.log)))
+            state = self.apply_turn(state, asks, to, replies)
+        return state
+
+    def apply_turn(
+        self, state: Any, asks: list[tuple[int, int, list[Any]]], to: list[int], replies: list[Exchange]
+    ) -> Any:
+        """Judge the replies of a turn (``asks``: seat, decision, legal list; ``to``: the seats
+        asked, ``replies`` their answers) and apply the actions in seat order; the new state."""
+        game, seed, book, moves = self.game, self.seed, self.book, self.moves
+        extra_fields, apply = game.info.extra_reply_fields, game.apply
+        r = 0
+        for s, dec, legal in asks:
+            ex: Exchange | None = None
+            if r < len(to) and to[r] == s:
+                ex = replies[r]
+                r += 1
+            verdict = judge(ex, legal, extra_fields) if ex is not None else NOT_ASKED
+            action, extras, kind = verdict.action, verdict.extras, verdict.fault
+            if ex is not None and kind is not None:
+                book.charge(s, dec, "act", kind, verdict.detail, ex.latency_ms)
+            by = BOT if action is not None else FALLBACK
+            if action is None:
+                action = legal[fallback_index(seed, s, dec, len(legal))]
+            state = apply(state, s, action)
+            if extras:
+                try:
+                    state = game.apply_extras(state, s, extras)
+                except InvalidExtras as exc:
+                    kind = MALFORMED
+                    detail = f"reply fields refused: {exc}"
+                    book.charge(s, dec, "act", MALFORMED, detail, ex.latency_ms if ex else 0.0)
+            ms = book.answered(s, ex) if ex is not None else None
+            log = verdict.log
+            moves.append(Move(s, dec, action, by, kind, ms, extras, None if log is None else book.keep_log(s, log)))
         return state
 
     async def notify(self, phase: str, bodies: list[bytes]) -> None:

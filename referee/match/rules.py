@@ -64,8 +64,8 @@ def judge(ex: Exchange, legal: list[Any], extra_fields: tuple[str, ...]) -> Verd
     if i < 0:
         shown = repr(reply["action"])
         return Verdict(fault=ILLEGAL, detail=f"action {shown[:120]} is not in legal ({len(legal)} actions)", log=log)
-    extras = {k: reply[k] for k in extra_fields if k in reply} or None
-    return Verdict(legal[i], extras, log=log)
+    extras = ({k: reply[k] for k in extra_fields if k in reply} or None) if extra_fields else None
+    return Verdict(legal[i], extras, None, "", log)
 
 
 def ranks_with_forfeits(

@@ -21,6 +21,7 @@ import os
 import re
 import socket
 import time
+from typing import cast
 
 import h11
 
@@ -79,8 +80,7 @@ class _Conn(asyncio.Protocol):
     # -- asyncio.Protocol ------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Keep the transport; no Nagle (a reply to a small request must not wait for an ACK)."""
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is one, unregistered with the ABC
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -482,18 +482,29 @@ class LeanPool(Transport):
             async with asyncio.timeout_at(deadline):
                 if target.connect is not None:
                     sock = await target.connect()
-                    _, conn = await loop.create_connection(lambda: _Conn(self, key), sock=sock)
+                    transport, conn = await loop.create_connection(lambda: _Conn(self, key), sock=sock)
                 else:
-                    _, conn = await loop.create_connection(lambda: _Conn(self, key), target.host, target.port)
+                    transport, conn = await loop.create_connection(lambda: _Conn(self, key), target.host, target.port)
         except TimeoutError:
             raise DeadlineExceeded.noticed_now(deadline) from None
         except OSError as exc:
             raise TransportError(
-                f"cannot connect to {target.host}:{target.port}: {exc.strerror or exc}",
-                public=os.strerror(exc.errno).lower() if exc.errno else "cannot connect",
+                f"cannot connect to {target.host}:{target.port}: {_os_reason(exc)}",
+                public=_os_reason(exc).lower() if exc.errno else "cannot connect",
             ) from exc
         self.opened[key] += 1
+        if conn.transport is None:  # uvloop calls connection_made at its next turn, after this returns
+            conn.connection_made(transport)
         return conn
+
+
+def _os_reason(exc: OSError) -> str:
+    """Why a connection failed, in the same words on every event loop (asyncio says "Connect
+    call failed ('127.0.0.1', 8001)" where uvloop says "Connection refused"): the system's
+    text for the error number where there is one."""
+    if exc.errno is not None and exc.errno > 0:
+        return os.strerror(exc.errno)
+    return str(exc.strerror or exc)
 
 
 def _request(target: Target, body: bytes) -> bytes:

@@ -61,14 +61,20 @@ class _EncodedList:
     items: list[Any] = field(default_factory=list)
     parts: list[bytes] = field(default_factory=list)
     joined: bytes = b"[]"
+    fragment: orjson.Fragment = field(default_factory=lambda: orjson.Fragment(b"[]"))  # ``joined``, as orjson embeds it
 
     def update(self, value: list[Any]) -> bool:
         """Make ``joined`` the encoding of ``value``, encoding only the entries not kept
         already; False when orjson refuses one of them."""
-        items, same = self.items, min(len(value), len(self.items))
-        k = 0
-        while k < same and value[k] is items[k]:
-            k += 1
+        items = self.items
+        k = len(items)
+        # the kept list's first and last entries in place: under the contract, so is every
+        # one between (a constant-time check); else compare from the start
+        if not (k and len(value) >= k and value[k - 1] is items[k - 1] and value[0] is items[0]):
+            same = min(len(value), k)
+            k = 0
+            while k < same and value[k] is items[k]:
+                k += 1
         if k == len(items) == len(value):
             return True
         try:
@@ -79,6 +85,7 @@ class _EncodedList:
         items.extend(value[k:])
         self.parts.extend(new)
         self.joined = b"[" + b",".join(self.parts) + b"]"
+        self.fragment = orjson.Fragment(self.joined)
         return True
 
 
@@ -151,7 +158,7 @@ class MatchContext:
                 return state
             if out is state:
                 out = dict(state)
-            out[key] = orjson.Fragment(kept.joined)
+            out[key] = kept.fragment
         return out
 
 
@@ -247,7 +254,7 @@ def parse_act_reply(body: bytes) -> dict[str, Any]:
     """Decode an ``act`` reply; it must be a JSON object with an ``action`` field."""
     try:
         # orjson reads integers past 64 bits as floats: the stdlib reads them exactly
-        reply = json.loads(body) if _LONG_DIGITS.search(body) else orjson.loads(body)
+        reply = json.loads(body) if len(body) >= 19 and _LONG_DIGITS.search(body) else orjson.loads(body)
     except orjson.JSONDecodeError:
         # what orjson refuses but the stdlib accepts (NaN, a BOM, lone surrogates) is
         # judged by the stdlib: the verdict must not depend on the decoder
@@ -257,7 +264,7 @@ def parse_act_reply(body: bytes) -> dict[str, Any]:
             raise ReplyError(f"not JSON: {_excerpt(body)}") from exc
     except (ValueError, RecursionError) as exc:
         raise ReplyError(f"not JSON: {_excerpt(body)}") from exc
-    if not isinstance(reply, dict):
+    if type(reply) is not dict:
         raise ReplyError(f"not a JSON object: {_excerpt(body)}")
     if "action" not in reply:
         raise ReplyError(f"no 'action' field: {_excerpt(body)}")
@@ -286,11 +293,18 @@ def find_legal(action: Any, legal: Sequence[Any]) -> int:
     return -1
 
 
+_NESTED = (list, dict)  # a tuple: ``list | dict`` would be built anew at every call
+
+
 def _same_json(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b``, equal, are the same JSON value (types equal throughout)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
-        return all(_same_json(x, y) for x, y in zip(a, b))
+        for x, y in zip(a, b):  # a loop, not all() of a generator: an action is a short list of scalars
+            if type(x) is not type(y) or (isinstance(x, _NESTED) and not _same_json(x, y)):
+                return False
+        return True
     if isinstance(a, dict):
         return all(_same_json(a[k], b[k]) for k in a)
     return True

@@ -17,6 +17,7 @@ import contextlib
 import time
 from dataclasses import dataclass
 
+from referee.bots.client.eventloop import clock_step
 from referee.bots.client.https import HttpsTransport
 from referee.bots.client.pool import LeanPool
 from referee.bots.client.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
@@ -116,7 +117,7 @@ def new_client(max_connections: int, pool: LeanPool | None = None) -> BotClient:
 async def post(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: float, max_bytes: int) -> Exchange:
     """POST ``body`` and read the reply within ``deadline_ms``, at most ``max_bytes``."""
     started = time.perf_counter()
-    deadline = asyncio.get_running_loop().time() + deadline_ms / 1000.0
+    deadline = _deadline(deadline_ms)
     try:
         reply = await client.request(endpoint.target, body, deadline, max_bytes)
     except (DeadlineExceeded, TransportError) as exc:
@@ -165,11 +166,17 @@ def send_now(client: Transport, endpoint: Endpoint, body: bytes, deadline_ms: fl
     """Send ``body`` at once if ``client`` can (``Transport.send_now``) and return the
     ``Sent`` to await; ``None`` when it cannot (no idle connection, https://): use ``post``."""
     started = time.perf_counter()
-    deadline = asyncio.get_running_loop().time() + deadline_ms / 1000.0
+    deadline = _deadline(deadline_ms)
     fut = client.send_now(endpoint.target, body, deadline, max_bytes)
     if fut is None:
         return None
     return Sent(fut, started, deadline_ms, max_bytes)
+
+
+def _deadline(deadline_ms: float) -> float:
+    """The event-loop time ``deadline_ms`` from now (never early on a coarse clock: ``eventloop.clock_step``)."""
+    loop = asyncio.get_running_loop()
+    return loop.time() + deadline_ms / 1000.0 + clock_step(loop)
 
 
 def _failed(exc: DeadlineExceeded | TransportError, started: float, deadline_ms: float) -> Exchange:
