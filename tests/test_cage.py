@@ -134,9 +134,13 @@ def attack(
 def same_standings(records: dict[str, dict[str, Any]], reference: dict[str, dict[str, Any]]) -> None:
     """Every match as in the twin run, and no fault charged to any bot but the attacker."""
     assert sorted(records) == sorted(reference)
-    for match_id, rec in records.items():
-        assert (rec["scores"], rec["ranks"]) == (reference[match_id]["scores"], reference[match_id]["ranks"]), match_id
+    for match_id, rec in records.items():  # faults first: a victim's fault is what changes a match
         assert all(f["bot"] == SUBJECT for f in rec["faults"]), (match_id, rec["faults"])
+        assert (rec["scores"], rec["ranks"]) == (reference[match_id]["scores"], reference[match_id]["ranks"]), (
+            match_id,
+            rec["faults"],
+            rec.get("restarts"),
+        )
 
 
 # What each attack's own report says when it fails (in the cage).
