@@ -17,20 +17,13 @@ from typing import Any
 import pytest
 
 from referee.report.page import lineup_changes
-from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
+from tests.support.browser import launched, require_chromium
 from tests.support.cli import referee
 from tests.support.season_site import EXCLUDED, LEADER, MARKED, REMOVED, build
 
 pytestmark = pytest.mark.parallel
 
 SCREENS = [(1366, 768), (390, 844)]
-CLEAN = {  # what the page shows for each excluded bot
-    "late-bot": "connection refused",
-    "slow-bot": "timed out after 15000 ms",
-    "broken-bot": "HTTP 500",
-    "crashy-bot": "exited with code 1 before it was ready",
-    "gone-bot": "cannot start its command: no such executable",
-}
 
 
 @pytest.fixture(scope="module")
@@ -46,14 +39,8 @@ def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser(season: Path) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    with launched() as b:
+        yield b
 
 
 def opened(browser: Any, season: Path, width: int, height: int) -> Any:
@@ -139,7 +126,7 @@ def test_every_setting_is_one_line_and_the_long_ones_open(season: Path, browser:
     shown = page.eval_on_selector_all(
         "#excluded li", "ls => ls.map(l => [l.dataset.bot, l.innerText.split(': ').slice(1).join(': ')])"
     )
-    assert shown == [[n, CLEAN[n]] for n in EXCLUDED]
+    assert shown == [[n, EXCLUDED[n]] for n in EXCLUDED]
     width_now = page.evaluate("() => document.documentElement.scrollWidth")
     assert width_now <= width  # opened, still nothing sideways
     page.close()

@@ -21,7 +21,7 @@ from referee.report import bot_pages
 from referee.report.page import FAINT, PALETTE, dropped_text, rating_svg, settings_lines
 from referee.report.publish import build_leaderboard, write_leaderboard
 from referee.store.tournament_file import iter_journal, load_output_dir
-from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
+from tests.support.browser import launched
 from tests.support.outputs import journal_lines
 
 pytestmark = pytest.mark.parallel
@@ -43,15 +43,8 @@ def season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def browser(season: Path) -> Iterator[Any]:
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    with launched() as b:
+        yield b
 
 
 def open_page(browser: Any, path: Path, width: int = 1366, height: int = 800) -> Any:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,3 +32,17 @@ def require_chromium() -> None:
         "/usr/bin/chromium is missing: `make test` installs it (Debian package chromium); "
         "set REFEREE_SKIP_BROWSER=1 to skip this test"
     )
+
+
+@contextlib.contextmanager
+def launched() -> Iterator[Any]:
+    """The system Chromium driven by Playwright, closed on exit (``require_chromium`` first)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()

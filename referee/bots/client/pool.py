@@ -488,9 +488,10 @@ class LeanPool(Transport):
         except TimeoutError:
             raise DeadlineExceeded.noticed_now(deadline) from None
         except OSError as exc:
+            why = _os_reason(exc)
             raise TransportError(
-                f"cannot connect to {target.host}:{target.port}: {_os_reason(exc)}",
-                public=_os_reason(exc).lower() if exc.errno else "cannot connect",
+                f"cannot connect to {target.host}:{target.port}: {why}",
+                public=why.lower() if exc.errno else "cannot connect",
             ) from exc
         self.opened[key] += 1
         if conn.transport is None:  # uvloop calls connection_made at its next turn, after this returns
