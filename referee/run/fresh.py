@@ -13,7 +13,6 @@ why a resume that would deal more matches from it is refused.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,8 +22,8 @@ from typing import Any
 from referee.errors import JournalError
 from referee.run.seeds import SEED_FILE
 from referee.schedule.registry import FORMATS
-from referee.store.journal import JOURNAL
-from referee.store.tournament_file import TOURNAMENT_FILE
+from referee.store.journal import JOURNAL, count_lines
+from referee.store.tournament_file import as_found
 
 PREVIOUS = "previous"  # the folder of earlier seasons, inside the output folder
 _PARTIAL = ".partial"
@@ -57,7 +56,7 @@ def season_of(out: Path) -> Season | None:
     else:
         seed = f"seed {settings['seed']}" if "seed" in settings else "seed unknown"
     closed = revealed or settings.get("closed") is True  # a season's own key (the ladder's)
-    return Season(_count_lines(journal), seed, closed)
+    return Season(count_lines(journal), seed, closed)
 
 
 def _adaptive(settings: Mapping[str, Any]) -> bool:
@@ -82,7 +81,7 @@ def closed_reason(out: Path, scheduled: int, closed_now: bool, grow: bool) -> st
     settings = _settings(out)
     if "seed_commitment" not in settings or "seed" not in settings:
         return None
-    recorded = _tournament(out).get("scheduled")
+    recorded = as_found(out).get("scheduled")
     if recorded == scheduled and not grow and (not _adaptive(settings) or closed_now):
         return None
     return (
@@ -147,25 +146,7 @@ def _sync(folder: Path) -> None:
         os.close(fd)
 
 
-def _count_lines(path: Path) -> int:
-    """The complete lines of the file at ``path``."""
-    count = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            count += chunk.count(b"\n")
-    return count
-
-
-def _tournament(out: Path) -> Mapping[str, Any]:
-    """``tournament.json`` of ``out`` as it is ({} when there is none or it is not JSON)."""
-    try:
-        doc = json.loads((out / TOURNAMENT_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
 def _settings(out: Path) -> Mapping[str, Any]:
     """The settings of ``tournament.json`` in ``out`` ({} when unreadable)."""
-    settings = _tournament(out).get("settings")
+    settings = as_found(out).get("settings")
     return settings if isinstance(settings, dict) else {}

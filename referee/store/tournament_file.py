@@ -42,6 +42,16 @@ def write_tournament_file(
     return path
 
 
+def as_found(out: Path) -> dict[str, Any]:
+    """``out/tournament.json`` as it is, unchecked ({} when there is none or it is not a JSON
+    object): what a refused run says of a folder before anything reads it for real."""
+    try:
+        doc = json.loads((out / TOURNAMENT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
 def read_settings(out: Path) -> dict[str, Any] | None:
     """The checked settings of ``out/tournament.json``; None when there is none (or it
     cannot be read: the run that reads it writes it again)."""
