@@ -248,6 +248,8 @@ G.rebuild = (function () {
     deal(st);
   }
 
+  // Play `action` for `seat`; true when the cards were revealed (every seat's view changes),
+  // false for a hidden choice (only the chooser's view changes: its your_turn).
   function apply(st, seat, action) {
     if (st.over || !Number.isInteger(seat) || seat < 0 || seat >= st.seats) throw new Error(`seat ${seat} is not to act`);
     const cards = parse(action);
@@ -258,7 +260,7 @@ G.rebuild = (function () {
       resolve(st, [[seat, cards]]);
       if (!st.hands.some((h) => h.length)) endHand(st);
       else st.turn = (st.turn + 1) % st.seats;
-      return;
+      return true;
     }
     if (!st.hands[seat].length || st.pending[seat] !== null) throw new Error(`seat ${seat} is not to act`);
     checkInHand(st.hands[seat], cards, action);
@@ -269,22 +271,35 @@ G.rebuild = (function () {
       st.pending = st.pending.map(() => null);
       resolve(st, plays);
       if (!st.hands.some((h) => h.length)) endHand(st);
+      return true;
     }
+    return false;
   }
 
   // Python's == on JSON values (no floats in this game's views, so no 1 == 1.0 to mind)
   function same(a, b) {
     if (a === b) return true;
     if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-    if (Array.isArray(a) !== Array.isArray(b)) return false;
-    if (Array.isArray(a)) {
-      if (a.length !== b.length) return false;
-      for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
-      return true;
+    const list = Array.isArray(a);
+    if (list !== Array.isArray(b)) return false;
+    if (list) return a.length === b.length && samePrefix(a, b, a.length);
+    let keys = 0;
+    for (const k in a) {
+      if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
+      const x = a[k], y = b[k];
+      if (x !== y && (typeof x !== 'object' || !same(x, y))) return false;
+      keys++;
     }
-    const ka = Object.keys(a);
-    if (ka.length !== Object.keys(b).length) return false;
-    for (const k of ka) if (!Object.prototype.hasOwnProperty.call(b, k) || !same(a[k], b[k])) return false;
+    for (const k in b) keys--;
+    return keys === 0;
+  }
+
+  // the first `n` items of lists `a` and `b` are equal
+  function samePrefix(a, b, n) {
+    for (let i = 0; i < n; i++) {
+      const x = a[i], y = b[i];
+      if (x !== y && (typeof x !== 'object' || !same(x, y))) return false;
+    }
     return true;
   }
 
@@ -296,7 +311,7 @@ G.rebuild = (function () {
       const old = base[k], now = v[k];
       if (Object.prototype.hasOwnProperty.call(base, k) && same(old, now)) continue;
       if (Array.isArray(now) && Array.isArray(old) && old.length > 0 && old.length < now.length &&
-          same(now.slice(0, old.length), old)) {
+          samePrefix(now, old, old.length)) {
         app[k] = now.slice(old.length);
         apps++;
       } else {
@@ -341,13 +356,15 @@ G.rebuild = (function () {
       for (const [s, sentIndex, nLegal] of group) {
         if (i >= seats.length) break;
         if (seats[i] !== s) throw new Error(`decision ${i + 1} is seat ${seats[i]}'s, the rules ask seat ${s}`);
+        let revealed;
         try {
-          apply(st, s, actions[i]);
+          revealed = apply(st, s, actions[i]);
         } catch (e) {
           throw new Error(`decision ${i + 1} is refused by the rules: ${e.message}`);
         }
-        const views = [];
-        for (let k = 0; k < n; k++) views.push(t.ref(k, view(st, k)));
+        // a seat's unchanged view keeps its index: only the views that may change are made
+        const views = now.slice();
+        for (let k = 0; k < n; k++) if (revealed || k === s) views[k] = t.ref(k, view(st, k));
         sent.push(sentIndex);
         legal.push(nLegal);
         after.push(views);
