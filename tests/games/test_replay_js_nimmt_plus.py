@@ -35,6 +35,8 @@ SCRIPT = ROOT / "referee" / "games" / "nimmt_plus" / "replay.js"
 LEADERBOARD = ROOT / "leaderboards" / "nimmt_plus"
 EDGE_SEEDS = [0, 1, 2**32 - 1, 2**32, 2**53, 2**53 + 1, 2**64 - 1, 2**127, -(2**70) - 3]
 SORTED = orjson.OPT_SORT_KEYS
+# reply fields a bot may send along (the game takes none: Game.apply_extras keeps the state)
+EXTRAS: list[dict[str, Any]] = [{"claims": [1, 2]}, {"claims": "none"}, {"note": None}, {"x": {"y": [0]}}]
 
 
 @dataclass
@@ -71,9 +73,9 @@ def played(name: str, n: int, seed: int, settings: Mapping[str, Any], rng: rando
         for s in GAME.to_act(state):
             action = rng.choice(GAME.legal(state, s))
             state = GAME.apply(state, s, action)
-            more = None
+            more: dict[str, Any] | None = None
             if extras and rng.random() < 0.1:
-                more = rng.choice([{"claims": [1, 2]}, {"claims": "none"}, {"note": None}, {"x": {"y": [0]}}])
+                more = rng.choice(EXTRAS)
             moves.append(Move(s, len(moves), action, BOT, extras=more))
     return Case(name, n, seed, options, moves)
 
@@ -149,6 +151,7 @@ def mismatch(case: Case, out: Mapping[str, Any]) -> str | None:
     last: dict[int, tuple[int, Any]] = {}  # per seat, the pair checked last
 
     def check(index: int, expected: Any, seat: int, what: str) -> str | None:
+        """None when the JS view ``index`` is ``expected`` (seat ``seat``'s), else the difference."""
         if known.get(id(expected), (None, None))[0] == index:
             return None
         prev = last.get(seat)
@@ -185,26 +188,34 @@ def mismatch(case: Case, out: Mapping[str, Any]) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def rebuild() -> Iterator[Any]:
+def browser() -> Iterator[Any]:
+    """The system Chromium, once for the module."""
+    with launched() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def rebuild(browser: Any) -> Iterator[Any]:
     """``rebuild(pairs)``: G.rebuild over a batch of (doc, options) in one Chromium page."""
-    code = SCRIPT.read_text(encoding="utf-8")
-    with launched() as browser:
-        page = browser.new_page()
-        page.set_content("<!doctype html><title>replay.js</title>")
-        # as the viewer inlines it: inside an IIFE where `const G={}` exists
-        page.add_script_tag(
-            content="window.rebuildAll=(()=>{const G={};\n" + code + "\nreturn batch=>JSON.stringify(batch.map(([d,o])=>"
-            "{try{return G.rebuild(d,o);}catch(e){return {error:String(e&&e.message)};}}));})();"
-        )
+    page = browser.new_page()
+    page.set_content("<!doctype html><title>replay.js</title>")
+    # as the viewer inlines it: inside an IIFE where `const G={}` exists
+    page.add_script_tag(
+        content="window.rebuildAll=(()=>{const G={};\n"
+        + SCRIPT.read_text(encoding="utf-8")
+        + "\nreturn batch=>JSON.stringify(batch.map(([d,o])=>"
+        "{try{return G.rebuild(d,o);}catch(e){return {error:String(e&&e.message)};}}));})();"
+    )
 
-        def run(pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
-            out: list[dict[str, Any]] = []
-            for k in range(0, len(pairs), 40):
-                out += json.loads(page.evaluate("batch => window.rebuildAll(batch)", list(pairs[k : k + 40])))
-            return out
+    def run(pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+        """G.rebuild's output (or {"error": message}) for each pair, in order."""
+        out: list[dict[str, Any]] = []
+        for k in range(0, len(pairs), 40):
+            out += json.loads(page.evaluate("batch => window.rebuildAll(batch)", list(pairs[k : k + 40])))
+        return out
 
-        yield run
-        page.close()
+    yield run
+    page.close()
 
 
 def check_all(rebuild: Any, cases: Sequence[Case]) -> None:
@@ -218,7 +229,9 @@ def check_all(rebuild: Any, cases: Sequence[Case]) -> None:
 def test_random_matches_rebuild_every_view(rebuild: Any) -> None:
     """Every variant, option and seat count: all views and legal counts equal frames()'s."""
     cases = random_cases()
-    assert {(c.options["variant"], c.options["zero_heads"]) for c in cases} == {(v, z) for v in VARIANTS for z in (0, 3)}
+    assert {(c.options["variant"], c.options["zero_heads"]) for c in cases} == {
+        (v, z) for v in VARIANTS for z in (0, 3)
+    }
     assert {c.n for c in cases} == set(range(2, 8))
     assert any(c.seed >= 2**64 for c in cases) and any(c.seed == 0 for c in cases)
     assert any(m.extras for c in cases for m in c.moves)
@@ -277,7 +290,10 @@ def test_refused_moves_are_refused(rebuild: Any) -> None:
     not_held[1] = Move(not_held[1].seat, 1, [105], BOT)
     unsorted = list(base.moves)
     unsorted[0] = Move(0, 0, [3, 1], BOT)
-    cases = [Case(name, 4, base.seed, base.options, moves) for name, moves in (("seat", wrong_seat), ("card", not_held), ("order", unsorted))]
+    cases = [
+        Case(name, 4, base.seed, base.options, moves)
+        for name, moves in (("seat", wrong_seat), ("card", not_held), ("order", unsorted))
+    ]
     outs = rebuild([(c.doc(), c.options) for c in cases])
     for case, out in zip(cases, outs, strict=True):
         with pytest.raises(ReplayError):
@@ -303,3 +319,21 @@ def test_the_comparison_finds_a_changed_view(rebuild: Any) -> None:
     changed = json.loads(json.dumps(out))
     changed["legal"][5] += 1
     assert "decision 6: " in (mismatch(case, changed) or "")
+
+
+def test_the_file_sets_g_rebuild_and_no_global(browser: Any) -> None:
+    """Loaded as a plain script after ``const G={}``, the file adds G.rebuild and no global
+    (the viewer inlines it in its own scope), and runs with the defaults of the options."""
+    page = browser.new_page()
+    page.set_content(
+        "<!doctype html><title>globals</title>"
+        "<script>window.before=Object.getOwnPropertyNames(window);const G={};</script>"
+    )
+    page.add_script_tag(content=SCRIPT.read_text(encoding="utf-8"))
+    added = page.evaluate("() => Object.getOwnPropertyNames(window).filter(k => !window.before.includes(k))")
+    assert added == ["before"], f"replay.js made globals: {added}"
+    assert page.evaluate("() => Object.keys(G)") == ["rebuild"]
+    case = played("defaults", 4, 2**64 + 5, {}, random.Random(10))
+    out = page.evaluate("doc => JSON.stringify(G.rebuild(doc, {}))", case.doc())
+    page.close()
+    assert mismatch(case, json.loads(out)) is None

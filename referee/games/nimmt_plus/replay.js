@@ -99,7 +99,7 @@ G.rebuild = (function () {
 
   function setup(n, seed, options) {
     const st = {
-      seats: n, variant: options.variant, zero_heads: options.zero_heads, rng: mersenne(seed),
+      seats: n, variant: options.variant || 'plus', zero_heads: options.zero_heads || 0, rng: mersenne(seed),
       hands_total: n, hand_number: 0, totals: new Array(n).fill(0), hand_scores: [],
       previous: null, turn: 0, starter: 0, over: false,
     };
