@@ -40,7 +40,9 @@ def test_every_game_is_one_folder_with_every_hook(gid: str) -> None:
     game = GAMES[gid]
     folder = GAMES_DIR / gid
     assert gid in FOLDERS and type(game).__module__ == f"referee.games.{gid}.rules"
-    assert sorted(p.name for p in folder.iterdir() if p.name != "__pycache__") == [
+    names = sorted(p.name for p in folder.iterdir() if p.name != "__pycache__")
+    # replay.js, the viewer's replay engine (issue 35), arrives game by game
+    assert [name for name in names if name != "replay.js"] == [
         "__init__.py",
         "rules.py",
         "schema.json",
