@@ -174,6 +174,8 @@ def mismatch(case: Case, out: Mapping[str, Any]) -> str | None:
         i, s, count = f.index, f.move.seat, f.index + 1
         if i >= len(out["sent"]):
             return f"{where}: the JS stops after {i} decisions, Python goes on"
+        if len(out["after"][i]) != case.n:
+            return f"{where}: decision {i + 1}: {len(out['after'][i])} views after it, not one per seat"
         if out["legal"][i] != f.n_legal:
             return f"{where}: decision {i + 1}: {out['legal'][i]} legal actions, Python {f.n_legal}"
         if bad := check(out["sent"][i], f.sent, s, f"decision {i + 1}: the view seat {s} was sent"):
