@@ -1,0 +1,237 @@
+"""Drahtseilakt's JavaScript replay engine (issue 35 point 4): ``replay.js`` rebuilds, in the
+system Chromium, from a match's seed and moves alone, every view ``frames(..., after=True)``
+gives in Python: the deal (CPython's MT19937 and shuffle, draw for draw, seeds past 2**53
+and the edge seeds), every variant, every seat count, truncated matches, extras (ignored, as
+the rules ignore them) and refused moves."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.errors import ReplayError
+from referee.games.drahtseilakt import rules as D
+from referee.match.frames import frames
+from referee.record import Move
+from tests.support.browser import launched
+
+pytestmark = pytest.mark.parallel
+
+GAME = D.GAME
+JS = Path(D.__file__).with_name("replay.js").read_text(encoding="utf-8")
+VARIANTS = [{"tactical": t, "chaotic": c} for t, c in itertools.product((False, True), repeat=2)]
+SEATS = range(GAME.info.min_seats, GAME.info.max_seats + 1)
+EDGE_SEEDS = [0, 1, 2**32 - 1, 2**32, 2**53 + 1, 2**64 - 1, 2**127]
+BATCH = 24  # docs per page.evaluate: keeps one answer's size modest
+
+# Loads the file as the viewer does (inside a scope where ``const G = {}`` exists) and
+# answers which globals it added; the file must add none.
+LOAD = """(src) => {
+  const before = new Set(Object.getOwnPropertyNames(window));
+  const G = {};
+  new Function("G", src)(G);
+  window.__G = G;
+  return Object.getOwnPropertyNames(window).filter((k) => !before.has(k) && k !== "__G");
+}"""
+
+# Rebuilds a batch; every view resolved to a whole one (delta entries as replay_data defines
+# them) and sent back as JSON text; a rule refusal comes back as {"error": message}.
+REBUILD = """([docs, opts]) => JSON.stringify(docs.map((doc, k) => {
+  let r;
+  try { r = window.__G.rebuild(doc, opts[k]); } catch (e) { return {error: String(e.message)}; }
+  const full = [];
+  for (const e of r.views) {
+    if ("f" in e) { full.push(e.f); continue; }
+    const base = full[e.b], v = Object.assign({}, base, e.set || {});
+    for (const key of Object.keys(e.app || {})) v[key] = base[key].concat(e.app[key]);
+    for (const key of e.del || []) delete v[key];
+    full.push(v);
+  }
+  return {views: full.map((v) => JSON.stringify(v)), start: r.start, sent: r.sent, after: r.after, legal: r.legal};
+}))"""
+
+
+def random_moves(n: int, seed: int, options: Mapping[str, Any], pick: int) -> list[Move]:
+    """A whole match played by the rules with moves chosen at random (seeded by ``pick``)."""
+    st = GAME.setup(n, seed, options)
+    rng = random.Random(pick)
+    moves: list[Move] = []
+    while not GAME.is_over(st):
+        for s in GAME.to_act(st):
+            action = rng.choice(GAME.legal(st, s))
+            moves.append(Move(s, len(moves) + 1, action, "b"))
+            st = GAME.apply(st, s, action)
+    return moves
+
+
+def doc_of(seed: int, n: int, moves: Sequence[Move]) -> dict[str, Any]:
+    """What a pack holds of a match: seed (a decimal string), bots, seats, actions, extras."""
+    doc: dict[str, Any] = {
+        "seed": str(seed),
+        "bots": [f"b{s}" for s in range(n)],
+        "seat": [m.seat for m in moves],
+        "action": [m.action for m in moves],
+    }
+    extras = {str(i): m.extras for i, m in enumerate(moves) if m.extras}
+    if extras:
+        doc["extras"] = extras
+    return doc
+
+
+def first_difference(want: Any, got: Any, at: str = "") -> str | None:
+    """Where JSON values ``want`` and ``got`` first differ (same types, keys, order), or None."""
+    if type(want) is not type(got):
+        return f"{at or 'view'}: expected {json.dumps(want)[:120]}, got {json.dumps(got)[:120]}"
+    if isinstance(want, dict):
+        if set(want) != set(got):
+            return f"{at or 'view'}: keys differ, missing {sorted(set(want) - set(got))}, extra {sorted(set(got) - set(want))}"
+        diffs = (first_difference(want[k], got[k], f"{at}.{k}" if at else k) for k in want)
+        return next((d for d in diffs if d), None)
+    if isinstance(want, list):
+        if len(want) != len(got):
+            return f"{at}: expected {len(want)} entries {json.dumps(want)[:120]}, got {len(got)} {json.dumps(got)[:120]}"
+        diffs = (first_difference(w, g, f"{at}[{i}]") for i, (w, g) in enumerate(zip(want, got, strict=True)))
+        return next((d for d in diffs if d), None)
+    return None if want == got else f"{at}: expected {json.dumps(want)}, got {json.dumps(got)}"
+
+
+class Check:
+    """Compares one match's rebuilt views with Python's, naming the first difference."""
+
+    def __init__(self, label: str, got: dict[str, Any]) -> None:
+        self.label = label
+        self.got = got
+        self.texts: list[str] = got["views"]
+
+    def view(self, where: str, want: dict[str, Any], index: int) -> None:
+        """View number ``index`` of the rebuild equals ``want`` (text first, values when the text differs)."""
+        assert 0 <= index < len(self.texts), f"{self.label} {where}: view index {index} out of range"
+        text = self.texts[index]
+        if json.dumps(want, separators=(",", ":")) == text:
+            return
+        diff = first_difference(want, json.loads(text))
+        assert diff is None, f"{self.label} {where}: {diff}"
+
+    def match(self, seed: int, n: int, options: Mapping[str, Any], moves: Sequence[Move]) -> int:
+        """Every start, sent and after view and legal count as ``frames`` gives them; the decisions checked."""
+        got = self.got
+        assert "error" not in got, f"{self.label}: the rebuild failed: {got.get('error')}"
+        st = GAME.setup(n, seed, options)
+        assert len(got["start"]) == n, f"{self.label}: {len(got['start'])} start views for {n} seats"
+        for s in range(n):
+            self.view(f"start, seat {s}", GAME.view(st, s), got["start"][s])
+        fs = list(frames(GAME, options, seed, n, moves, after=True))
+        for key in ("sent", "after", "legal"):
+            assert len(got[key]) == len(fs), f"{self.label}: {len(got[key])} {key} entries, frames gives {len(fs)}"
+        for f in fs:
+            i = f.index
+            assert got["legal"][i] == f.n_legal, f"{self.label} decision {i}: {got['legal'][i]} legal, want {f.n_legal}"
+            self.view(f"decision {i} (seat {f.move.seat}), sent", f.sent, got["sent"][i])
+            assert f.after is not None and len(got["after"][i]) == n, f"{self.label} decision {i}: after has not {n} views"
+            for s, want in enumerate(f.after):
+                self.view(f"decision {i}, after, seat {s}", want, got["after"][i][s])
+        return len(fs)
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Any]:
+    """One Chromium page with ``replay.js`` loaded as the viewer loads it."""
+    with launched() as browser:
+        pg = browser.new_page()
+        added = pg.evaluate(LOAD, JS)
+        assert added == [], f"replay.js adds globals {added}"
+        yield pg
+
+
+def rebuild(page: Any, docs: Sequence[dict[str, Any]], opts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``G.rebuild`` of every doc, in batches, in the one page."""
+    out: list[dict[str, Any]] = []
+    for k in range(0, len(docs), BATCH):
+        out += json.loads(page.evaluate(REBUILD, [list(docs[k : k + BATCH]), list(opts[k : k + BATCH])]))
+    return out
+
+
+Case = tuple[str, int, int, dict[str, Any], list[Move]]
+
+
+def check_all(page: Any, cases: Sequence[Case]) -> int:
+    """Rebuild every case (label, seed, seats, checked options, moves) and compare; the decisions checked."""
+    got = rebuild(page, [doc_of(seed, n, moves) for _, seed, n, _, moves in cases], [c[3] for c in cases])
+    return sum(Check(label, g).match(seed, n, o, moves) for (label, seed, n, o, moves), g in zip(cases, got, strict=True))
+
+
+def test_the_file_only_sets_g_rebuild(page: Any) -> None:
+    assert page.evaluate("Object.keys(window.__G)") == ["rebuild"]
+    assert "G.rebuild = function" in JS and "</script" not in JS.lower(), "the viewer inlines the file in a <script>"
+
+
+def test_the_deal_matches_python_for_the_edge_seeds(page: Any) -> None:
+    cases: list[Case] = []
+    for seed, n, o in itertools.product([*EDGE_SEEDS, -7], SEATS, VARIANTS):
+        cases.append((f"seed {seed}, {n} seats, {o}", seed, n, GAME.check_options(n, o), []))
+    assert check_all(page, cases) == 0
+    dealt = rebuild(page, [doc_of(s, 4, []) for s in (0, 2**127)], [GAME.check_options(4, {})] * 2)
+    assert dealt[0]["views"] != dealt[1]["views"], "two seeds, one deal: the seed is not used"
+
+
+def test_random_matches_of_every_variant_and_seat_count_rebuild_every_view(page: Any) -> None:
+    rng = random.Random(35)
+    cases: list[Case] = []
+    for n, o in itertools.product(SEATS, VARIANTS):
+        options = GAME.check_options(n, o)
+        seeds = [*EDGE_SEEDS[:: 3 if n == 5 else 2], rng.getrandbits(64), rng.getrandbits(40), 2**62 + rng.getrandbits(20)]
+        for seed in seeds:
+            cases.append((f"seed {seed}, {n} seats, {o}", seed, n, options, random_moves(n, seed, options, rng.getrandbits(32))))
+    decisions = check_all(page, cases)
+    assert decisions == sum(len(c[4]) for c in cases) and decisions > 40 * len(cases)
+
+
+def test_cut_short_matches_and_extras_rebuild_as_frames_does(page: Any) -> None:
+    rng = random.Random(36)
+    cases: list[Case] = []
+    for n, o in itertools.product(SEATS, VARIANTS):
+        options = GAME.check_options(n, o)
+        seed = rng.getrandbits(70)
+        moves = random_moves(n, seed, options, seed)
+        # mid-trick, mid-choice for chaotic, and in the next round's first trick
+        for cut in (n // 2 + 1, 9 * n + 1, rng.randrange(1, len(moves))):
+            cases.append((f"seed {seed}, {n} seats, {o}, cut at {cut}", seed, n, options, moves[:cut]))
+        # Drahtseilakt takes no reply fields besides the action: extras change nothing
+        marked = [Move(m.seat, m.decision, m.action, m.by, extras={"claims": [0]} if i % 5 == 0 else None) for i, m in enumerate(moves)]
+        cases.append((f"seed {seed}, {n} seats, {o}, with extras", seed, n, options, marked))
+        # moves past the end of the match are never reached, in frames as in the rebuild
+        cases.append((f"seed {seed}, {n} seats, {o}, moves past the end", seed, n, options, [*moves, moves[-1]]))
+    assert check_all(page, cases) > 0
+
+
+@pytest.mark.parametrize("o", VARIANTS, ids=lambda o: f"tactical={o['tactical']},chaotic={o['chaotic']}")
+def test_a_move_the_rules_refuse_stops_the_rebuild_as_it_stops_frames(page: Any, o: dict[str, bool]) -> None:
+    n, seed = 4, 2**60 + 3
+    options = GAME.check_options(n, o)
+    moves = random_moves(n, seed, options, 1)[:7]
+    st = GAME.setup(n, seed, options)
+    for m in moves:
+        st = GAME.apply(st, m.seat, m.action)
+    seat = GAME.to_act(st)[0]
+    hand = GAME.legal(st, seat)
+    played = next(m.action for m in moves if m.seat == seat)
+    absent = next(c for c in range(1, st.max_card + 1) if c not in hand and c != played)
+    bad = {
+        "a card not in the hand": [*moves, Move(seat, 8, absent, "b")],
+        "a card already played": [*moves, Move(seat, 8, played, "b")],
+        "not a number": [*moves, Move(seat, 8, str(hand[0]), "b")],
+        "true for a card": [*moves, Move(seat, 8, True, "b")],
+        "a float for a card": [*moves, Move(seat, 8, hand[0] + 0.5, "b")],
+        "the wrong seat": [*moves, Move((seat + 1) % n, 8, hand[0], "b")],
+    }
+    got = rebuild(page, [doc_of(seed, n, v) for v in bad.values()], [options] * len(bad))
+    for (what, mv), g in zip(bad.items(), got, strict=True):
+        with pytest.raises(ReplayError):
+            list(frames(GAME, options, seed, n, mv, after=True))
+        assert "decision 8" in g.get("error", ""), f"{what}: the rebuild did not refuse decision 8: {str(g)[:200]}"
