@@ -9,10 +9,12 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from referee.errors import ReplayError
@@ -28,7 +30,7 @@ JS = Path(D.__file__).with_name("replay.js").read_text(encoding="utf-8")
 VARIANTS = [{"tactical": t, "chaotic": c} for t, c in itertools.product((False, True), repeat=2)]
 SEATS = range(GAME.info.min_seats, GAME.info.max_seats + 1)
 EDGE_SEEDS = [0, 1, 2**32 - 1, 2**32, 2**53 + 1, 2**64 - 1, 2**127]
-BATCH = 24  # docs per page.evaluate: keeps one answer's size modest
+BATCH = 24  # docs per page.evaluate: the texts the page keeps for one batch stay modest
 
 # Loads the file as the viewer does (inside a scope where ``const G = {}`` exists) and
 # answers which globals it added; the file must add none.
@@ -41,20 +43,38 @@ LOAD = """(src) => {
 }"""
 
 # Rebuilds a batch; every view resolved to a whole one (delta entries as replay_data defines
-# them) and sent back as JSON text; a rule refusal comes back as {"error": message}.
-REBUILD = """([docs, opts]) => JSON.stringify(docs.map((doc, k) => {
-  let r;
-  try { r = window.__G.rebuild(doc, opts[k]); } catch (e) { return {error: String(e.message)}; }
-  const full = [];
-  for (const e of r.views) {
-    if ("f" in e) { full.push(e.f); continue; }
-    const base = full[e.b], v = Object.assign({}, base, e.set || {});
-    for (const key of Object.keys(e.app || {})) v[key] = base[key].concat(e.app[key]);
-    for (const key of e.del || []) delete v[key];
-    full.push(v);
+# them) as JSON text, kept in the page (``window.__texts``) and sent back as its CRC-32 and
+# length (the texts are large; Python asks for one only when it differs); a rule refusal
+# comes back as {"error": message}.
+REBUILD = """([docs, opts]) => {
+  const table = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[i] = c >>> 0;
   }
-  return {views: full.map((v) => JSON.stringify(v)), start: r.start, sent: r.sent, after: r.after, legal: r.legal};
-}))"""
+  const crc = (t) => {
+    let c = 0xffffffff;
+    for (let i = 0; i < t.length; i++) c = table[(c ^ t.charCodeAt(i)) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  window.__texts = [];
+  return JSON.stringify(docs.map((doc, k) => {
+    let r;
+    try { r = window.__G.rebuild(doc, opts[k]); } catch (e) { window.__texts.push([]); return {error: String(e.message)}; }
+    const full = [];
+    for (const e of r.views) {
+      if ("f" in e) { full.push(e.f); continue; }
+      const base = full[e.b], v = Object.assign({}, base, e.set || {});
+      for (const key of Object.keys(e.app || {})) v[key] = base[key].concat(e.app[key]);
+      for (const key of e.del || []) delete v[key];
+      full.push(v);
+    }
+    const texts = full.map((v) => JSON.stringify(v));
+    window.__texts.push(texts);
+    return {views: texts.map((t) => [crc(t), t.length]), start: r.start, sent: r.sent, after: r.after, legal: r.legal};
+  }));
+}"""
 
 
 def random_moves(n: int, seed: int, options: Mapping[str, Any], pick: int) -> list[Move]:
@@ -95,27 +115,34 @@ def first_difference(want: Any, got: Any, at: str = "") -> str | None:
         return next((d for d in diffs if d), None)
     if isinstance(want, list):
         if len(want) != len(got):
-            return f"{at}: expected {len(want)} entries {json.dumps(want)[:120]}, got {len(got)} {json.dumps(got)[:120]}"
+            return (
+                f"{at}: expected {len(want)} entries {json.dumps(want)[:120]}, got {len(got)} {json.dumps(got)[:120]}"
+            )
         diffs = (first_difference(w, g, f"{at}[{i}]") for i, (w, g) in enumerate(zip(want, got, strict=True)))
         return next((d for d in diffs if d), None)
     return None if want == got else f"{at}: expected {json.dumps(want)}, got {json.dumps(got)}"
 
 
 class Check:
-    """Compares one match's rebuilt views with Python's, naming the first difference."""
+    """Compares one match's rebuilt views (number ``k`` of the page's batch) with Python's,
+    naming the first difference."""
 
-    def __init__(self, label: str, got: dict[str, Any]) -> None:
+    def __init__(self, label: str, got: dict[str, Any], page: Any, k: int) -> None:
         self.label = label
         self.got = got
-        self.texts: list[str] = got["views"]
+        self.page = page
+        self.k = k
 
     def view(self, where: str, want: dict[str, Any], index: int) -> None:
-        """View number ``index`` of the rebuild equals ``want`` (text first, values when the text differs)."""
-        assert 0 <= index < len(self.texts), f"{self.label} {where}: view index {index} out of range"
-        text = self.texts[index]
-        if json.dumps(want, separators=(",", ":")) == text:
+        """View number ``index`` of the rebuild equals ``want`` (its text's CRC-32 and length
+        first; the values, as JSON, when the text differs)."""
+        sums = self.got["views"]
+        assert 0 <= index < len(sums), f"{self.label} {where}: view index {index} out of range"
+        text = orjson.dumps(want)  # compact, as JSON.stringify writes it
+        if [zlib.crc32(text), len(text)] == sums[index]:
             return
-        diff = first_difference(want, json.loads(text))
+        got = json.loads(self.page.evaluate("([k, i]) => window.__texts[k][i]", [self.k, index]))
+        diff = first_difference(want, got)
         assert diff is None, f"{self.label} {where}: {diff}"
 
     def match(self, seed: int, n: int, options: Mapping[str, Any], moves: Sequence[Move]) -> int:
@@ -133,7 +160,9 @@ class Check:
             i = f.index
             assert got["legal"][i] == f.n_legal, f"{self.label} decision {i}: {got['legal'][i]} legal, want {f.n_legal}"
             self.view(f"decision {i} (seat {f.move.seat}), sent", f.sent, got["sent"][i])
-            assert f.after is not None and len(got["after"][i]) == n, f"{self.label} decision {i}: after has not {n} views"
+            assert f.after is not None and len(got["after"][i]) == n, (
+                f"{self.label} decision {i}: after has not {n} views"
+            )
             for s, want in enumerate(f.after):
                 self.view(f"decision {i}, after, seat {s}", want, got["after"][i][s])
         return len(fs)
@@ -150,10 +179,8 @@ def page() -> Iterator[Any]:
 
 
 def rebuild(page: Any, docs: Sequence[dict[str, Any]], opts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """``G.rebuild`` of every doc, in batches, in the one page."""
-    out: list[dict[str, Any]] = []
-    for k in range(0, len(docs), BATCH):
-        out += json.loads(page.evaluate(REBUILD, [list(docs[k : k + BATCH]), list(opts[k : k + BATCH])]))
+    """``G.rebuild`` of every doc of one batch, in the one page (the texts stay in the page)."""
+    out: list[dict[str, Any]] = json.loads(page.evaluate(REBUILD, [list(docs), list(opts)]))
     return out
 
 
@@ -162,8 +189,13 @@ Case = tuple[str, int, int, dict[str, Any], list[Move]]
 
 def check_all(page: Any, cases: Sequence[Case]) -> int:
     """Rebuild every case (label, seed, seats, checked options, moves) and compare; the decisions checked."""
-    got = rebuild(page, [doc_of(seed, n, moves) for _, seed, n, _, moves in cases], [c[3] for c in cases])
-    return sum(Check(label, g).match(seed, n, o, moves) for (label, seed, n, o, moves), g in zip(cases, got, strict=True))
+    decisions = 0
+    for b in range(0, len(cases), BATCH):
+        batch = cases[b : b + BATCH]
+        got = rebuild(page, [doc_of(seed, n, moves) for _, seed, n, _, moves in batch], [c[3] for c in batch])
+        for k, ((label, seed, n, o, moves), g) in enumerate(zip(batch, got, strict=True)):
+            decisions += Check(label, g, page, k).match(seed, n, o, moves)
+    return decisions
 
 
 def test_the_file_only_sets_g_rebuild(page: Any) -> None:
@@ -185,9 +217,16 @@ def test_random_matches_of_every_variant_and_seat_count_rebuild_every_view(page:
     cases: list[Case] = []
     for n, o in itertools.product(SEATS, VARIANTS):
         options = GAME.check_options(n, o)
-        seeds = [*EDGE_SEEDS[:: 3 if n == 5 else 2], rng.getrandbits(64), rng.getrandbits(40), 2**62 + rng.getrandbits(20)]
+        seeds = [
+            *EDGE_SEEDS[:: 3 if n == 5 else 2],
+            rng.getrandbits(64),
+            rng.getrandbits(40),
+            2**62 + rng.getrandbits(20),
+        ]
         for seed in seeds:
-            cases.append((f"seed {seed}, {n} seats, {o}", seed, n, options, random_moves(n, seed, options, rng.getrandbits(32))))
+            cases.append(
+                (f"seed {seed}, {n} seats, {o}", seed, n, options, random_moves(n, seed, options, rng.getrandbits(32)))
+            )
     decisions = check_all(page, cases)
     assert decisions == sum(len(c[4]) for c in cases) and decisions > 40 * len(cases)
 
@@ -203,7 +242,10 @@ def test_cut_short_matches_and_extras_rebuild_as_frames_does(page: Any) -> None:
         for cut in (n // 2 + 1, 9 * n + 1, rng.randrange(1, len(moves))):
             cases.append((f"seed {seed}, {n} seats, {o}, cut at {cut}", seed, n, options, moves[:cut]))
         # Drahtseilakt takes no reply fields besides the action: extras change nothing
-        marked = [Move(m.seat, m.decision, m.action, m.by, extras={"claims": [0]} if i % 5 == 0 else None) for i, m in enumerate(moves)]
+        marked = [
+            Move(m.seat, m.decision, m.action, m.by, extras={"claims": [0]} if i % 5 == 0 else None)
+            for i, m in enumerate(moves)
+        ]
         cases.append((f"seed {seed}, {n} seats, {o}, with extras", seed, n, options, marked))
         # moves past the end of the match are never reached, in frames as in the rebuild
         cases.append((f"seed {seed}, {n} seats, {o}, moves past the end", seed, n, options, [*moves, moves[-1]]))
