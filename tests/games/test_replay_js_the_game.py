@@ -11,23 +11,20 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from referee.games.base import InvalidExtras
 from referee.games.the_game import rules
 from referee.games.the_game.rules import GAME, TheGameState
-from referee.match.frames import frames
 from referee.record import Move
 from sample_bots.the_game import heuristic
-from tests.support.browser import launched
+from tests.support import replay_js
+from tests.support.replay_js import Case, EnginePage, Rebuilt, opened
 
 pytestmark = pytest.mark.parallel
 
-REPLAY_JS = Path(rules.__file__).with_name("replay.js")
 EDGE_SEEDS = (0, 1, 2**32 - 1, 2**32, 2**53 + 1, 2**64 - 1, 2**127, -(2**40) - 3)
 VALID_CLAIMS: tuple[Any, ...] = ([], None, [3, 0], [2], [1, 3, 2], [0, 1, 2, 3])
 # every way the rules refuse claims that survives JSON (a whole float such as 1.0 does not:
@@ -38,25 +35,11 @@ Chooser = Callable[[random.Random, dict[str, Any], list[Any], dict[str, Any]], t
 
 
 @dataclass
-class Played:
-    """One match played through the Python rules, and its doc for ``G.rebuild``."""
+class Played(Case):
+    """One match played through the Python rules: how it ended, the claims refused."""
 
-    name: str
-    seed: int
-    n: int
-    options: dict[str, Any]
-    moves: list[Move]
-    end: str | None
+    end: str | None = None
     refused: int = 0  # replies whose claims the rules refused
-
-    def doc(self) -> dict[str, Any]:
-        """The pack's record of the match: seed (decimal text), bots, seats, actions, extras."""
-        extras = {str(i): m.extras for i, m in enumerate(self.moves) if m.extras}
-        doc: dict[str, Any] = {"seed": str(self.seed), "bots": [f"bot{s}" for s in range(self.n)]}
-        doc.update(seat=[m.seat for m in self.moves], action=[m.action for m in self.moves])
-        if extras:
-            doc["extras"] = extras
-        return doc
 
 
 def claims_now(rng: random.Random) -> dict[str, Any] | None:
@@ -112,7 +95,7 @@ def play(seed: int, n: int, settings: dict[str, Any], chooser: Chooser, tag: str
                 refused += 1
         moves.append(Move(seat, len(moves) + 1, action, "bot", extras=extras))
     name = f"{tag} seed={seed} n={n} options={json.dumps(opts, sort_keys=True)}"
-    return Played(name, seed, n, opts, moves, state.end_reason, refused)
+    return Played(name, n, seed, opts, moves, state.end_reason, refused)
 
 
 def every_option() -> Iterator[dict[str, Any]]:
@@ -134,94 +117,18 @@ def batch() -> list[Played]:
     return out
 
 
-def resolve(views: list[dict[str, Any]]) -> list[Any]:
-    """Every view of format-1 entries (whole, or set/app/del over an earlier one)."""
-    out: list[Any] = []
-    for e in views:
-        if "f" in e:
-            out.append(e["f"])
-            continue
-        base = out[e["b"]]
-        v = {**base, **e.get("set", {})}
-        v.update({k: base[k] + extra for k, extra in e.get("app", {}).items()})
-        for k in e.get("del", []):
-            del v[k]
-        out.append(v)
-    return out
-
-
-def canonical(value: Any) -> bytes:
-    """``value`` as JSON with sorted keys: equal texts are equal values (true is not 1)."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-
-
-def first_difference(want: Any, got: Any) -> str:
-    """The first key where ``got`` (from JavaScript) differs from ``want`` (from Python)."""
-    if isinstance(want, dict) and isinstance(got, dict):
-        for k in sorted(set(want) | set(got)):
-            if canonical(want.get(k)) != canonical(got.get(k)):
-                return f"key {k!r}: python {json.dumps(want.get(k))[:300]} js {json.dumps(got.get(k))[:300]}"
-    return f"python {json.dumps(want)[:300]} js {json.dumps(got)[:300]}"
-
-
-def compare(p: Played, out: dict[str, Any]) -> str | None:
-    """The first way the JavaScript output differs from ``frames`` for ``p``, or None."""
-    if "error" in out:
-        return f"{p.name}: JavaScript threw {out['error']}"
-    views = resolve(out["views"])
-    texts = [canonical(v) for v in views]
-
-    def differs(want: Any, index: int) -> str | None:
-        return None if canonical(want) == texts[index] else first_difference(want, views[index])
-
-    state = GAME.setup(p.n, p.seed, p.options)
-    for s in range(p.n):
-        if diff := differs(GAME.view(state, s), out["start"][s]):
-            return f"{p.name}: start view of seat {s}: {diff}"
-    fs = list(frames(GAME, p.options, p.seed, p.n, p.moves, after=True))
-    counts = {k: len(out[k]) for k in ("sent", "after", "legal")}
-    if set(counts.values()) != {len(fs)}:
-        return f"{p.name}: {len(fs)} decisions in Python, JavaScript gave {counts}"
-    for f in fs:
-        where = f"{p.name}: decision {f.index + 1} ({json.dumps(f.move.action)}, extras {f.move.extras})"
-        if out["legal"][f.index] != f.n_legal:
-            return f"{where}: legal count python {f.n_legal} js {out['legal'][f.index]}"
-        if diff := differs(f.sent, out["sent"][f.index]):
-            return f"{where}: view sent to seat {f.move.seat}: {diff}"
-        for s, want in enumerate(f.after or ()):
-            if diff := differs(want, out["after"][f.index][s]):
-                return f"{where}: view of seat {s} after: {diff}"
-    return None
-
-
 @pytest.fixture(scope="module")
-def rebuild() -> Iterator[Callable[[list[tuple[dict[str, Any], dict[str, Any]]]], list[dict[str, Any]]]]:
-    """Runs ``G.rebuild`` over a batch of (doc, options) in one Chromium page, as JSON text both ways."""
-    with launched() as browser:
-        page = browser.new_page()
-        before = set(page.evaluate("Object.getOwnPropertyNames(window)"))
-        # as the viewer does: the file inside an IIFE where `const G={}` exists
-        page.add_script_tag(
-            content="window.__rebuild=(()=>{const G={};\n" + REPLAY_JS.read_text() + "\nreturn G.rebuild;})();"
-        )
-        leaked = set(page.evaluate("Object.getOwnPropertyNames(window)")) - before
-        assert leaked == {"__rebuild"}, f"replay.js leaks globals: {sorted(leaked - {'__rebuild'})}"
-        script = """text => JSON.stringify(JSON.parse(text).map(([doc, options]) => {
-            try { return window.__rebuild(doc, options); } catch (e) { return {error: String(e.message)}; }
-        }))"""
-
-        def run(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
-            result: list[dict[str, Any]] = json.loads(page.evaluate(script, json.dumps(items)))
-            return result
-
-        yield run
+def engine() -> Iterator[EnginePage]:
+    """One Chromium page holding the engine as the viewer inlines it: it adds no global."""
+    with opened("the_game") as e:
+        assert e.added == [], f"replay.js leaks globals: {e.added}"
+        assert e.keys == ["rebuild"]
+        yield e
 
 
-def test_js_rebuilds_every_view_and_legal_count_of_real_matches(rebuild: Any) -> None:
+def test_js_rebuilds_every_view_and_legal_count_of_real_matches(engine: EnginePage) -> None:
     played = batch()
-    outs = rebuild([(p.doc(), p.options) for p in played])
-    problems = [d for p, out in zip(played, outs, strict=True) if (d := compare(p, out))]
-    assert not problems, f"{len(problems)} of {len(played)} matches differ; first: {problems[0]}"
+    replay_js.check_all(engine, GAME, played)
     # the batch reaches what it claims to: every ending, empty draw piles, both fates of claims
     assert {p.end for p in played} == {"won", "stuck", "fire"}
     assert any(p.moves and len(p.moves) > 100 for p in played)
@@ -230,32 +137,30 @@ def test_js_rebuilds_every_view_and_legal_count_of_real_matches(rebuild: Any) ->
     assert len(played) == 280
 
 
-def test_the_deal_and_whole_match_of_edge_seeds_match_cpython(rebuild: Any) -> None:
+def test_the_deal_and_whole_match_of_edge_seeds_match_cpython(engine: EnginePage) -> None:
     played = [play(seed, n, {}, low_jump, "edge") for seed in EDGE_SEEDS for n in range(1, 6)]
     played += [play(seed, 5, {"pro": True, "on_fire": True}, at_random, "edge") for seed in EDGE_SEEDS]
-    outs = rebuild([(p.doc(), p.options) for p in played])
-    problems = [d for p, out in zip(played, outs, strict=True) if (d := compare(p, out))]
-    assert not problems, problems[0]
+    replay_js.check_all(engine, GAME, played)
     # the five hands of a seed are distinct deals: the seeds really drive the generator
     hands = {json.dumps(GAME.setup(5, seed, GAME.check_options(5, {})).hands) for seed in EDGE_SEEDS}
     assert len(hands) == len(EDGE_SEEDS)
 
 
-def test_moves_past_the_end_are_left_as_frames_leaves_them(rebuild: Any) -> None:
+def test_moves_past_the_end_are_left_as_frames_leaves_them(engine: EnginePage) -> None:
     p = play(2**60 + 7, 3, {"on_fire": True}, low_jump, "past")
-    longer = Played(p.name, p.seed, p.n, p.options, [*p.moves, Move(p.moves[-1].seat, 0, "end", "bot")], p.end)
-    (out,) = rebuild([(longer.doc(), longer.options)])
-    assert compare(longer, out) is None
+    longer = Played(p.label, p.n, p.seed, p.options, [*p.moves, Move(p.moves[-1].seat, 0, "end", "bot")], p.end)
+    (out,) = engine.raw([(longer.doc(), longer.options)])
+    assert replay_js.mismatch(GAME, longer, replay_js.want(GAME, longer), Rebuilt.of(out)) is None
     assert len(out["sent"]) == len(p.moves)
 
 
-def test_a_move_the_rules_refuse_fails_naming_the_decision(rebuild: Any) -> None:
+def test_a_move_the_rules_refuse_fails_naming_the_decision(engine: EnginePage) -> None:
     p = play(77, 2, {}, low_jump, "refuse")
     opts = p.options
     wrong_seat = {**p.doc(), "seat": [1 - s for s in p.doc()["seat"]]}
     missing = {**p.doc(), "action": [{"card": 1, "pile": 0}, *p.doc()["action"][1:]]}
     early_end = {**p.doc(), "action": ["end", *p.doc()["action"][1:]]}
-    outs = rebuild([(wrong_seat, opts), (missing, opts), (early_end, opts)])
+    outs = engine.raw([(wrong_seat, opts), (missing, opts), (early_end, opts)])
     assert outs[0] == {"error": "decision 1 is seat 1's, the rules ask seat 0"}
     assert outs[1]["error"].startswith('decision 1 ({"card":1,"pile":0}) is refused by the rules: card 1 is not in')
     assert (

@@ -1,75 +1,9 @@
 // Dieci's replay engine for the viewer: G.rebuild(doc, options) rebuilds every seat's view
 // from the moves alone, exactly as referee/match/frames.py (after=True) over rules.py does.
-// Plain ES2020, no globals: the viewer inlines it where `const G={}` is in scope.
+// Plain ES2020, no globals: the viewer inlines it where `const G={}` and PyRandom
+// (referee/games/pyrandom.js: CPython's random.Random and its shuffle) are in scope.
 (function () {
   'use strict';
-
-  // CPython's MT19937 (Modules/_randommodule.c): random.Random(int) and getrandbits(k <= 32).
-  function mersenne(seedText) {
-    const mt = new Uint32Array(624);
-    let mti = 624;
-    let s = BigInt(seedText);
-    if (s < 0n) s = -s; // random.seed(int) seeds from abs(int)
-    const key = [];
-    while (s > 0n) {
-      key.push(Number(s & 0xffffffffn));
-      s >>= 32n;
-    }
-    if (!key.length) key.push(0);
-    mt[0] = 19650218;
-    for (let i = 1; i < 624; i++) mt[i] = Math.imul(1812433253, mt[i - 1] ^ (mt[i - 1] >>> 30)) + i;
-    let i = 1;
-    let j = 0;
-    for (let k = Math.max(624, key.length); k; k--) {
-      mt[i] = (mt[i] ^ Math.imul(mt[i - 1] ^ (mt[i - 1] >>> 30), 1664525)) + key[j] + j;
-      i++;
-      j++;
-      if (i >= 624) {
-        mt[0] = mt[623];
-        i = 1;
-      }
-      if (j >= key.length) j = 0;
-    }
-    for (let k = 623; k; k--) {
-      mt[i] = (mt[i] ^ Math.imul(mt[i - 1] ^ (mt[i - 1] >>> 30), 1566083941)) - i;
-      i++;
-      if (i >= 624) {
-        mt[0] = mt[623];
-        i = 1;
-      }
-    }
-    mt[0] = 0x80000000;
-    function twist() {
-      for (let k = 0; k < 624; k++) {
-        const y = (mt[k] & 0x80000000) | (mt[(k + 1) % 624] & 0x7fffffff);
-        mt[k] = mt[(k + 397) % 624] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-      }
-      mti = 0;
-    }
-    function uint32() {
-      if (mti >= 624) twist();
-      let y = mt[mti++];
-      y ^= y >>> 11;
-      y ^= (y << 7) & 0x9d2c5680;
-      y ^= (y << 15) & 0xefc60000;
-      y ^= y >>> 18;
-      return y >>> 0;
-    }
-    return {
-      getrandbits: (k) => uint32() >>> (32 - k),
-      // Random.shuffle: _randbelow(i + 1) draws (i + 1).bit_length() bits until <= i
-      shuffle(x) {
-        for (let i = x.length - 1; i > 0; i--) {
-          const k = 32 - Math.clz32(i + 1);
-          let j = this.getrandbits(k);
-          while (j > i) j = this.getrandbits(k);
-          const t = x[i];
-          x[i] = x[j];
-          x[j] = t;
-        }
-      },
-    };
-  }
 
   const RANKS = ['10', '9', '8', '7', '6', '5', '4', '3', '2', '1', '0', '00', '000', '0000', 'jollygatto'];
   const VALUES = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, -1, -2, -3, -3];
@@ -95,7 +29,7 @@
     });
     const st = {
       n,
-      rng: mersenne(seedText),
+      rng: PyRandom.seeded(seedText),
       reshuffle: options.reshuffle === undefined ? true : options.reshuffle,
       maxManches: options.max_manches === undefined ? 500 : options.max_manches,
       rank,

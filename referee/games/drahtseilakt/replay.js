@@ -2,102 +2,9 @@
 // referee/match/frames.py::frames(game, options, seed, n, moves, after=True) computes them with
 // referee/games/drahtseilakt/rules.py (the shape: replay data format 1, referee/store/replay_data.py).
 // Sets G.rebuild(doc, options) and nothing else: its own scope, so it can sit beside other files.
+// The deal is CPython's random.Random and shuffle: PyRandom (referee/games/pyrandom.js), inlined first.
 (function () {
   "use strict";
-
-  // CPython's MT19937 (Modules/_randommodule.c), 32-bit words as unsigned numbers.
-  const N = 624;
-  const M = 397;
-
-  function initGenrand(mt, s) {
-    mt[0] = s >>> 0;
-    for (let i = 1; i < N; i++) {
-      const p = mt[i - 1] ^ (mt[i - 1] >>> 30);
-      mt[i] = (Math.imul(1812433253, p) + i) >>> 0;
-    }
-  }
-
-  // random.Random(seed) for an int seed: init_by_array over the 32-bit little-endian words of
-  // abs(seed), one word 0 for seed 0.
-  function MT(seedText) {
-    let n = BigInt(seedText);
-    if (n < 0n) n = -n;
-    const key = [];
-    while (n > 0n) {
-      key.push(Number(n & 0xffffffffn));
-      n >>= 32n;
-    }
-    if (key.length === 0) key.push(0);
-    const mt = new Uint32Array(N);
-    initGenrand(mt, 19650218);
-    let i = 1;
-    let j = 0;
-    for (let k = Math.max(N, key.length); k > 0; k--) {
-      const p = mt[i - 1] ^ (mt[i - 1] >>> 30);
-      mt[i] = ((mt[i] ^ Math.imul(p, 1664525)) + key[j] + j) >>> 0;
-      i++;
-      j++;
-      if (i >= N) {
-        mt[0] = mt[N - 1];
-        i = 1;
-      }
-      if (j >= key.length) j = 0;
-    }
-    for (let k = N - 1; k > 0; k--) {
-      const p = mt[i - 1] ^ (mt[i - 1] >>> 30);
-      mt[i] = ((mt[i] ^ Math.imul(p, 1566083941)) - i) >>> 0;
-      i++;
-      if (i >= N) {
-        mt[0] = mt[N - 1];
-        i = 1;
-      }
-    }
-    mt[0] = 0x80000000;
-    this.mt = mt;
-    this.mti = N;
-  }
-
-  MT.prototype.uint32 = function () {
-    const mt = this.mt;
-    if (this.mti >= N) {
-      let kk = 0;
-      let y;
-      for (; kk < N - M; kk++) {
-        y = (mt[kk] & 0x80000000) | (mt[kk + 1] & 0x7fffffff);
-        mt[kk] = mt[kk + M] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-      }
-      for (; kk < N - 1; kk++) {
-        y = (mt[kk] & 0x80000000) | (mt[kk + 1] & 0x7fffffff);
-        mt[kk] = mt[kk + (M - N)] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-      }
-      y = (mt[N - 1] & 0x80000000) | (mt[0] & 0x7fffffff);
-      mt[N - 1] = mt[M - 1] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-      this.mti = 0;
-    }
-    let y = mt[this.mti++];
-    y ^= y >>> 11;
-    y ^= (y << 7) & 0x9d2c5680;
-    y ^= (y << 15) & 0xefc60000;
-    y ^= y >>> 18;
-    return y >>> 0;
-  };
-
-  // getrandbits(k) for 1 <= k <= 32 (all a shuffle of at most 50 cards needs)
-  MT.prototype.bits = function (k) {
-    return this.uint32() >>> (32 - k);
-  };
-
-  // Random.shuffle: _randbelow(i + 1) by getrandbits((i + 1).bit_length()), retried while > i
-  MT.prototype.shuffle = function (x) {
-    for (let i = x.length - 1; i > 0; i--) {
-      const k = 32 - Math.clz32(i + 1);
-      let j = this.bits(k);
-      while (j > i) j = this.bits(k);
-      const t = x[i];
-      x[i] = x[j];
-      x[j] = t;
-    }
-  };
 
   // The rules (rules.py): the same state, the same steps.
   const TRICKS = 9;
@@ -115,7 +22,7 @@
       seats: n,
       tactical: options.tactical === true,
       chaotic: options.chaotic === true,
-      rng: new MT(seed),
+      rng: PyRandom.seeded(seed),
       maxCard: options.tactical === true ? HAND * n : 50,
       round: 0,
       dealer: 0,

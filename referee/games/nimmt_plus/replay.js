@@ -2,86 +2,27 @@
 // returns the views of replay data format 1 (referee/store/replay_data.py), exactly those
 // referee/match/frames.py::frames(game, options, seed, n, moves, after=True) yields with the
 // rules of rules.py, stored as replay_data's _Views stores them (same entries, same indexes).
-// The deal is CPython's: random.Random(seed) (MT19937, init_by_array) and Random.shuffle.
+// The deal is CPython's random.Random(seed) and Random.shuffle (PyRandom, referee/games/pyrandom.js);
+// the views are stored by ViewTable (referee/games/viewtable.js): the viewer inlines both first.
 G.rebuild = (function () {
   'use strict';
-  const N = 624, TOP = 104, ZEROS = 7, ROWS = 4, ROW_LIMIT = 5, HAND_SIZE = 15, SIMPLE_HAND_SIZE = 12;
+  const TOP = 104, ZEROS = 7, ROWS = 4, ROW_LIMIT = 5, HAND_SIZE = 15, SIMPLE_HAND_SIZE = 12;
   const POSITIVE = { plus: true, plus_dealt_zeros: true };
   const HEADS = [0];
   for (let c = 1; c <= TOP; c++) HEADS.push(c === 55 ? 7 : c % 11 === 0 ? 5 : c % 10 === 0 ? 3 : c % 5 === 0 ? 2 : 1);
-
-  // CPython's random.Random(int): init_by_array over the 32-bit words of abs(seed).
-  function mersenne(seedText) {
-    let n = BigInt(String(seedText));
-    if (n < 0n) n = -n;
-    const key = [];
-    do {
-      key.push(Number(n & 0xffffffffn));
-      n >>= 32n;
-    } while (n > 0n);
-    const mt = new Uint32Array(N);
-    mt[0] = 19650218;
-    for (let i = 1; i < N; i++) {
-      const p = mt[i - 1] ^ (mt[i - 1] >>> 30);
-      mt[i] = Math.imul(1812433253, p) + i;
-    }
-    let i = 1, j = 0;
-    for (let k = Math.max(N, key.length); k > 0; k--) {
-      const p = mt[i - 1] ^ (mt[i - 1] >>> 30);
-      mt[i] = (mt[i] ^ Math.imul(p, 1664525)) + key[j] + j;  // Uint32Array keeps it mod 2**32
-      i++;
-      j++;
-      if (i >= N) { mt[0] = mt[N - 1]; i = 1; }
-      if (j >= key.length) j = 0;
-    }
-    for (let k = N - 1; k > 0; k--) {
-      const p = mt[i - 1] ^ (mt[i - 1] >>> 30);
-      mt[i] = (mt[i] ^ Math.imul(p, 1566083941)) - i;
-      i++;
-      if (i >= N) { mt[0] = mt[N - 1]; i = 1; }
-    }
-    mt[0] = 0x80000000;
-    let mti = N;
-    function next() {
-      if (mti >= N) {
-        for (let kk = 0; kk < N; kk++) {
-          const y = (mt[kk] & 0x80000000) | (mt[(kk + 1) % N] & 0x7fffffff);
-          mt[kk] = mt[(kk + 397) % N] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-        }
-        mti = 0;
-      }
-      let y = mt[mti++];
-      y ^= y >>> 11;
-      y ^= (y << 7) & 0x9d2c5680;
-      y ^= (y << 15) & 0xefc60000;
-      y ^= y >>> 18;
-      return y >>> 0;
-    }
-    return { getrandbits: (k) => next() >>> (32 - k) };  // 1 <= k <= 32: all this game asks
-  }
-
-  // Random.shuffle: from the end, _randbelow(i + 1) by getrandbits((i + 1).bit_length()).
-  function shuffle(rng, x) {
-    for (let i = x.length - 1; i > 0; i--) {
-      const k = 32 - Math.clz32(i + 1);
-      let j = rng.getrandbits(k);
-      while (j > i) j = rng.getrandbits(k);
-      const t = x[i]; x[i] = x[j]; x[j] = t;
-    }
-  }
 
   function deal(st) {
     const n = st.seats;
     st.hand_number += 1;
     const cards = [];
     for (let c = 1; c <= TOP; c++) cards.push(c);
-    shuffle(st.rng, cards);
+    st.rng.shuffle(cards);
     st.rows = cards.slice(0, ROWS).map((c) => [c]);
     const given = st.variant === 'plus_dealt_zeros' ? (n <= 3 ? 2 : 1) : 0;
     const hands = [];
     for (let s = 0; s < n; s++) hands.push(new Array(given).fill(0));
     const deck = cards.slice(ROWS).concat(new Array(ZEROS - given * n).fill(0));
-    shuffle(st.rng, deck);
+    st.rng.shuffle(deck);
     const size = (st.variant === 'simple' ? SIMPLE_HAND_SIZE : HAND_SIZE) - given;
     for (let s = 0; s < n; s++) {
       hands[s] = hands[s].concat(deck.slice(s * size, (s + 1) * size)).sort((a, b) => a - b);
@@ -99,7 +40,7 @@ G.rebuild = (function () {
 
   function setup(n, seed, options) {
     const st = {
-      seats: n, variant: options.variant || 'plus', zero_heads: options.zero_heads || 0, rng: mersenne(seed),
+      seats: n, variant: options.variant || 'plus', zero_heads: options.zero_heads || 0, rng: PyRandom.seeded(seed),
       hands_total: n, hand_number: 0, totals: new Array(n).fill(0), hand_scores: [],
       previous: null, turn: 0, starter: 0, over: false,
     };
@@ -276,77 +217,11 @@ G.rebuild = (function () {
     return false;
   }
 
-  // Python's == on JSON values (no floats in this game's views, so no 1 == 1.0 to mind)
-  function same(a, b) {
-    if (a === b) return true;
-    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-    const list = Array.isArray(a);
-    if (list !== Array.isArray(b)) return false;
-    if (list) return a.length === b.length && samePrefix(a, b, a.length);
-    let keys = 0;
-    for (const k in a) {
-      if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
-      const x = a[k], y = b[k];
-      if (x !== y && (typeof x !== 'object' || !same(x, y))) return false;
-      keys++;
-    }
-    for (const k in b) keys--;
-    return keys === 0;
-  }
-
-  // the first `n` items of lists `a` and `b` are equal
-  function samePrefix(a, b, n) {
-    for (let i = 0; i < n; i++) {
-      const x = a[i], y = b[i];
-      if (x !== y && (typeof x !== 'object' || !same(x, y))) return false;
-    }
-    return true;
-  }
-
-  // replay_data._delta: `view` as keys set, lists appended to and keys deleted from `base`
-  function delta(baseIndex, base, v) {
-    const put = {}, app = {};
-    let puts = 0, apps = 0;
-    for (const k of Object.keys(v)) {
-      const old = base[k], now = v[k];
-      if (Object.prototype.hasOwnProperty.call(base, k) && same(old, now)) continue;
-      if (Array.isArray(now) && Array.isArray(old) && old.length > 0 && old.length < now.length &&
-          samePrefix(now, old, old.length)) {
-        app[k] = now.slice(old.length);
-        apps++;
-      } else {
-        put[k] = now;
-        puts++;
-      }
-    }
-    const out = { b: baseIndex };
-    if (puts) out.set = put;
-    if (apps) out.app = app;
-    const gone = Object.keys(base).filter((k) => !Object.prototype.hasOwnProperty.call(v, k));
-    if (gone.length) out.del = gone;
-    return out;
-  }
-
-  // replay_data._Views: a seat's unchanged view keeps its index, a changed one is stored
-  // as the difference from the latest view stored (of any seat)
-  function table(n) {
-    const views = [], last = new Array(n).fill(null);
-    let latest = null;
-    function ref(seat, v) {
-      const prev = last[seat];
-      if (prev !== null && same(prev[1], v)) return prev[0];
-      views.push(latest === null ? { f: v } : delta(latest[0], latest[1], v));
-      latest = last[seat] = [views.length - 1, v];
-      return views.length - 1;
-    }
-    return { views: views, ref: ref };
-  }
-
   // The game has no extra reply fields (Game.apply_extras keeps the state): doc.extras change nothing.
   return function rebuild(doc, options) {
     const n = doc.bots.length, seats = doc.seat, actions = doc.action;
     const st = setup(n, doc.seed, options);
-    const t = table(n);
+    const t = ViewTable(n);
     const start = [];
     for (let s = 0; s < n; s++) start.push(t.ref(s, view(st, s)));
     const sent = [], after = [], legal = [];

@@ -1,11 +1,10 @@
 // The Game's replay engine (issue 35): rebuilds every seat's view of a match from its seed and
 // moves, exactly as referee/match/frames.py (after=True) and rules.py compute them; the output is
-// replay data format 1 (referee/store/replay_data.py). Self-contained: the viewer inlines it in
-// its IIFE where `G` exists; nothing else leaks into scope.
+// replay data format 1 (referee/store/replay_data.py). The viewer inlines it in its IIFE where `G`,
+// PyRandom (referee/games/pyrandom.js) and ViewTable (referee/games/viewtable.js) exist; nothing
+// else leaks into scope.
 G.rebuild = (function () {
   "use strict";
-  const N = 624;
-  const M = 397;
   const TOTAL = 98;
   const PILES = 4;
   const UP = [true, true, false, false];
@@ -14,94 +13,6 @@ G.rebuild = (function () {
   const FIRE_CARDS = new Set([22, 33, 44, 55, 66, 77]);
   const HAND_SIZE = { 1: 8, 2: 7, 3: 6, 4: 6, 5: 6 };
   const END = "end";
-
-  // CPython's random.Random(seed) for an int seed: MT19937 init_by_array over the 32-bit
-  // little-endian words of abs(seed) (one word 0 for seed 0); a BigInt keeps seeds past 2**53 exact.
-  function mersenne(seedText) {
-    let s = BigInt(String(seedText).trim());
-    if (s < 0n) s = -s;
-    const key = [];
-    do {
-      key.push(Number(s & 0xffffffffn));
-      s >>= 32n;
-    } while (s > 0n);
-    const mt = new Uint32Array(N);
-    mt[0] = 19650218;
-    for (let i = 1; i < N; i++) {
-      const p = mt[i - 1] ^ (mt[i - 1] >>> 30);
-      mt[i] = Math.imul(1812433253, p) + i;
-    }
-    let i = 1;
-    let j = 0;
-    for (let k = Math.max(N, key.length); k > 0; k--) {
-      const p = mt[i - 1] ^ (mt[i - 1] >>> 30);
-      mt[i] = ((mt[i] ^ Math.imul(p, 1664525)) >>> 0) + key[j] + j;
-      i++;
-      j++;
-      if (i >= N) {
-        mt[0] = mt[N - 1];
-        i = 1;
-      }
-      if (j >= key.length) j = 0;
-    }
-    for (let k = N - 1; k > 0; k--) {
-      const p = mt[i - 1] ^ (mt[i - 1] >>> 30);
-      mt[i] = ((mt[i] ^ Math.imul(p, 1566083941)) >>> 0) - i;
-      i++;
-      if (i >= N) {
-        mt[0] = mt[N - 1];
-        i = 1;
-      }
-    }
-    mt[0] = 0x80000000;
-    let mti = N;
-
-    function twist() {
-      let kk = 0;
-      let y;
-      for (; kk < N - M; kk++) {
-        y = (mt[kk] & 0x80000000) | (mt[kk + 1] & 0x7fffffff);
-        mt[kk] = mt[kk + M] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-      }
-      for (; kk < N - 1; kk++) {
-        y = (mt[kk] & 0x80000000) | (mt[kk + 1] & 0x7fffffff);
-        mt[kk] = mt[kk + M - N] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-      }
-      y = (mt[N - 1] & 0x80000000) | (mt[0] & 0x7fffffff);
-      mt[N - 1] = mt[M - 1] ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
-      mti = 0;
-    }
-
-    function uint32() {
-      if (mti >= N) twist();
-      let y = mt[mti++];
-      y ^= y >>> 11;
-      y ^= (y << 7) & 0x9d2c5680;
-      y ^= (y << 15) & 0xefc60000;
-      y ^= y >>> 18;
-      return y >>> 0;
-    }
-
-    return {
-      // getrandbits(k) for 1 <= k <= 32 (all this game draws)
-      bits(k) {
-        return uint32() >>> (32 - k);
-      },
-    };
-  }
-
-  // Random.shuffle draw for draw: _randbelow(i + 1) by getrandbits, retried while too large.
-  function shuffle(rng, x) {
-    for (let i = x.length - 1; i > 0; i--) {
-      const n = i + 1;
-      const k = 32 - Math.clz32(n);
-      let r = rng.bits(k);
-      while (r >= n) r = rng.bits(k);
-      const t = x[i];
-      x[i] = x[r];
-      x[r] = t;
-    }
-  }
 
   function fits(card, top, up) {
     return up ? card > top || card === top - 10 : card < top || card === top + 10;
@@ -151,7 +62,7 @@ G.rebuild = (function () {
     };
     const deck = [];
     for (let c = 2; c < 100; c++) deck.push(c);
-    shuffle(mersenne(seed), deck);
+    PyRandom.seeded(seed).shuffle(deck);
     for (let s = 0; s < n; s++) st.hands.push(deck.splice(deck.length - st.handSize).sort(ascending));
     st.deck = deck;
     startTurn(st);
@@ -277,63 +188,12 @@ G.rebuild = (function () {
     return count;
   }
 
-  // replay_data._Views: a seat's unchanged view keeps its index, a changed one is stored as the
-  // difference (keys set, lists appended to, keys deleted) from the latest view stored.
-  function table(n) {
-    const views = [];
-    const last = new Array(n).fill(null);
-    let latest = null;
-    function delta(baseIndex, base, v) {
-      const out = { b: baseIndex };
-      const set = {};
-      const app = {};
-      for (const k of Object.keys(v)) {
-        const now = JSON.stringify(v[k]);
-        if (!(k in base)) {
-          set[k] = v[k];
-          continue;
-        }
-        const old = base[k].text;
-        if (old === now) continue;
-        const ol = base[k].value;
-        if (Array.isArray(v[k]) && Array.isArray(ol) && ol.length > 0 && ol.length < v[k].length &&
-            now.startsWith(old.slice(0, -1) + ",")) {
-          app[k] = v[k].slice(ol.length);
-        } else {
-          set[k] = v[k];
-        }
-      }
-      if (Object.keys(set).length) out.set = set;
-      if (Object.keys(app).length) out.app = app;
-      const gone = Object.keys(base).filter((k) => !(k in v));
-      if (gone.length) out.del = gone;
-      return out;
-    }
-    function texts(v) {
-      const t = {};
-      for (const k of Object.keys(v)) t[k] = { value: v[k], text: JSON.stringify(v[k]) };
-      return t;
-    }
-    return {
-      views,
-      ref(seat, v) {
-        const whole = JSON.stringify(v);
-        const prev = last[seat];
-        if (prev !== null && prev.whole === whole) return prev.index;
-        const parts = texts(v);
-        views.push(latest === null ? { f: v } : delta(latest.index, latest.parts, v));
-        latest = last[seat] = { index: views.length - 1, whole, parts };
-        return latest.index;
-      },
-    };
-  }
-
   // frames.py with after=True: the deciding seat was sent its current view; every seat's view
   // is taken again once the decision (and its extras) is applied.
   return function rebuild(doc, options) {
     const n = doc.bots.length;
     const st = setup(n, doc.seed, options);
-    const tab = table(n);
+    const tab = ViewTable(n);
     const start = [];
     for (let s = 0; s < n; s++) start.push(tab.ref(s, view(st, s)));
     const now = start.slice();
