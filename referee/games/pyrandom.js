@@ -85,13 +85,14 @@ const PyRandom = (function () {
     }
 
     function getrandbits(k) {
-      if (!(k >= 1 && k <= 32)) throw new RangeError(`getrandbits(${k}): only 1 to 32 bits`);
+      if (!Number.isInteger(k) || k < 1 || k > 32) throw new RangeError(`getrandbits(${k}): only 1 to 32 bits`);
       return next() >>> (32 - k);
     }
 
     // Random._randbelow_with_getrandbits: n.bit_length() bits, drawn again while >= n
     function randbelow(n) {
-      const k = n > 0xffffffff ? 33 : 32 - Math.clz32(n);
+      if (!Number.isInteger(n) || n < 1 || n > 0xffffffff) throw new RangeError(`randbelow(${n}): only 1 to 2**32 - 1`);
+      const k = 32 - Math.clz32(n);
       let r = getrandbits(k);
       while (r >= n) r = getrandbits(k);
       return r;
