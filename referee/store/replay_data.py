@@ -81,7 +81,7 @@ def write(out: Path, m: Match) -> Path:
     p = path(out, str(m.record["id"]))
     doc = make(m)
     p.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(p, _HEAD + key(m.record).encode() + _OPEN + _encode(doc) + _TAIL)
+    atomic_write(p, _HEAD + key(m.record).encode() + _OPEN + encode(doc) + _TAIL)
     return p
 
 
@@ -189,8 +189,8 @@ def _delta(prev: tuple[int, Any], view: Any) -> dict[str, Any]:
     return out
 
 
-def _encode(doc: dict[str, Any]) -> bytes:
-    """Compact JSON, ASCII only (orjson; the standard library for integers past 64 bits)."""
+def encode(doc: dict[str, Any]) -> bytes:
+    """A doc as compact JSON, ASCII only (orjson; the standard library for integers past 64 bits)."""
     try:
         raw = orjson.dumps(doc)
     except TypeError:
