@@ -152,7 +152,9 @@ def open_packs(config: TournamentConfig, resume: bool) -> Iterator[PackSink]:
     if resume and (out / JOURNAL).exists():
         journal = {int(d["index"]): str(d["id"]) for d in jn.read_journal(out / JOURNAL)}
     present = packs.repair(out, journal) if journal else set()
-    with packs.PackWriter(out, resume) as writer:
+    # held back: a few matches in flight here; on Dask, the batches of every worker
+    window = 2 * max(2, config.concurrency) if config.workers <= 1 and not config.cluster else packs.WINDOW
+    with packs.PackWriter(out, resume, window) as writer:
         missing = journal.keys() - present
         if missing:
             lines = (d for d in jn.read_journal(out / JOURNAL) if int(d["index"]) in missing)
