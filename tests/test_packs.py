@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.audit.verify import verify
 from referee.store import packs, replay_data
 from referee.store.matches import load_match
 from tests.support.cli import referee, start
@@ -72,6 +73,14 @@ def test_packs_are_byte_identical_at_any_concurrency_and_after_kill_9_and_resume
     assert done.returncode == 0, done.stderr
     assert journal(out) == recs
     assert pack_bytes(out) == pack_bytes(one)
+
+    # verify checks the packs against the journal and the transcripts
+    assert verify(out).ok
+    pack = packs.pack_files(out)[0]
+    kept = pack.read_bytes().split(b"\n")
+    pack.write_bytes(b"\n".join([kept[1], kept[0], *kept[2:-2], b""]))  # two swapped, the last gone
+    found = "\n".join(str(p) for p in verify(out).problems)
+    assert "out of index order" in found and f"{recs[-1]['id']}: packs: no entry in the replay packs" in found, found
 
 
 def line(index: int) -> bytes:
