@@ -66,7 +66,9 @@ def pack_figures(out: Path) -> dict[str, Any]:
     lines = list(jn.read_journal(out / "matches.jsonl"))
     found = transcripts.find_many(out, {str(r["id"]) for r in lines})
     moves = [
-        packs.encode_line(str(r["id"]), r["index"], packs.moves_doc("nimmt_plus", packs.record_fields(r), found[r["id"]]))
+        packs.encode_line(
+            str(r["id"]), r["index"], packs.moves_doc("nimmt_plus", packs.record_fields(r), found[r["id"]])
+        )
         for r in lines
     ]
     entries = sum(len(packs.read_pack(p)[0]) for p in files)
@@ -94,7 +96,9 @@ def main(argv: list[str] | None = None) -> None:
             for name, tree in trees.items():
                 out = Path(tmp) / f"{name}-{rep}"
                 cpu[name].append(whole_run(tree, bot.port, args.matches, out))
-        print(f"whole run ({args.matches} matches, 6 nimmt! Plus, 4 seats, concurrency 8), {args.reps} reps interleaved:")
+        print(
+            f"whole run ({args.matches} matches, 6 nimmt! Plus, 4 seats, concurrency 8), {args.reps} reps interleaved:"
+        )
         for name, xs in cpu.items():
             print(f"  {name:<10} {statistics.median(xs):7.1f} µs CPU/decision ({min(xs):.1f}–{max(xs):.1f})")
         for name in trees:
