@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from referee.audit.verify import verify
+from referee.run.fresh import move_aside
 from referee.store import packs, replay_data
 from referee.store.matches import load_match
 from tests.support.cli import referee, start
@@ -103,3 +104,19 @@ def test_a_late_match_is_put_in_its_place_and_a_pack_holds_one_block(tmp_path: P
     assert packs.repair(tmp_path, journal_ids) == set(journal_ids)
     assert path.read_bytes() == b"".join(line(i) for i in sorted(order) if i < 500 and i != 5)
     assert packs.read_pack(path)[1]
+
+
+def test_a_fresh_start_drops_the_old_packs_and_fresh_moves_them_aside(tmp_path: Path) -> None:
+    with packs.PackWriter(tmp_path, resume=False) as w:
+        w.add(3, line(3))
+    with packs.PackWriter(tmp_path, resume=True) as w:  # --resume keeps them
+        pass
+    assert pack_bytes(tmp_path) == {"000000.js": line(3)}
+    moved = move_aside(tmp_path, "2026-01-01T00-00-00Z")  # --fresh: with the rest of the season
+    assert moved is not None and (moved / packs.FOLDER / "000000.js").read_bytes() == line(3)
+    assert not (tmp_path / packs.FOLDER).exists()
+    (tmp_path / packs.FOLDER).mkdir(parents=True)
+    (tmp_path / packs.FOLDER / "000001.js").write_bytes(line(700))
+    with packs.PackWriter(tmp_path, resume=False) as w:  # a run started again without --resume
+        w.add(1, line(1))
+    assert pack_bytes(tmp_path) == {"000000.js": line(1)}

@@ -129,7 +129,9 @@ def open_sink(
         jn.JournalWriter(out / JOURNAL) as writer,
         contextlib.ExitStack() as stack,
     ):
-        pack_sink = stack.enter_context(open_packs(config, resume)) if kept else None
+        # a folder made before packs, resumed, stays without them (its replays: replay data files)
+        older = resume and not packs.exists(out) and jn.has_lines(out / JOURNAL)
+        pack_sink = stack.enter_context(open_packs(config, resume)) if kept and not older else None
 
         def transcript(f: Fixture, rec: MatchRecord) -> None:
             if pack_sink is not None and rec.transcript is None:  # encoded once, for both
