@@ -31,6 +31,7 @@ seat's bot and version, and the report names every bot's versions.
 from __future__ import annotations
 
 import hashlib
+import json
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -221,7 +222,12 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
 
 def _moves_digest(seats: Sequence[int], actions: Sequence[Any], by: str) -> bytes:
     """A digest of a match's moves (seats, actions, who chose), as the transcript or a pack holds them."""
-    return hashlib.blake2b(orjson.dumps([list(seats), list(actions), by]), digest_size=16).digest()
+    moves = [list(seats), list(actions), by]
+    try:
+        raw = orjson.dumps(moves)
+    except TypeError:  # an integer past 64 bits: the standard library's spelling
+        raw = json.dumps(moves, separators=(",", ":")).encode()
+    return hashlib.blake2b(raw, digest_size=16).digest()
 
 
 def _check_packs(out: Path, ids: Mapping[int, str], moves: Mapping[int, bytes], report: Report) -> None:
