@@ -1,5 +1,9 @@
 """Replay data: what the viewer draws of one match, the one reader and writer of its files.
 
+Format 1's doc is what a replay pack holds of a match of a game without ``replay.js``
+(``store.packs``, every match, written by the run; there without ``ms``); the files below
+are for folders made before packs, and for ``referee replay OUT MATCH --html``.
+
 ``OUT/replays/data/<match>.js`` is a script the viewer page (``replays/index.html``) adds
 at run time (a script, not a fetch: Chromium refuses fetch on file://)::
 
