@@ -193,7 +193,7 @@ def render_page(
     }
     note = (  # for every visitor: the organiser's commands are in docs/outputs.md
         f"{len(chosen)} of {total} matches listed: the {RECENT} most recent and up to {FAULTED} with faults "
-        "(marked). Every match of a bot is on its page" + (", each one click from its replay." if with_packs else ".")
+        "(marked). Every match of a bot is on its page" + (", one click from its replay." if with_packs else ".")
     )
     return (
         "<!doctype html>\n"

@@ -153,7 +153,7 @@ def open_packs(config: TournamentConfig, resume: bool) -> Iterator[PackSink]:
     journal: dict[int, str] = {}
     if resume and (out / JOURNAL).exists():
         journal = {int(d["index"]): str(d["id"]) for d in jn.read_journal(out / JOURNAL)}
-    present = packs.repair(out, journal) if journal else set()
+    present = packs.repair(out, journal) if resume else set()
     # held back: a few matches in flight here; on Dask, the batches of every worker
     window = 2 * max(2, config.concurrency) if config.workers <= 1 and not config.cluster else packs.WINDOW
     with packs.PackWriter(out, resume, window) as writer:
