@@ -9,12 +9,16 @@ give byte-identical outputs (timings.json aside).
 
     python -m benchmarks.publish                      # every size
     python -m benchmarks.publish --sizes 100000:5     # one size (matches:bots)
+    python -m benchmarks.publish --replays            # with a transcripts part and a replay packs folder
+    python -m benchmarks.publish --tree /path/to/main # publish with the referee of another tree
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+import os
 import random
 import resource
 import shutil
@@ -79,7 +83,15 @@ def shuffle_journal(path: Path, seed: int = 2, buckets: int = 64) -> None:
             p.unlink()
 
 
-def leaderboard(out: Path) -> tuple[float, float, float]:
+def replay_folders(out: Path) -> None:
+    """A transcripts part (empty) and a replay packs folder: publishing takes the replay path
+    (the match list chosen as the journal is read, the viewer page; with packs, no replay data)."""
+    (out / "transcripts").mkdir()
+    (out / "transcripts" / "part-00000.jsonl.gz").write_bytes(gzip.compress(b""))
+    (out / "replays" / "packs").mkdir(parents=True)
+
+
+def leaderboard(out: Path, tree: str | None = None) -> tuple[float, float, float]:
     """Run ``referee leaderboard out`` in a fresh process: (wall seconds, CPU seconds, peak RSS MB)."""
     script = (
         "import resource, sys, time\n"
@@ -92,7 +104,8 @@ def leaderboard(out: Path) -> tuple[float, float, float]:
         "u = resource.getrusage(resource.RUSAGE_SELF)\n"
         "print(time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024)\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    env = None if tree is None else {**os.environ, "PYTHONPATH": tree}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, env=env)
     if result.returncode:
         raise SystemExit(f"referee leaderboard failed:\n{result.stderr}")
     seconds, cpu, rss = result.stdout.split()[-3:]
@@ -108,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
     """Print the publishing figures for each size."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(f"{m}:{b}" for m, b in SIZES), help="matches:bots,...")
+    parser.add_argument("--replays", action="store_true", help="with transcripts and replay packs (replay_folders)")
+    parser.add_argument("--tree", help="publish with the referee package of this source tree (PYTHONPATH)")
     args = parser.parse_args(argv)
     print(f"publishing bench (referee leaderboard), {resource.getpagesize()} B pages; figures under load")
     for spec in args.sizes.split(","):
@@ -116,13 +131,15 @@ def main(argv: list[str] | None = None) -> None:
             out = Path(tmp) / "out"
             t = time.perf_counter()
             size = write_journal(out, matches, bots)
+            if args.replays:
+                replay_folders(out)
             made = time.perf_counter() - t
-            first_s, first_cpu, first_rss = leaderboard(out)
+            first_s, first_cpu, first_rss = leaderboard(out, args.tree)
             first = outputs(out)
-            second_s, second_cpu, _ = leaderboard(out)
+            second_s, second_cpu, _ = leaderboard(out, args.tree)
             same_twice = outputs(out) == first
             shuffle_journal(out / "matches.jsonl")
-            third_s, third_cpu, _ = leaderboard(out)
+            third_s, third_cpu, _ = leaderboard(out, args.tree)
             same_shuffled = outputs(out) == first
             page = len(first["index.html"])
             target = TARGETS.get(matches)

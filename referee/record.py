@@ -67,6 +67,8 @@ class MatchRecord:
     # the transcript line of ``moves``, encoded where the match was played when that is not
     # where it is written (a Dask worker ships these bytes, not 240 pickled Moves)
     transcript: bytes | None = field(default=None, compare=False, repr=False)
+    # the replay pack line (``store.packs``), made where the match was played, likewise
+    pack: bytes | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The journal line of this match."""
@@ -103,5 +105,5 @@ class MatchRecord:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> MatchRecord:
         """A record read back from the journal."""
-        known = {f for f in cls.__dataclass_fields__ if f not in ("extra", "moves", "transcript")}
+        known = {f for f in cls.__dataclass_fields__ if f not in ("extra", "moves", "transcript", "pack")}
         return cls(**{k: d[k] for k in known if k in d}, extra={k: v for k, v in d.items() if k not in known})

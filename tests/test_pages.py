@@ -126,7 +126,7 @@ def test_a_bot_page_lists_every_match_it_played_with_replay_links(season: Path, 
     assert [s["id"] for s in seen] == [d["id"] for d in mine]
     for s, d in zip(seen, mine):
         seat = d["bots"].index(HERO)
-        assert s["href"] == f"../replays/index.html#{d['id']}"
+        assert s["href"] == f"../replays/index.html#{d['id']}/s{seat}d0"  # at the bot's first decision
         assert (s["seat"], s["rank"], s["score"]) == (seat, d["ranks"][seat], d["scores"][seat])
     assert page.errors == []
 

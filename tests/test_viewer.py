@@ -1,5 +1,5 @@
 """The replay viewer: a real ``referee run`` of sample bots publishes ``replays/index.html``
-and the replay data of its matches. The data rebuilds, in Python, exactly the views the
+and the replay data of its matches (a folder made before replay packs: its packs removed). The data rebuilds, in Python, exactly the views the
 rules give; in headless Chromium from disk the one page lists the matches, opens
 ``#m000001/k`` at decision k with the rows and hands the rules give after k decisions,
 shows the seed as its exact digits, highlights and scrolls to the current decision in the
@@ -48,6 +48,10 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (tmp / "v.toml").write_text("\n".join(lines) + "\n")
     proc = referee("run", str(tmp / "v.toml"), "-q")
     assert proc.returncode == 0, proc.stderr
+    # a folder as a referee before replay packs left it: the viewer reads replay data files
+    # (tests/test_packs.py covers the packs)
+    shutil.rmtree(tmp / "out" / "replays")
+    write_replays(tmp / "out")
     return tmp / "out"
 
 

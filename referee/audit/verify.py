@@ -19,6 +19,11 @@ from the journal before them), and every scheduled match be in the journal or dr
 The journal lines come through its reader, checked against ``store.line.LINE``: their
 shape is not checked again here.
 
+Where the folder has replay packs (``store.packs``), every pack line must be whole, in its
+pack and in index order, name a match of the journal, and hold that match's moves as its
+transcript has them (seats, actions, who chose); every match with a transcript must have
+its entry.
+
 Where the journal records bot versions (``versions``), a problem at a decision names the
 seat's bot and version, and the report names every bot's versions.
 """
@@ -26,6 +31,7 @@ seat's bot and version, and the report names every bot's versions.
 from __future__ import annotations
 
 import hashlib
+import json
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,13 +43,14 @@ import orjson
 
 from referee.audit.schedule_check import NOT_YET, ScheduleCheck
 from referee.bots.client.protocol import find_legal
+from referee.errors import ReplayError
 from referee.games.base import Game, IllegalAction, InvalidExtras, Result, ranks_from_scores
 from referee.match.rules import deal_fingerprint, fallback_index, ranks_with_forfeits
 from referee.record import MALFORMED
 from referee.report.policy import standings
 from referee.report.progress import OnProgress, nothing
 from referee.report.publish import write_leaderboard
-from referee.store import transcripts
+from referee.store import packs, transcripts
 from referee.store.journal import journal_details
 from referee.store.matches import game_of, options_of
 from referee.store.tournament_file import load_output_dir
@@ -173,6 +180,7 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
     checker = _Checker(game, settings, report)
     fixtures = _schedule_check(tournament, out, report)
     total = len(records)
+    moves: dict[int, bytes] = {}  # each match's moves, digested, for the packs' check
     for done, rec in enumerate(records):
         if done % PROGRESS_EVERY == 0:
             on_progress(done, total, MATCHES_STEP)
@@ -185,7 +193,10 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
             if has_transcripts:
                 report.add(Problem(mid, "transcript", "no transcript for this journal line"))
         else:
+            before = report.problem_count
             checker.recheck(rec, tr)
+            if report.problem_count == before:  # a match named already is not named again by the packs
+                moves[int(rec["index"])] = _moves_digest(tr.seats, tr.actions, tr.by)
         if fixtures is not None:  # after the match's own check: a changed seed is first a deal's problem
             fixtures.line(rec)
     if not has_transcripts and records and settings.get("transcripts") == "all":
@@ -198,6 +209,8 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
     report.line = None
     if fixtures is not None:  # a secret seed, revealed, is revealed once the run is complete
         report.not_checked.extend(fixtures.finish(bool(settings.get("seed_secret")) and "stopped" not in tournament))
+    if packs.exists(out):  # after the journal's own checks: a line the journal lacks is named as such first
+        _check_packs(out, {int(r["index"]): str(r["id"]) for r in records}, moves, report)
     on_progress(total, total, MATCHES_STEP)
     report.replay_seconds = time.perf_counter() - started
     report.replay_cpu_seconds = time.process_time() - cpu
@@ -205,6 +218,45 @@ def verify(out: Path, on_progress: OnProgress = nothing) -> Report:
     report.seconds = time.perf_counter() - started
     report.cpu_seconds = time.process_time() - cpu
     return report
+
+
+def _moves_digest(seats: Sequence[int], actions: Sequence[Any], by: str) -> bytes:
+    """A digest of a match's moves (seats, actions, who chose), as the transcript or a pack holds them."""
+    moves = [list(seats), list(actions), by]
+    try:
+        raw = orjson.dumps(moves)
+    except TypeError:  # an integer past 64 bits: the standard library's spelling
+        raw = json.dumps(moves, separators=(",", ":")).encode()
+    return hashlib.blake2b(raw, digest_size=16).digest()
+
+
+def _check_packs(out: Path, ids: Mapping[int, str], moves: Mapping[int, bytes], report: Report) -> None:
+    """The replay packs against the journal (``ids``: index -> id) and the transcripts' moves."""
+    seen: set[int] = set()
+    for path in packs.pack_files(out):
+        entries, whole = packs.read_pack(path)
+        where = f"{path.relative_to(out)}"
+        if not whole:
+            report.add(Problem("-", "packs", f"{where}: a line that is not a pack entry (torn or damaged)"))
+        last = -1
+        for mid, index, b64 in entries:
+            if packs.pack_name(index) != path.name or index <= last:
+                report.add(Problem(mid, "packs", f"{where}: entry {index} out of its pack or out of index order"))
+            last = max(last, index)
+            if ids.get(index) != mid:
+                report.add(Problem(mid, "packs", f"{where}: entry {index} names a match not in the journal"))
+                continue
+            seen.add(index)
+            try:
+                doc = packs.inflate(b64)
+                digest = _moves_digest(doc["seat"], doc["action"], doc["by"])
+            except (ReplayError, KeyError, TypeError) as exc:
+                report.add(Problem(mid, "packs", f"{where}: a damaged entry ({exc})"))
+                continue
+            if index in moves and digest != moves[index]:
+                report.add(Problem(mid, "packs", f"{where}: its moves differ from the transcript's"))
+    for index in sorted(moves.keys() - seen):  # matches whose transcript checked out
+        report.add(Problem(ids[index], "packs", "no entry in the replay packs"))
 
 
 def _schedule_check(tournament: Mapping[str, Any], out: Path, report: Report) -> ScheduleCheck | None:

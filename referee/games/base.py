@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 Action = Any  # a JSON value: str, int, list, dict
 View = dict[str, Any]
 SCHEMA, RENDERER = "schema.json", "viewer.js"  # the assets of a game's folder
+REPLAY = "replay.js"  # optional: the game's engine in the viewer (``Game.replay_js``)
 
 
 class GameError(Exception):
@@ -343,6 +344,15 @@ class Game(abc.ABC):
         the seats that just acted) and may set ``G.cardClass(c)`` to extra CSS classes of card
         ``c``; the page's ``esc``, ``card``, ``cards``, ``backs`` and ``seatName`` are in scope."""
         return self._asset(RENDERER)
+
+    def replay_js(self) -> str | None:
+        """This game's engine in the replay viewer (``replay.js`` of its folder), or None when
+        the folder has none. It sets ``G.rebuild(doc, options)``, which returns the views of a
+        moves-only replay doc (``store.packs``) as ``{views, start, sent, after, legal}`` of
+        format 1 (``store.replay_data``); ``options`` are the game's checked options."""
+        package = importlib.import_module(type(self).__module__).__package__ or ""
+        asset = resources.files(package) / REPLAY
+        return asset.read_text(encoding="utf-8") if asset.is_file() else None
 
     @abc.abstractmethod
     def glance(self, view: View) -> str:

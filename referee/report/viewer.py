@@ -3,15 +3,22 @@
 Opened plain, it lists matches (sortable, filtered by bot, matches with faults marked).
 Opened as ``index.html#m000042`` it shows that match, ``#m000042/17`` at decision 17
 (decisions are numbered from 1; 0 is the deal) and ``#m000042/s2d5`` at seat 2's decision
-5 (the ``decision`` number that seat was sent). It loads the match's replay data
-(``store.replay_data``: ``replays/data/<match>.js``) as a script added at run time (no
-fetch: Chromium refuses fetch on file://) and steps through it: the whole table or exactly
-what one seat may see, drawn as cards by the game's renderer (``Game.renderer_js``, inlined); every decision with who chose it, faults,
-response times and the bot's log; the seed as an exact string; links to the bots' pages.
+5 (the ``decision`` number that seat was sent). It loads the match from its replay pack
+(``store.packs``: ``replays/packs/NNNNNN.js``, found from the index in the match id, every
+match of the run, written as matches finished) or, in a folder made before packs, from its
+replay data (``store.replay_data``: ``replays/data/<match>.js``), as a script added at run
+time (no fetch: Chromium refuses fetch on file://). A pack entry is inflated in the page
+(``DecompressionStream``); a moves-only entry gets its views from the game's engine
+(``Game.replay_js``, inlined: ``G.rebuild(doc, options)``). It steps through the match: the
+whole table or exactly what one seat may see, drawn as cards by the game's renderer
+(``Game.renderer_js``, inlined); every decision with who chose it, faults, response times
+(replay data only) and the bot's log; the seed as an exact string; links to the bots' pages.
 
-Publishing makes the data of the listed matches only, never again for a match that has
-it: the ``RECENT`` most recent and up to ``FAULTED`` most recent with faults. Any other
-match: ``referee replay OUT MATCH --html`` makes its data, and the same page shows it.
+The list is bounded: the ``RECENT`` most recent and up to ``FAULTED`` most recent with
+faults; every match is one click from its bots' pages. With packs, publishing makes no
+replay data. Without them (a folder made before), publishing makes the data of the listed
+matches only, never again for a match that has it; ``referee replay OUT MATCH --html``
+makes any other's, and the same page shows it.
 """
 
 from __future__ import annotations
@@ -23,13 +30,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.errors import ReplayError
+from referee.errors import LeaderboardError, ReplayError
 from referee.games import get_game
+from referee.games.base import Game
 from referee.report.names import bot_files
 from referee.report.progress import OnProgress, nothing
-from referee.store import replay_data, transcripts
+from referee.store import packs, replay_data, transcripts
 from referee.store.files import atomic_write
-from referee.store.matches import Match, match_of
+from referee.store.matches import Match, match_of, options_of
 from referee.store.tournament_file import load_output_dir
 
 FOLDER = "replays"
@@ -52,6 +60,9 @@ def write_replays(out: Path, on_progress: OnProgress = nothing, watch: Watch | N
             watch.add(line)
     chosen = watch.chosen()
     settings = tournament["settings"]
+    if packs.exists(out):  # every match is in the packs, written as it finished
+        write_page(out, settings, chosen, watch.count, {str(r["id"]) for r in chosen}, with_packs=True)
+        return []
     game = get_game(settings["game"])
     missing = {str(r["id"]): r for r in chosen if not replay_data.present(out, r)}
     found = transcripts.find_many(out, set(missing)) if missing else {}
@@ -80,8 +91,9 @@ def write_replay(out: Path, m: Match) -> Path:
         for line in lines:
             watch.add(line)
         chosen = watch.chosen()
-        ids = {str(r["id"]) for r in chosen if replay_data.present(out, r)}
-        write_page(out, tournament["settings"], chosen, watch.count, ids)
+        with_packs = packs.exists(out)
+        ids = {str(r["id"]) for r in chosen if with_packs or replay_data.present(out, r)}
+        write_page(out, tournament["settings"], chosen, watch.count, ids, with_packs)
     return page
 
 
@@ -134,7 +146,12 @@ def select(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def write_page(
-    out: Path, settings: Mapping[str, Any], chosen: Sequence[Mapping[str, Any]], total: int, with_data: set[str]
+    out: Path,
+    settings: Mapping[str, Any],
+    chosen: Sequence[Mapping[str, Any]],
+    total: int,
+    with_data: set[str],
+    with_packs: bool = False,
 ) -> Path:
     """Write ``out/replays/index.html`` (``render_page``); pages of older referees, one file
     per match beside it, are removed: this page replaces them."""
@@ -144,14 +161,19 @@ def write_page(
         if old.name != "index.html":
             old.unlink()
     path = folder / "index.html"
-    atomic_write(path, render_page(settings, chosen, total, with_data))
+    atomic_write(path, render_page(settings, chosen, total, with_data, with_packs))
     return path
 
 
 def render_page(
-    settings: Mapping[str, Any], chosen: Sequence[Mapping[str, Any]], total: int, with_data: set[str]
+    settings: Mapping[str, Any],
+    chosen: Sequence[Mapping[str, Any]],
+    total: int,
+    with_data: set[str],
+    with_packs: bool = False,
 ) -> str:
-    """The viewer page: the match list, and the viewer of the match named after ``#``."""
+    """The viewer page: the match list, and the viewer of the match named after ``#``
+    (``with_packs``: from the replay packs, else from replay data files)."""
     e = html.escape
     names = [str(b) for b in settings.get("bots", [])]
     pages = bot_files(names)
@@ -166,10 +188,12 @@ def render_page(
         "pages": pages,
         "recent": RECENT,
         "faulted": FAULTED,
+        "packs": packs.PER_PACK if with_packs else 0,
+        "options": _options(game, settings),
     }
     note = (  # for every visitor: the organiser's commands are in docs/outputs.md
         f"{len(chosen)} of {total} matches listed: the {RECENT} most recent and up to {FAULTED} with faults "
-        "(marked). Every match of a bot is on its page."
+        "(marked). Every match of a bot is on its page" + (", one click from its replay." if with_packs else ".")
     )
     return (
         "<!doctype html>\n"
@@ -186,8 +210,17 @@ def render_page(
         f"<tbody>{rows}</tbody></table></div></section>\n"
         f"{_VIEWER_HTML}"
         f'<script id="about" type="application/json">{_script_json(about)}</script>\n'
-        f"<script>{_JS_HEAD}{game.renderer_js()}{_JS_TAIL}</script></body></html>\n"
+        f"<script>{_JS_HEAD}{game.renderer_js()}\n{game.replay_js() or ''}\n{_JS_TAIL}</script></body></html>\n"
     )
+
+
+def _options(game: Game, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The game's checked options for the tournament's seats (what ``G.rebuild`` is given)."""
+    try:
+        seats = int(settings.get("players") or game.info.min_seats)
+        return options_of(game, settings, seats)
+    except (LeaderboardError, TypeError, ValueError):
+        return dict(settings.get("options") or {})
 
 
 def _row(r: Mapping[str, Any], pages: Mapping[str, str], has_data: bool) -> str:
@@ -277,9 +310,26 @@ for(const th of document.querySelectorAll('#matches th[data-col]')){th.onclick=(
  rows.sort((a,b)=>dir[c]*(Number(a.querySelector(`td[data-col=${c}]`).dataset.sort)-
    Number(b.querySelector(`td[data-col=${c}]`).dataset.sort)));
  rows.forEach(r=>tb.appendChild(r));};}
-// the viewer: a match's data is a script that calls replayData(doc)
-const loaded={};
+// the viewer: a match's pack is a script that calls replayPack(id, index, base64) per match
+// (its deflated doc, inflated when asked for); data of older folders calls replayData(doc)
+const loaded={},packed={},asked={};
 window.replayData=doc=>{if(doc&&typeof doc.id==='string')loaded[doc.id]=doc;};
+window.replayPack=(id,index,b64)=>{if(typeof id==='string'&&typeof b64==='string')packed[id]=b64;};
+function script(src){return new Promise(done=>{const s=document.createElement('script');s.src=src;
+ s.onload=s.onerror=()=>{s.remove();done();};document.head.appendChild(s);});}
+async function inflate(b64){const bin=atob(b64),bytes=new Uint8Array(bin.length);
+ for(let i=0;i<bin.length;i++)bytes[i]=bin.charCodeAt(i);
+ const stream=new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+ return JSON.parse(await new Response(stream).text());}
+async function fetchDoc(id){const m=/^m(\d+)$/.exec(id);
+ if(A.packs&&m&&packed[id]===undefined){const p=String(Math.floor(Number(m[1])/A.packs)).padStart(6,'0');
+  if(!asked[p]){asked[p]=1;await script(`packs/${p}.js`);}}
+ if(packed[id]!==undefined){const doc=await inflate(packed[id]);
+  if(!doc.views){if(!G.rebuild)throw new Error('the page has no engine to rebuild this game\'s views');
+   Object.assign(doc,G.rebuild(doc,A.options));}
+  return doc;}
+ if(!loaded[id])await script(`data/${id}.js`);
+ return loaded[id]||null;}
 let M=null,N=0,S=0,k=0,timer=null,cache=[],cur=null;
 const listTitle=$('title').textContent;
 function V(i){if(cache[i])return cache[i];const chain=[];let j=i;
@@ -305,7 +355,7 @@ function board(k,who){const vs=viewsAt(k);const acting=k>0?[M.seat[k-1]]:[];cons
  const only=Array(N).fill(null);only[who]=vs[who];
  return `<p class="label">what seat ${who} may see ${k?'after decision '+k:'at the deal'}</p>`+draw(vs[who],only,acting)+
   `<details><summary>raw view</summary><pre>${esc(JSON.stringify(vs[who],null,1))}</pre></details>`;}
-function line(i){const by=M.by[i]==='f',f=(M.fault||{})[i],ms=M.ms[i];
+function line(i){const by=M.by[i]==='f',f=(M.fault||{})[i],ms=(M.ms||[])[i];
  return `${seatName(M.seat[i])}: ${esc(JSON.stringify(M.action[i]))}${by?' <b>fallback</b>':''}${f?' <b>['+esc(f)+']</b>':''}${ms!=null?' '+ms.toFixed(1)+' ms':''}`;}
 function detail(i){const s=M.seat[i],d=M.decision[i];
  const f=(M.faults||[]).find(x=>x.phase==='act'&&x.seat===s&&x.decision===d);const ex=(M.extras||{})[i];
@@ -332,8 +382,9 @@ function open(doc){M=doc;N=M.bots.length;S=M.seat.length;cache=[];cur=null;
  for(const li of $('moves').children)li.onclick=()=>go(Number(li.value));
  $('slider').max=S;$('status').textContent='';$('match').hidden=false;}
 function stepOf(seat,d){for(let i=0;i<S;i++)if(M.seat[i]===seat&&M.decision[i]===d)return i+1;return 0;}
-function missing(id){$('match').hidden=true;$('title').textContent=`${A.tournament} ${id}`;$('result').textContent='';
- $('status').innerHTML=`No replay of ${esc(id)} on this site: it holds the replays of the ${A.recent} most recent matches and up to ${A.faulted} with faults.`;}
+function missing(id,why){$('match').hidden=true;$('title').textContent=`${A.tournament} ${id}`;$('result').textContent='';
+ $('status').innerHTML=why?`Cannot show ${esc(id)}: ${esc(why)}`:A.packs?`No replay of ${esc(id)} in this site's replay packs.`:
+  `No replay of ${esc(id)} on this site: it holds the replays of the ${A.recent} most recent matches and up to ${A.faulted} with faults.`;}
 const hashNow=()=>{try{return decodeURIComponent(location.hash);}catch(e){return '';}};
 const HASH=/^#([A-Za-z0-9][A-Za-z0-9_.-]{0,63})(?:\/(?:(\d+)|s(\d+)d(\d+)))?$/;
 function route(){stop();const m=HASH.exec(hashNow());
@@ -343,10 +394,9 @@ function route(){stop();const m=HASH.exec(hashNow());
  const at=()=>{if(M!==loaded[id])open(loaded[id]);go(m[2]!==undefined?Number(m[2]):m[3]!==undefined?stepOf(Number(m[3]),Number(m[4])):0);};
  if(loaded[id])return at();
  $('match').hidden=true;$('status').textContent=`loading ${id}\u2026`;
- const s=document.createElement('script');s.src=`data/${id}.js`;
- const done=()=>{s.remove();const now=HASH.exec(hashNow());if(!now||now[1]!==id)return;
-  if(loaded[id])at();else missing(id);};
- s.onload=done;s.onerror=done;document.head.appendChild(s);}
+ const still=()=>{const now=HASH.exec(hashNow());return now&&now[1]===id;};
+ fetchDoc(id).then(doc=>{if(doc)loaded[id]=doc;if(!still())return;if(loaded[id])at();else missing(id);},
+  err=>{if(still())missing(id,String(err&&err.message||err));});}
 $('to-list').onclick=e=>{e.preventDefault();history.pushState(null,'',location.pathname);route();};
 $('first').onclick=()=>go(0);$('last').onclick=()=>go(S);$('back').onclick=()=>go(k-1);$('next').onclick=()=>go(k+1);
 $('slider').oninput=()=>go(Number($('slider').value));$('who').onchange=show;

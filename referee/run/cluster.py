@@ -43,7 +43,7 @@ from referee.run.local import play_fixture, play_gc
 from referee.run.security import NO_HTTP_PAGES, PROTOCOL, address_security, run_security
 from referee.run.sink import Sink
 from referee.schedule.formats import Fixture, schedule
-from referee.store import transcripts
+from referee.store import packs, transcripts
 
 # Fixtures per batch: a constant, so a batch's place (and its disqualifications) never
 # depends on what was played before; small, so the run's last batches leave few workers idle.
@@ -111,6 +111,7 @@ class _WorkerState:
     gc: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)  # the play thresholds while the run lasts
     excluded: tuple[str, ...] = ()  # bots the head excluded (on_unready): not played here
     failure: str | None = None  # why this worker could not start the run's bots at all
+    entries: packs.Entries | None = None  # makes the replay pack lines (where the frames are cheap: here)
 
     @property
     def ready(self) -> bool:
@@ -195,8 +196,13 @@ class _WorkerState:
     def send(self, rec: MatchRecord) -> None:
         """Ship a finished match's record to the head within ``SEND_EVERY_S``, with
         those that end meanwhile: its transcript line encoded here, its moves left here
-        (unpickling 240 Moves cost the head ~1 ms a match, more than the rest of its work)."""
+        (unpickling 240 Moves cost the head ~1 ms a match, more than the rest of its work),
+        and its replay pack line made here (a game without replay.js replays the match)."""
         rec.transcript = transcripts.line_of(rec) if self.config.transcripts == "all" else b""
+        if rec.transcript:
+            if self.entries is None:
+                self.entries = packs.Entries(get_game(self.config.game), self.config.options)
+            rec.pack = self.entries.line_of(rec.to_json(), rec.transcript)
         rec.moves = []
         self.outbox.append(rec)
         if self.shipping is None:

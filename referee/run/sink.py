@@ -2,8 +2,10 @@
 
 ``Sink.accept`` sets the record's deal, runs the ``before_write`` hooks (the transcript
 is written there, so a journal line always has its transcript), appends the line to the
-journal (written whole and flushed: a killed run loses only the matches in flight),
-tallies it and reports progress. Only the sink writes the journal.
+journal (written whole and flushed: a killed run loses only the matches in flight), hands
+the match's replay pack line to the pack writer (``store.packs``: made here, or where the
+match was played on Dask), tallies it and reports progress. Only the sink writes the
+journal and the packs.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.config.model import TournamentConfig
+from referee.games import get_game
 from referee.record import MatchRecord
 from referee.schedule.formats import Fixture
 from referee.store import journal as jn
-from referee.store import transcripts
+from referee.store import packs, transcripts
 from referee.store.files import write_error
 from referee.store.journal import JOURNAL, JournalState
 from referee.store.timings import Timings
@@ -46,6 +49,21 @@ class Progress:
 
 
 @dataclass
+class PackSink:
+    """The replay packs of a run: each journaled match's line, in index order (``store.packs``)."""
+
+    writer: packs.PackWriter
+    entries: packs.Entries
+
+    def add(self, rec: MatchRecord) -> None:
+        """Hand over the pack line of ``rec`` (made now unless it came made)."""
+        line = rec.pack
+        if line is None:
+            line = self.entries.line_of(rec.to_json(), transcripts.line_of(rec))
+        self.writer.add(rec.index, line)
+
+
+@dataclass
 class Sink:
     """The journal line, tallies and progress of every finished match (see the module doc)."""
 
@@ -59,6 +77,7 @@ class Sink:
     timings_dir: Path | None = None  # where the response-time summary is saved (every few seconds)
     _saved: float = field(default_factory=time.monotonic)
     versions: dict[str, str] = field(default_factory=dict)  # each bot's version (run.versions), into every line
+    packs: PackSink | None = None
 
     def save_timings(self) -> None:
         """Save the response-time summary now (at the end, and every few seconds)."""
@@ -77,6 +96,8 @@ class Sink:
             except OSError as exc:  # a full disk under a transcript: a message naming the file
                 raise write_error(Path(exc.filename or self.writer.path.parent), exc) from exc
         self.writer.write(rec)
+        if self.packs is not None:
+            self.packs.add(rec)
         self.timings.add(rec)
         if time.monotonic() - self._saved > TIMINGS_EVERY_S:
             self.save_timings()
@@ -102,9 +123,42 @@ def open_sink(
     summary open (a resumed run goes on from the saved summary)."""
     out = config.output
     timings = (Timings.load(out) if resume else None) or Timings()
+    kept = config.transcripts == "all"
     with (
-        transcripts.Writer(out, config.transcripts == "all", resume) as tw,
+        transcripts.Writer(out, kept, resume) as tw,
         jn.JournalWriter(out / JOURNAL) as writer,
+        contextlib.ExitStack() as stack,
     ):
-        hooks: list[Hook] = [lambda f, rec: tw.write(rec), *(before_write or ())]
-        yield Sink(writer, state, progress, started, on_progress, hooks, timings, out)
+        # a folder made before packs, resumed, stays without them (its replays: replay data files)
+        older = resume and not packs.exists(out) and jn.has_lines(out / JOURNAL)
+        pack_sink = stack.enter_context(open_packs(config, resume)) if kept and not older else None
+
+        def transcript(f: Fixture, rec: MatchRecord) -> None:
+            if pack_sink is not None and rec.transcript is None:  # encoded once, for both
+                rec.transcript = transcripts.line_of(rec)
+            tw.write(rec)
+
+        hooks: list[Hook] = [transcript, *(before_write or ())]
+        sink = Sink(writer, state, progress, started, on_progress, hooks, timings, out)
+        sink.packs = pack_sink
+        yield sink
+
+
+@contextlib.contextmanager
+def open_packs(config: TournamentConfig, resume: bool) -> Iterator[PackSink]:
+    """The pack writer of a run; a resumed run's packs first made to agree with its
+    journal (a torn line cut, entries of matches not in it dropped, missing ones made)."""
+    out = config.output
+    entries = packs.Entries(get_game(config.game), config.options)
+    journal: dict[int, str] = {}
+    if resume and (out / JOURNAL).exists():
+        journal = {int(d["index"]): str(d["id"]) for d in jn.read_journal(out / JOURNAL)}
+    present = packs.repair(out, journal) if resume else set()
+    # held back: a few matches in flight here; on Dask, the batches of every worker
+    window = 2 * max(2, config.concurrency) if config.workers <= 1 and not config.cluster else packs.WINDOW
+    with packs.PackWriter(out, resume, window) as writer:
+        missing = journal.keys() - present
+        if missing:
+            lines = (d for d in jn.read_journal(out / JOURNAL) if int(d["index"]) in missing)
+            packs.fill(writer, entries, lines, lambda ids: transcripts.find_many(out, ids))
+        yield PackSink(writer, entries)

@@ -1,5 +1,9 @@
 """Replay data: what the viewer draws of one match, the one reader and writer of its files.
 
+Format 1's doc is what a replay pack holds of a match of a game without ``replay.js``
+(``store.packs``, every match, written by the run; there without ``ms``); the files below
+are for folders made before packs, and for ``referee replay OUT MATCH --html``.
+
 ``OUT/replays/data/<match>.js`` is a script the viewer page (``replays/index.html``) adds
 at run time (a script, not a fetch: Chromium refuses fetch on file://)::
 
@@ -81,7 +85,7 @@ def write(out: Path, m: Match) -> Path:
     p = path(out, str(m.record["id"]))
     doc = make(m)
     p.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(p, _HEAD + key(m.record).encode() + _OPEN + _encode(doc) + _TAIL)
+    atomic_write(p, _HEAD + key(m.record).encode() + _OPEN + encode(doc) + _TAIL)
     return p
 
 
@@ -189,8 +193,8 @@ def _delta(prev: tuple[int, Any], view: Any) -> dict[str, Any]:
     return out
 
 
-def _encode(doc: dict[str, Any]) -> bytes:
-    """Compact JSON, ASCII only (orjson; the standard library for integers past 64 bits)."""
+def encode(doc: dict[str, Any]) -> bytes:
+    """A doc as compact JSON, ASCII only (orjson; the standard library for integers past 64 bits)."""
     try:
         raw = orjson.dumps(doc)
     except TypeError:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots.cage.process import free_port
-from referee.store import transcripts
+from referee.store import packs, transcripts
 from tests.support.cli import ROOT, referee
 from tests.support.tournament import NIMMT, journal, published, wait_port
 
@@ -86,6 +86,9 @@ def assert_same_outputs(a_out: Path, b_out: Path) -> None:
         for o in (a_out, b_out)
     )
     assert len(ta) == len(journal(a_out)) and ta == tb
+    # the replay packs (made on the workers, written by the head in index order), byte for byte
+    pa, pb = ({p.name: p.read_bytes() for p in packs.pack_files(o)} for o in (a_out, b_out))
+    assert pa and pa == pb, "the replay packs differ"
 
 
 def stop_process(proc: subprocess.Popen[Any]) -> None:
