@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 Action = Any  # a JSON value: str, int, list, dict
 View = dict[str, Any]
 SCHEMA, RENDERER = "schema.json", "viewer.js"  # the assets of a game's folder
+SHARED_JS = ("pyrandom.js", "viewtable.js")  # what every replay.js may use, inlined before it
 REPLAY = "replay.js"  # optional: the game's engine in the viewer (``Game.replay_js``)
 
 
@@ -347,12 +348,24 @@ class Game(abc.ABC):
 
     def replay_js(self) -> str | None:
         """This game's engine in the replay viewer (``replay.js`` of its folder), or None when
-        the folder has none. It sets ``G.rebuild(doc, options)``, which returns the views of a
-        moves-only replay doc (``store.packs``) as ``{views, start, sent, after, legal}`` of
-        format 1 (``store.replay_data``); ``options`` are the game's checked options."""
+        the folder has none, after the shared ``pyrandom.js`` (``PyRandom``: CPython's
+        generator and shuffle) and ``viewtable.js`` (``ViewTable``: format 1's view table) it
+        may use. It sets ``G.rebuild(doc, options)``, which returns the views of a moves-only
+        replay doc (``store.packs``: ``seed`` as a decimal string, ``bots``, ``seat``,
+        ``action``, ``extras``; ``fault``: a decision with a fault took no extras) as ``{views,
+        start, sent, after, legal}`` of format 1 (``store.replay_data``); ``options`` are the
+        game's checked options."""
         package = importlib.import_module(type(self).__module__).__package__ or ""
         asset = resources.files(package) / REPLAY
-        return asset.read_text(encoding="utf-8") if asset.is_file() else None
+        if not asset.is_file():
+            return None
+        shared = resources.files(__package__ or "referee.games")
+        return "\n".join(
+            [
+                *(shared.joinpath(name).read_text(encoding="utf-8") for name in SHARED_JS),
+                asset.read_text(encoding="utf-8"),
+            ]
+        )
 
     @abc.abstractmethod
     def glance(self, view: View) -> str:

@@ -201,6 +201,9 @@ G.rebuild = (function () {
     const after = [];
     const legal = [];
     const extras = doc.extras || {};
+    // a decision with a fault had its extras refused in play (or none at all): they change
+    // nothing, even those this engine could not tell from good ones (a claim of 1.0 reads as 1)
+    const faulted = doc.fault || {};
     const seats = doc.seat || [];
     for (let i = 0; i < seats.length && !st.over; i++) {
       const seat = seats[i];
@@ -213,7 +216,7 @@ G.rebuild = (function () {
         throw new Error(`decision ${i + 1} (${JSON.stringify(doc.action[i])}) is refused by the rules: ${err.message}`);
       }
       const ex = extras[String(i)];
-      if (ex && typeof ex === "object" && Object.keys(ex).length) applyExtras(st, seat, ex);
+      if (ex && typeof ex === "object" && Object.keys(ex).length && !faulted[String(i)]) applyExtras(st, seat, ex);
       for (let s = 0; s < n; s++) now[s] = tab.ref(s, view(st, s));
       after.push(now.slice());
     }
