@@ -158,6 +158,12 @@ class TournamentConfig:
     publish_every_s: float = setting(0.0, minimum=0, maximum=86400, note="(seconds; 0: only at the end)", doc=_LIVE_DOC)
     grow: bool = setting(False, doc="fixtures keyed by bot names: bots may be added (or removed) and the run resumed")
     closed: bool = setting(False, doc="ladder: the season is over; the run that plays its last match reveals the seed")
+    final: Mapping[str, int] = setting(
+        {},
+        doc="ladder: { bots = N, matches = M }: once the season is closed and played, its top N play a final of at "
+        "most M more matches (seats balanced, duplicate deals) until the prize places among them are settled; "
+        "{}: no final",
+    )
     on_unready: str = choice(
         ON_UNREADY,
         "policy",

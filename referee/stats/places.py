@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from referee.schedule.final import FinalPlan
 from referee.stats.columns import BoolArray, Columns, FloatArray, IntArray, credit_mask
 from referee.stats.standings import disqualifications, rnd
 from referee.stats.verdicts import contests
@@ -431,3 +432,162 @@ class Watch:
         best = [int(b) for b in np.lexsort((np.arange(n), -f.theta))]
         pairs = [(best[p], best[p + 1], p + 1 in self.claims.since) for p in range(min(self.places, n - 1))]
         return all(ok for _, _, ok in pairs), best, pairs, 1.0 / self.alpha
+
+
+@dataclass
+class FinalResult:
+    """A ladder's final as its journal stands: the finalists (the season's order), what was
+    played, whether its prize places are settled, and the finalists in the final's order
+    with their rank sets and places among the finalists."""
+
+    season_order: list[str]  # the season's eligible bots, by the season's fit
+    finalists: list[str]  # the first of them, season order
+    played: int  # the final's matches in the journal
+    looks: int  # whole blocks looked at
+    settled: bool  # the final's prize places settled at a look
+    end: int  # the fixture index past the final's last match to play (settled: its block's end)
+    order: list[str]  # the finalists, the final's order (season order before the final's first match)
+    rank_sets: dict[str, list[int]]  # finalist -> [lo, hi] among the finalists (anytime-valid)
+    ranges: dict[str, list[int]]  # finalist -> the central confidence range of its place over the draws
+    places: list[dict[str, Any]]  # the prize places among the finalists (``places``' shape)
+    spent: bool  # every match of the budget played
+
+    @property
+    def over(self) -> bool:
+        """True once the final is done: settled, or every match of its budget played."""
+        return self.settled or self.spent
+
+    def document(self, plan: FinalPlan) -> dict[str, Any]:
+        """The ``final`` field of standings.json."""
+        return {
+            "bots": plan.finalists,
+            "budget": plan.matches,
+            "first_match": plan.start,
+            "played": self.played,
+            "settled": self.settled,
+            "over": self.over,
+            "finalists": list(self.finalists),
+            "order": list(self.order),
+        }
+
+
+class FinalWatch:
+    """A ladder's final from the journal lines (any order): who finished above whom by bot
+    name in the season (flat: a tally of the bots, the disqualified, the matches played),
+    and the final's own lines (at most its budget). The finalists are the top of the
+    season's order: the Plackett-Luce fit of the season's pairs, the bots of its last
+    lineup that played and were never disqualified, strongest first (a name breaks a tie).
+    The final's places are looked at after each whole block with claims of the final's
+    matches alone (the finalists are fixed before its first match, so its claims are an
+    experiment of their own: Bonferroni over the finalists' pairs, anytime-valid)."""
+
+    def __init__(self, plan: FinalPlan, lineup: Sequence[str], top: int, confidence: float) -> None:
+        self.plan, self.lineup = plan, list(lineup)
+        self.top, self.confidence = top, confidence
+        self.pos: dict[str, int] = {}
+        self.tally = PairTally()
+        self.played: list[int] = []
+        self.dq: set[str] = set()
+        self.rows: list[tuple[int, list[str], list[int]]] = []  # the final's lines: index, bots, ranks
+        self._finalists: list[str] | None = None
+
+    def add(self, d: Mapping[str, Any]) -> None:
+        """Count one journal line: the season's, or the final's."""
+        index = int(d["index"])
+        if index >= self.plan.start:
+            self.rows.append((index, list(d["bots"]), list(d["ranks"])))
+            return
+        for seat in d.get("disqualified") or ():
+            self.dq.add(d["bots"][seat])
+        ids = [self._id(b) for b in d["bots"]]
+        for b in set(ids):
+            self.played[b] += 1
+        self.tally.add(np.asarray([ids], np.int64), np.asarray([d["ranks"]], np.float64))
+        self._finalists = None
+
+    def watch(self, records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+        """``records``, each counted as it passes."""
+        for d in records:
+            self.add(d)
+            yield d
+
+    def _id(self, name: str) -> int:
+        if name not in self.pos:
+            self.pos[name] = len(self.pos)
+            self.played.append(0)
+            self.tally.grow(len(self.pos))
+        return self.pos[name]
+
+    def season_order(self) -> list[str]:
+        """The season's eligible bots, strongest first by the season's fit."""
+        eligible = [b for b in self.lineup if b in self.pos and self.played[self.pos[b]] and b not in self.dq]
+        if not eligible:
+            return []
+        with threadpool_limits(limits=1):
+            theta = fit(self.tally).theta
+        return sorted(eligible, key=lambda b: (-float(theta[self.pos[b]]), b))
+
+    def finalists(self) -> list[str]:
+        """The top ``plan.finalists`` of the season's order."""
+        if self._finalists is None:
+            self._finalists = self.season_order()[: self.plan.finalists]
+        return self._finalists
+
+    def result(self, seed: int | None = None) -> FinalResult:
+        """The final as it stands: looks at every whole block in order, up to the first that
+        settles the prize places; with ``seed``, the places' chances (normal draws)."""
+        season = self.season_order()
+        finalists = season[: self.plan.finalists]
+        n = len(finalists)
+        at = {b: i for i, b in enumerate(finalists)}
+        blocks = self.plan.blocks()
+        per: list[list[tuple[list[str], list[int]]]] = [[] for _ in blocks]
+        for index, bots, ranks in sorted(self.rows, key=lambda r: r[0]):
+            if self.plan.holds(index):
+                per[self.plan.block_of(index)].append((bots, ranks))
+        k = prize_places(self.top, n)
+        tally, claims = PairTally(n), Claims.empty(n)
+        alpha = pair_alpha(self.confidence, n)
+        looks, settled, end, played = 0, False, self.plan.end, 0
+        with threadpool_limits(limits=1):
+            for (lo, hi), rows in zip(blocks, per):
+                if not rows:
+                    break
+                _tally_rows(tally, rows, at)
+                played += len(rows)
+                if len(rows) < hi - lo:
+                    break  # a block in play: no look before it is whole
+                looks += 1
+                claims.add(new_claims(fit(tally), alpha))
+                claims.settle(np.arange(n), k, hi)
+                if k and all(p in claims.since for p in range(1, k + 1)):
+                    settled, end = True, hi
+                    break
+            f = fit(tally)
+        order = sorted(finalists, key=lambda b: (-float(f.theta[at[b]]), at[b])) if played else list(finalists)
+        lo_, hi_ = claims.rank_sets(np.arange(n))
+        sets = {b: [int(lo_[at[b]]), int(hi_[at[b]])] for b in finalists}
+        ranges, places = {}, []
+        if seed is not None and n:
+            with threadpool_limits(limits=1):
+                pos = draw_positions(f, np.arange(n), seed) if played else _fixed(n, [at[b] for b in order])
+            share = chances(pos, k)
+            ranges = {b: list(r) for b, r in zip(finalists, position_ranges(pos, self.confidence))}
+            places = [
+                _place(p, finalists, np.arange(n), lo_, hi_, share[p - 1], claims.since.get(p)) for p in range(1, k + 1)
+            ]
+        whole = played == self.plan.matches or n < self.plan.players  # too few finalists: no final to play
+        return FinalResult(season, finalists, played, looks, settled, end, order, sets, ranges, places, whole)
+
+
+def _tally_rows(tally: PairTally, rows: Sequence[tuple[list[str], list[int]]], at: Mapping[str, int]) -> None:
+    """Count the final's ``rows`` (bots, ranks) among the finalists (``at``: name -> position)."""
+    bots = np.asarray([[at.get(b, -1) for b in bots] for bots, _ in rows], np.int64)
+    tally.add(bots, np.asarray([ranks for _, ranks in rows], np.float64))
+
+
+def _fixed(n: int, order: Sequence[int]) -> IntArray:
+    """Draws that all put the bots in ``order`` (no final match yet: the season's order)."""
+    pos = np.empty(n, np.int64)
+    pos[np.asarray(order, np.int64)] = np.arange(n)
+    return np.asarray(np.broadcast_to(pos, (DRAWS, n)), np.int64)

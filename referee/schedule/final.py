@@ -1,0 +1,131 @@
+"""A ladder season's final (pure): its fixtures, blocks and who sits where.
+
+The season holds fixtures ``0 .. S - 1`` (S: its ``matches``); the final, once the season
+is closed, ``S .. S + M - 1`` (ids go on: ``m005000``, ...). Its tables come in groups: a
+group of ``k`` finalists plays ``k`` matches on one deal, one per seat rotation
+(duplicate: every finalist of the group sits in every seat once on the same cards; the
+deal is the index of the group's first match). Groups are cut from a stream of seeded
+permutations of the finalists, each group taking the next ``k`` distinct ones, so every
+finalist plays about equally often and, group by group, equally often in every seat.
+
+The final is played in blocks of whole rounds (a round: every finalist once, about), at
+least ``MIN_BLOCK_TABLES`` tables; after each whole block the places among the finalists
+are looked at (``stats.places.FinalWatch``) and the final ends at the first block after
+which its prize places are settled, or at its budget.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.schedule.fixture import derive_seed
+
+FINAL_INDEX = -4  # derive_seed(seed, -4, secret) draws the groups: secret as long as the deals are
+MIN_BLOCK_TABLES = 64
+
+
+@dataclass(frozen=True)
+class FinalPlan:
+    """Where the final sits in the schedule: after ``start`` season matches, at most
+    ``matches`` of them, ``finalists`` bots, ``players`` seats per table."""
+
+    start: int
+    matches: int
+    finalists: int
+    players: int
+
+    @property
+    def end(self) -> int:
+        """The fixture index past the final's budget."""
+        return self.start + self.matches
+
+    def block_tables(self) -> int:
+        """Tables per block: whole rounds of groups, at least ``MIN_BLOCK_TABLES``."""
+        k = self.players
+        round_tables = -(-self.finalists // k) * k
+        return round_tables * max(1, -(-MIN_BLOCK_TABLES // round_tables))
+
+    def blocks(self) -> list[tuple[int, int]]:
+        """(first fixture, end fixture) of every block, in order."""
+        size = self.block_tables()
+        return [(lo, min(lo + size, self.end)) for lo in range(self.start, self.end, size)]
+
+    def block_of(self, index: int) -> int:
+        """The block of final fixture ``index``."""
+        return (index - self.start) // self.block_tables()
+
+    def deal(self, index: int) -> int:
+        """The deal of final fixture ``index``: the index of its group's first match."""
+        return self.start + (index - self.start) // self.players * self.players
+
+    def holds(self, index: int) -> bool:
+        """True for a fixture index of the final."""
+        return self.start <= index < self.end
+
+
+def final_plan(settings: Mapping[str, Any]) -> FinalPlan | None:
+    """The final of a config's or ``tournament.json``'s settings (``matches``, ``players``,
+    ``final``, ``closed``): None without a final or before the season is closed."""
+    final = settings.get("final") or {}
+    if not final or not settings.get("closed"):
+        return None
+    return FinalPlan(int(settings["matches"]), int(final["matches"]), int(final["bots"]), int(settings["players"]))
+
+
+def season_lineup(ladder: Mapping[str, Any] | None, plan: FinalPlan, epoch_tables: int | None = None) -> list[str]:
+    """The bot names in play at the season's last epoch (a ladder plan's document, whose
+    entry keys are ``name`` or ``name@version``): the bots the finalists are drawn from."""
+    if not ladder:
+        return []
+    size = int(epoch_tables or ladder["epoch_tables"])
+    last = (plan.start - 1) // size
+    keys: Sequence[str] = ladder["lineups"][0]["bots"]
+    for seg in ladder["lineups"]:
+        if int(seg["from"]) > last:
+            break
+        keys = seg["bots"]
+    return [k.split("@", 1)[0] for k in keys]
+
+
+@dataclass
+class FinalTables:
+    """The final's groups of finalist positions (0 .. n - 1), drawn on demand from ``seed``."""
+
+    seed: int
+    n: int
+    k: int
+    groups: list[tuple[int, ...]] = field(default_factory=list)
+    _stream: list[int] = field(default_factory=list)
+    _rng: random.Random | None = None
+
+    @classmethod
+    def of(cls, seed: int, secret: bool, n: int, k: int) -> FinalTables:
+        """The tables of a final of ``n`` finalists at ``k`` seats, from the tournament's seed."""
+        return cls(derive_seed(seed, FINAL_INDEX, secret), n, k)
+
+    def seats(self, plan: FinalPlan, index: int) -> tuple[int, ...]:
+        """Finalist positions in the seats of final fixture ``index`` (its group, rotated)."""
+        g, r = divmod(index - plan.start, self.k)
+        group = self.group(g)
+        return group[r:] + group[:r]
+
+    def group(self, g: int) -> tuple[int, ...]:
+        """Group ``g``: the next ``k`` distinct finalists of the stream."""
+        if self._rng is None:
+            self._rng = random.Random(self.seed)
+        while len(self.groups) <= g:
+            chosen: list[int] = []
+            rest: list[int] = []
+            while len(chosen) < self.k:
+                if not self._stream:
+                    perm = list(range(self.n))
+                    self._rng.shuffle(perm)
+                    self._stream = perm
+                b = self._stream.pop(0)
+                (rest if b in chosen else chosen).append(b)
+            self._stream = rest + self._stream  # a finalist skipped here comes first in the next group
+            self.groups.append(tuple(chosen))
+        return self.groups[g]
