@@ -10,6 +10,9 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from referee.schedule.final import final_plan, season_lineup
+from referee.stats.places import FinalResult, FinalWatch
+
 SHOWN = 3  # candidates named in a line; the rest are counted, their chance summed
 
 PLACES_NOTE = (
@@ -95,3 +98,49 @@ def matchmaking_html(doc: Mapping[str, Any]) -> str:
         '<div class="scroll"><table><thead><tr><th>Why</th><th>Bots</th>'
         "<th>Matches (mean)</th><th>Who</th></tr></thead><tbody>" + "".join(body) + "</tbody></table></div></section>"
     )
+
+
+def final_watch(settings: Mapping[str, Any]) -> FinalWatch | None:
+    """The watch of a ladder's final from ``tournament.json``'s settings (None: no final,
+    or the season is not closed)."""
+    plan = final_plan(settings)
+    if plan is None:
+        return None
+    return FinalWatch(
+        plan,
+        season_lineup(settings.get("ladder"), plan),
+        int(settings.get("top") or 0),
+        float(settings.get("confidence", 0.95)),
+    )
+
+
+def final_order(rows: list[dict[str, Any]], final: FinalResult) -> list[dict[str, Any]]:
+    """Standings rows once the final has begun: the finalists in the final's order, then the
+    season's other bots in the season's order, then the rest as they were; ranks renumbered
+    (a disqualified bot keeps "DQ")."""
+    by = {r["name"]: r for r in rows}
+    head = [by[b] for b in final.order if b in by]
+    rest = [by[b] for b in final.season_order if b in by and b not in final.finalists]
+    placed = {r["name"] for r in head + rest}
+    out = head + rest + [r for r in rows if r["name"] not in placed]
+    rank = 0
+    for r in out:
+        if isinstance(r["rank"], int):
+            rank += 1
+            r["rank"] = rank
+    return out
+
+
+def final_sets(bots: Mapping[str, dict[str, Any]], final: FinalResult) -> None:
+    """The finalists' rank sets and intervals from the final (places among the finalists,
+    which take the first places); every other bot's start after the finalists'."""
+    n = len(final.finalists)
+    for name, verdict in bots.items():
+        if name in final.rank_sets:
+            verdict["rank_set"] = list(final.rank_sets[name])
+            verdict["rank_interval"] = list(final.ranges.get(name, final.rank_sets[name]))
+            continue
+        for key in ("rank_set", "rank_interval"):
+            if verdict.get(key):
+                lo, hi = verdict[key]
+                verdict[key] = [max(int(lo), n + 1), max(int(hi), n + 1)]

@@ -75,7 +75,7 @@ from referee.games.base import Game
 from referee.report import text
 from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bot_pages
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
-from referee.report.places import PLACES_NOTE, place_lines
+from referee.report.places import PLACES_NOTE, final_order, final_sets, final_watch, place_lines
 from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
 from referee.schedule.registry import format_named
@@ -123,8 +123,10 @@ def build_leaderboard(
     tap = MatchTap()
     tally = VersionTally()
     stat_keys = [s.key for s in game.info.stats]
+    final = final_watch(settings)
     try:
-        cols = build_columns(tap.wrap(tally.watch(records)), names, stat_keys, JOURNAL, others=others)
+        lines = final.watch(records) if final is not None else records
+        cols = build_columns(tap.wrap(tally.watch(lines)), names, stat_keys, JOURNAL, others=others)
     except JournalError as exc:
         raise LeaderboardError(str(exc)) from exc
     matches = bot_matches(cols, tap, game.info.cooperative)
@@ -137,11 +139,17 @@ def build_leaderboard(
     adaptive = format_named(settings["format"]).adaptive  # tables chosen from results: the model ranks, not mean rank
     if adaptive:
         rows = model_order(rows, prizes, cols.names)
+    outcome = final.result(bootstrap_seed(settings)) if final is not None else None
+    if outcome is not None and outcome.played:
+        rows = final_order(rows, outcome)
     order = [r["name"] for r in rows]
     verdicts = analyse_columns(game, cols, order, bootstrap_seed(settings), resamples)
     if adaptive:
         for name, sets in model_sets(prizes, cols.names).items():
             verdicts.bots[name].update(sets)
+    if outcome is not None and outcome.played:
+        final_sets(verdicts.bots, outcome)
+        prizes.places = outcome.places
         count = {r["name"]: r["matches"] for r in rows}
         played = [count.get(name, 0) for name in cols.names]
         why = ladder_reasons(prizes, cols.names, played, int(settings.get("top") or 0), confidence)
@@ -172,6 +180,10 @@ def build_leaderboard(
     if adaptive:  # the ladder: why each bot gets its seats now (page: "Matches and why")
         for row in doc["standings"]:
             row["matchmaking"] = why.get(row["name"])
+    if final is not None and outcome is not None:  # a ladder's final: its finalists and which order decided a place
+        doc["final"] = outcome.document(final.plan)
+        for row in doc["standings"]:
+            row["decided_by"] = "final" if outcome.played and row["name"] in outcome.finalists else "season"
     if tally.seen:
         for row in doc["standings"]:
             row.update(tally.fields(row["name"]))
