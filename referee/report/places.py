@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from referee.schedule.final import final_plan, season_lineup
+from referee.schedule.fixture import match_id
 from referee.stats.places import FinalResult, FinalWatch
 
 SHOWN = 3  # candidates named in a line; the rest are counted, their chance summed
@@ -144,3 +145,47 @@ def final_sets(bots: Mapping[str, dict[str, Any]], final: FinalResult) -> None:
             if verdict.get(key):
                 lo, hi = verdict[key]
                 verdict[key] = [max(int(lo), n + 1), max(int(hi), n + 1)]
+
+
+def final_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The final in sentences (none without one): who played it, how it ended, which order
+    decided which places (bot names as they are: the caller escapes)."""
+    final = doc.get("final")
+    if not final:
+        return []
+    n, finalists = int(final["bots"]), list(final["finalists"])
+    if not final["played"]:
+        who = ", ".join(finalists) if finalists else "not known yet"
+        return [f"The final of the season's top {n} has not begun; its finalists as the season stands: {who}."]
+    state = (
+        "settled its prize places"
+        if final["settled"]
+        else ("played its whole budget" if final["over"] else "is being played")
+    )
+    return [
+        f"The final of the season's top {len(finalists)} {state}: {final['played']:,} of at most "
+        f"{final['budget']:,} matches, from {match_id(int(final['first_match']))} on.",
+        f"Places 1-{len(finalists)} are the final's order: {', '.join(final['order'])}.",
+        f"The season had them in this order: {', '.join(finalists)}; places {len(finalists) + 1} on keep the "
+        "season's order (each row's decided_by says which).",
+    ]
+
+
+def final_html(doc: Mapping[str, Any]) -> str:
+    """The page's section on the final (empty without one): both orders side by side."""
+    final = doc.get("final")
+    if not final:
+        return ""
+    e = html.escape
+    lead = "".join(f'<p class="lead">{e(line)}</p>' for line in final_lines(doc))
+    order = list(final["order"]) if final["played"] else []
+    season = list(final["finalists"])
+    body = "".join(
+        f"<tr><td>{i + 1}</td><td>{e(order[i]) if i < len(order) else ''}</td><td>{e(b)}</td></tr>"
+        for i, b in enumerate(season)
+    )
+    return (
+        f'<section id="final-section"><h2>The final</h2>{lead}<div class="scroll"><table><thead><tr><th>Place</th>'
+        f"<th>The final's order (decides)</th><th>The season's order</th></tr></thead><tbody>{body}</tbody>"
+        "</table></div></section>"
+    )

@@ -75,7 +75,7 @@ from referee.games.base import Game
 from referee.report import text
 from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bot_pages
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
-from referee.report.places import PLACES_NOTE, final_order, final_sets, final_watch, place_lines
+from referee.report.places import PLACES_NOTE, final_lines, final_order, final_sets, final_watch, place_lines
 from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
 from referee.schedule.registry import format_named
@@ -245,6 +245,8 @@ def render_markdown(board: Leaderboard) -> str:
             ["## Prize places", "", PLACES_NOTE, ""] + [f"- {md(line)}" for line in headline] + ["", "## Standings", ""]
         )
     lines += [render_table(game, doc), ""]
+    final = final_lines(doc)
+    lines += ["## The final", "", *(f"- {md(line)}" for line in final), ""] if final else []
     lines += dq + ([""] if dq else [])
     excluded = [f"- **Excluded** {md(e['name'])}: {md(e['reason'])}" for e in doc.get("excluded", ())]
     lines += excluded + ([""] if excluded else [])

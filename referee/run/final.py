@@ -37,7 +37,13 @@ def plan_for(config: TournamentConfig) -> FinalPlan | None:
     if not format_class(config).adaptive:
         return None
     return final_plan(
-        {"matches": config.matches, "players": config.players, "final": config.final, "closed": config.closed}
+        {
+            "matches": config.matches,
+            "players": config.players,
+            "final": config.final,
+            "closed": config.closed,
+            "batch": config.batch,
+        }
     )
 
 

@@ -8,8 +8,8 @@ deal is the index of the group's first match). Groups are cut from a stream of s
 permutations of the finalists, each group taking the next ``k`` distinct ones, so every
 finalist plays about equally often and, group by group, equally often in every seat.
 
-The final is played in blocks of whole rounds (a round: every finalist once, about), at
-least ``MIN_BLOCK_TABLES`` tables; after each whole block the places among the finalists
+The final is played in blocks of ``batch`` groups (deals), rounded up to whole rounds (a
+round: every finalist once, about); after each whole block the places among the finalists
 are looked at (``stats.places.FinalWatch``) and the final ends at the first block after
 which its prize places are settled, or at its budget.
 """
@@ -24,7 +24,6 @@ from typing import Any
 from referee.schedule.fixture import derive_seed
 
 FINAL_INDEX = -4  # derive_seed(seed, -4, secret) draws the groups: secret as long as the deals are
-MIN_BLOCK_TABLES = 64
 
 
 @dataclass(frozen=True)
@@ -36,6 +35,7 @@ class FinalPlan:
     matches: int
     finalists: int
     players: int
+    batch: int = 10  # deals (groups) between two looks, rounded up to whole rounds
 
     @property
     def end(self) -> int:
@@ -43,10 +43,9 @@ class FinalPlan:
         return self.start + self.matches
 
     def block_tables(self) -> int:
-        """Tables per block: whole rounds of groups, at least ``MIN_BLOCK_TABLES``."""
-        k = self.players
-        round_tables = -(-self.finalists // k) * k
-        return round_tables * max(1, -(-MIN_BLOCK_TABLES // round_tables))
+        """Tables per block: ``batch`` groups, rounded up to whole rounds of groups."""
+        per_round = -(-self.finalists // self.players)
+        return per_round * -(-self.batch // per_round) * self.players
 
     def blocks(self) -> list[tuple[int, int]]:
         """(first fixture, end fixture) of every block, in order."""
@@ -68,11 +67,17 @@ class FinalPlan:
 
 def final_plan(settings: Mapping[str, Any]) -> FinalPlan | None:
     """The final of a config's or ``tournament.json``'s settings (``matches``, ``players``,
-    ``final``, ``closed``): None without a final or before the season is closed."""
+    ``final``, ``closed``, ``batch``): None without a final or before the season is closed."""
     final = settings.get("final") or {}
     if not final or not settings.get("closed"):
         return None
-    return FinalPlan(int(settings["matches"]), int(final["matches"]), int(final["bots"]), int(settings["players"]))
+    return FinalPlan(
+        int(settings["matches"]),
+        int(final["matches"]),
+        int(final["bots"]),
+        int(settings["players"]),
+        int(settings.get("batch") or 10),
+    )
 
 
 def season_lineup(ladder: Mapping[str, Any] | None, plan: FinalPlan, epoch_tables: int | None = None) -> list[str]:

@@ -256,7 +256,13 @@ class LadderFormat(Format):
     def tables(cls, config: TournamentConfig) -> tb.Tables:
         """The budget; the seats come from the results."""
         final = final_plan(
-            {"matches": config.matches, "players": config.players, "final": config.final, "closed": config.closed}
+            {
+                "matches": config.matches,
+                "players": config.players,
+                "final": config.final,
+                "closed": config.closed,
+                "batch": config.batch,
+            }
         )
         return tb.LadderTables(len(config.bots), config.players, config.matches, final)
 

@@ -92,9 +92,9 @@ def _cage_marks(config: TournamentConfig) -> Any:
 
 
 def _settled(key: str) -> Setting:
-    """A key of ``stop = "settled"``, written only with it."""
+    """A key of ``stop = "settled"`` and of a ladder's final (its looks), written only with them."""
     kind, minimum = ("number", 0) if key == "confidence" else ("integer", 0)
-    return Setting(kind, minimum=minimum, value=lambda c: _if(c.stop != "all", getattr(c, key)))
+    return Setting(kind, minimum=minimum, value=lambda c: _if(c.stop != "all" or bool(c.final), getattr(c, key)))
 
 
 SETTINGS: dict[str, Setting] = {
