@@ -147,12 +147,12 @@ def build_leaderboard(
     if adaptive:
         for name, sets in model_sets(prizes, cols.names).items():
             verdicts.bots[name].update(sets)
-    if outcome is not None and outcome.played:
-        final_sets(verdicts.bots, outcome)
-        prizes.places = outcome.places
         count = {r["name"]: r["matches"] for r in rows}
         played = [count.get(name, 0) for name in cols.names]
         why = ladder_reasons(prizes, cols.names, played, int(settings.get("top") or 0), confidence)
+    if outcome is not None and outcome.played:  # the final decides its finalists' places
+        final_sets(verdicts.bots, outcome)
+        prizes.places = outcome.places
     rank = {name: i for i, name in enumerate(order)}
     doc = {
         "tournament": settings["name"],
