@@ -53,6 +53,7 @@ def config_of(settings: Mapping[str, Any], out: Path) -> TournamentConfig:
         final=dict(settings.get("final") or {}),
         top=int(settings.get("top") or 0),
         confidence=float(settings.get("confidence", 0.95)),
+        batch=int(settings.get("batch") or 10),  # a final's blocks
         seed_secret=bool(settings.get("seed_secret")),
         schedule_version=int(settings.get("schedule_version", 1)),  # written only past the first
         ladder=settings.get("ladder"),
@@ -180,7 +181,7 @@ class FinalCheck:
         self.config, self.plan, self.add = config, plan, add
         self.watch = watch_for(config, plan, config.ladder)
         self.season_left = plan.start - len([i for i in dropped if i < plan.start])
-        self.tables: FinalTables | None = None
+        self.tables = FinalTables.of(config.seed, config.seed_secret, config.players)
         self.block = -1
         self.settled_end = plan.end  # the end of the block whose look settled the final (so far)
 
@@ -206,9 +207,9 @@ class FinalCheck:
                 mid, "unexpected", f"the final was settled at match {self.settled_end}: no match after it is played"
             )
         finalists = self.watch.finalists()
-        if self.tables is None:
-            self.tables = FinalTables.of(self.config.seed, self.config.seed_secret, len(finalists), self.config.players)
-        want = [finalists[p] for p in self.tables.seats(self.plan, i)] if len(finalists) >= self.config.players else []
+        focus = self.watch.focus(block)
+        seats = self.tables.seats(self.plan, i, focus) if len(finalists) >= self.config.players else ()
+        want = [finalists[p] for p in seats]
         if list(rec["bots"]) != want:
             self.add(mid, "bots", f"expected the final's table {want}, found {rec['bots']}")
         self.watch.add(rec)

@@ -62,7 +62,7 @@ class FinalGate:
         self.lag = ladder.lag
         self.watch = watch_for(config, plan, config.ladder)
         self.index = {b.name: i for i, b in enumerate(config.bots)}
-        self._tables: FinalTables | None = None
+        self.tables = FinalTables.of(config.seed, config.seed_secret, config.players)
         self._seats: list[int] | None = None  # config positions of the finalists
 
     def rebuild(self, journal: Path) -> None:
@@ -90,9 +90,8 @@ class FinalGate:
         if f.index < self.plan.start:
             return self.ladder.fixture(f)
         seats = self.finalist_seats()
-        if self._tables is None:
-            self._tables = FinalTables.of(self.config.seed, self.config.seed_secret, len(seats), self.config.players)
-        return replace(f, seats=tuple(seats[p] for p in self._tables.seats(self.plan, f.index)))
+        focus = self.watch.focus(self.plan.block_of(f.index))
+        return replace(f, seats=tuple(seats[p] for p in self.tables.seats(self.plan, f.index, focus)))
 
     def finalist_seats(self) -> list[int]:
         """The finalists' config positions, in the season's order (once the season is whole)."""

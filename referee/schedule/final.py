@@ -16,6 +16,7 @@ which its prize places are settled, or at its budget.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -97,40 +98,48 @@ def season_lineup(ladder: Mapping[str, Any] | None, plan: FinalPlan, epoch_table
 
 @dataclass
 class FinalTables:
-    """The final's groups of finalist positions (0 .. n - 1), drawn on demand from ``seed``."""
+    """The final's groups, block by block: each block's drawn from its own seeded stream of
+    permutations of the finalists it seats (``focus``: positions among the finalists)."""
 
     seed: int
-    n: int
     k: int
-    groups: list[tuple[int, ...]] = field(default_factory=list)
-    _stream: list[int] = field(default_factory=list)
-    _rng: random.Random | None = None
+    _cache: dict[int, tuple[tuple[tuple[int, int], ...], list[tuple[int, ...]]]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, seed: int, secret: bool, n: int, k: int) -> FinalTables:
-        """The tables of a final of ``n`` finalists at ``k`` seats, from the tournament's seed."""
-        return cls(derive_seed(seed, FINAL_INDEX, secret), n, k)
+    def of(cls, seed: int, secret: bool, k: int) -> FinalTables:
+        """The tables of a final at ``k`` seats, from the tournament's seed."""
+        return cls(derive_seed(seed, FINAL_INDEX, secret), k)
 
-    def seats(self, plan: FinalPlan, index: int) -> tuple[int, ...]:
-        """Finalist positions in the seats of final fixture ``index`` (its group, rotated)."""
-        g, r = divmod(index - plan.start, self.k)
-        group = self.group(g)
+    def seats(self, plan: FinalPlan, index: int, focus: Mapping[int, int]) -> tuple[int, ...]:
+        """Finalist positions in the seats of final fixture ``index`` (its group, rotated),
+        its block seating ``focus`` (position -> the final's matches it played before)."""
+        block = plan.block_of(index)
+        g, r = divmod(index - plan.start - block * plan.block_tables(), self.k)
+        group = self.groups(plan, block, focus)[g]
         return group[r:] + group[:r]
 
-    def group(self, g: int) -> tuple[int, ...]:
-        """Group ``g``: the next ``k`` distinct finalists of the stream."""
-        if self._rng is None:
-            self._rng = random.Random(self.seed)
-        while len(self.groups) <= g:
+    def groups(self, plan: FinalPlan, block: int, focus: Mapping[int, int]) -> list[tuple[int, ...]]:
+        """The groups of ``block``: each the next ``k`` distinct of a stream of seeded
+        permutations of ``focus``, the first with the finalists that played least first (so
+        play stays even from block to block); a finalist skipped comes first in the next group."""
+        key = tuple(sorted(focus.items()))
+        cached = self._cache.get(block)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        rng = random.Random(hashlib.sha256(f"referee/final/{self.seed}/{block}".encode()).digest())
+        tie = {b: rng.random() for b, _ in key}
+        stream = sorted(focus, key=lambda b: (focus[b], tie[b]))
+        out: list[tuple[int, ...]] = []
+        for _ in range(plan.block_tables() // self.k):
             chosen: list[int] = []
             rest: list[int] = []
             while len(chosen) < self.k:
-                if not self._stream:
-                    perm = list(range(self.n))
-                    self._rng.shuffle(perm)
-                    self._stream = perm
-                b = self._stream.pop(0)
+                if not stream:
+                    stream = [b for b, _ in key]
+                    rng.shuffle(stream)
+                b = stream.pop(0)
                 (rest if b in chosen else chosen).append(b)
-            self._stream = rest + self._stream  # a finalist skipped here comes first in the next group
-            self.groups.append(tuple(chosen))
-        return self.groups[g]
+            stream = rest + stream
+            out.append(tuple(chosen))
+        self._cache = {block: (key, out)}
+        return out
