@@ -48,6 +48,10 @@ RHO = 1.0
 DRAWS = 4000
 FIRST_LOOKS = 64  # looks every LOOK_STEP matches up to FIRST_LOOKS of them, then spaced out
 LOOK_STEP = 64
+# a ladder's final seats the finalists not yet clearly out of its prize places: out once
+# ``top`` finalists are this many standard errors of the difference above (where the seats
+# go, never what is claimed: benchmarks/season_sim.py --final measured it)
+FOCUS_MARGIN = 2.0
 MARGIN = 0.0  # the ladder: out of contention once ``top`` bots are surely above (> 0: this many se instead)
 
 
@@ -561,11 +565,18 @@ class FinalWatch:
     def _contenders(self, looks: _Looks) -> list[int]:
         """Those that can still take a prize place, then the strongest others to fill a table."""
         n = len(looks.finalists)
-        lo, _ = looks.claims.rank_sets(np.arange(n))
         sub = looks.theta[looks.at]
         order = sorted(range(n), key=lambda i: (-float(sub[i]), i))
         k = prize_places(self.top, n)
-        keep = [i for i in order if int(lo[i]) <= k]
+        if looks.cov is None:  # no look yet: all of them
+            return list(range(n))
+        cov = looks.cov[np.ix_(looks.at, looks.at)]
+        v = np.diag(cov)
+        se = np.sqrt(np.maximum(v[:, None] + v[None, :] - 2 * cov, 0.0))
+        above = (sub[:, None] - sub[None, :]) > FOCUS_MARGIN * se  # [a, b]: a is clearly above b
+        np.fill_diagonal(above, False)
+        lo, _ = looks.claims.rank_sets(np.arange(n))
+        keep = [i for i in order if int(lo[i]) <= k and int(above[:, i].sum()) < k]
         keep += [i for i in order if i not in keep][: max(0, self.plan.players - len(keep))]
         return sorted(keep)
 
@@ -606,7 +617,7 @@ class FinalWatch:
                     break  # a block in play: no look before it is whole
                 _tally_rows(looks.tally, per[b], self.pos)
                 f = fit(looks.tally, looks.theta)
-                looks.theta, looks.done = f.theta, b + 1
+                looks.theta, looks.cov, looks.done = f.theta, f.cov, b + 1
                 sub = new_claims(f, looks.alpha)[np.ix_(looks.at, looks.at)]
                 looks.claims.add(sub)
                 looks.claims.settle(np.arange(len(looks.finalists)), k, hi)
@@ -672,6 +683,7 @@ class _Looks:
     claims: Claims
     theta: FloatArray
     alpha: float
+    cov: FloatArray | None = None  # the fit's covariance at the last look
     done: int = 0
     settled_at: int | None = None
 
