@@ -40,6 +40,7 @@ from threadpoolctl import threadpool_limits
 
 from referee.run.ladder import LadderRules, Summary, choose_epoch, epoch_size
 from referee.schedule.final import FinalPlan, FinalTables
+from referee.stats import places
 from referee.stats.places import (
     Claims,
     FinalWatch,
@@ -260,6 +261,12 @@ def summarise(s: Setting, rows: list[dict[str, Any]]) -> str:
     )
 
 
+def _focus(margin: float | None) -> None:
+    """A worker's final focus margin (None: the referee's)."""
+    if margin is not None:
+        places.FOCUS_MARGIN = margin
+
+
 def _run(args: tuple[Setting, int]) -> dict[str, Any]:
     return season(*args)
 
@@ -274,6 +281,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--bots", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rule", nargs="*", default=[], help="LadderRules fields to change, e.g. floor=0.5 cap=6")
+    ap.add_argument("--focus-margin", type=float, default=None, help="the final's FOCUS_MARGIN (stats/places.py)")
     ap.add_argument(
         "--final", nargs=2, type=int, default=[0, 0], metavar=("BOTS", "MATCHES"), help="the ladder's final, after it"
     )
@@ -281,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
     rules = tuple((k, float(v)) for k, v in (r.split("=", 1) for r in a.rule))
     start = time.time()
     results: dict[Setting, list[dict[str, Any]]] = {}
-    with ProcessPoolExecutor(a.workers) as pool:
+    with ProcessPoolExecutor(a.workers, initializer=_focus, initargs=(a.focus_margin,)) as pool:
         for field in a.fields:
             for budget in a.budgets:
                 for policy in a.policies:
