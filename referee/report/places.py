@@ -7,10 +7,10 @@ from ``standings.json``'s ``places`` (``stats/places.py`` says how they are comp
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from referee.schedule.final import final_plan, season_lineup
+from referee.schedule.final import FinalPlan, final_plan, season_lineup
 from referee.schedule.fixture import match_id
 from referee.stats.places import FinalResult, FinalWatch
 
@@ -101,18 +101,18 @@ def matchmaking_html(doc: Mapping[str, Any]) -> str:
     )
 
 
-def final_watch(settings: Mapping[str, Any]) -> FinalWatch | None:
-    """The watch of a ladder's final from ``tournament.json``'s settings (None: no final,
-    or the season is not closed)."""
+def final_watch(
+    settings: Mapping[str, Any], records: Iterable[Mapping[str, Any]]
+) -> tuple[FinalWatch | None, Iterable[Mapping[str, Any]]]:
+    """The watch of a ladder's final from ``tournament.json``'s settings, and ``records``
+    counted by it as they pass (None and ``records`` as they are: no final, or the season
+    is not closed)."""
     plan = final_plan(settings)
     if plan is None:
-        return None
-    return FinalWatch(
-        plan,
-        season_lineup(settings.get("ladder"), plan),
-        int(settings.get("top") or 0),
-        float(settings.get("confidence", 0.95)),
-    )
+        return None, records
+    top, confidence = int(settings.get("top") or 0), float(settings.get("confidence", 0.95))
+    watch = FinalWatch(plan, season_lineup(settings.get("ladder"), plan), top, confidence)
+    return watch, watch.watch(records)
 
 
 def final_order(rows: list[dict[str, Any]], final: FinalResult) -> list[dict[str, Any]]:
@@ -130,6 +130,14 @@ def final_order(rows: list[dict[str, Any]], final: FinalResult) -> list[dict[str
             rank += 1
             r["rank"] = rank
     return out
+
+
+def final_fields(doc: dict[str, Any], plan: FinalPlan, final: FinalResult) -> None:
+    """standings.json's ``final`` and every row's ``decided_by`` ("final" for a finalist once
+    the final has begun, else "season")."""
+    doc["final"] = final.document(plan)
+    for row in doc["standings"]:
+        row["decided_by"] = "final" if final.played and row["name"] in final.finalists else "season"
 
 
 def final_sets(bots: Mapping[str, dict[str, Any]], final: FinalResult) -> None:

@@ -75,7 +75,15 @@ from referee.games.base import Game
 from referee.report import text
 from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bot_pages
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
-from referee.report.places import PLACES_NOTE, final_lines, final_order, final_sets, final_watch, place_lines
+from referee.report.places import (
+    PLACES_NOTE,
+    final_fields,
+    final_lines,
+    final_order,
+    final_sets,
+    final_watch,
+    place_lines,
+)
 from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
 from referee.schedule.registry import format_named
@@ -123,10 +131,9 @@ def build_leaderboard(
     tap = MatchTap()
     tally = VersionTally()
     stat_keys = [s.key for s in game.info.stats]
-    final = final_watch(settings)
+    final, records = final_watch(settings, records)
     try:
-        lines = final.watch(records) if final is not None else records
-        cols = build_columns(tap.wrap(tally.watch(lines)), names, stat_keys, JOURNAL, others=others)
+        cols = build_columns(tap.wrap(tally.watch(records)), names, stat_keys, JOURNAL, others=others)
     except JournalError as exc:
         raise LeaderboardError(str(exc)) from exc
     matches = bot_matches(cols, tap, game.info.cooperative)
@@ -137,11 +144,9 @@ def build_leaderboard(
         cols, game.info.cooperative, int(settings.get("top") or 0), confidence, bootstrap_seed(settings)
     )
     adaptive = format_named(settings["format"]).adaptive  # tables chosen from results: the model ranks, not mean rank
-    if adaptive:
-        rows = model_order(rows, prizes, cols.names)
+    rows = model_order(rows, prizes, cols.names) if adaptive else rows
     outcome = final.result(bootstrap_seed(settings)) if final is not None else None
-    if outcome is not None and outcome.played:
-        rows = final_order(rows, outcome)
+    rows = final_order(rows, outcome) if outcome is not None and outcome.played else rows
     order = [r["name"] for r in rows]
     verdicts = analyse_columns(game, cols, order, bootstrap_seed(settings), resamples)
     if adaptive:
@@ -181,9 +186,7 @@ def build_leaderboard(
         for row in doc["standings"]:
             row["matchmaking"] = why.get(row["name"])
     if final is not None and outcome is not None:  # a ladder's final: its finalists and which order decided a place
-        doc["final"] = outcome.document(final.plan)
-        for row in doc["standings"]:
-            row["decided_by"] = "final" if outcome.played and row["name"] in outcome.finalists else "season"
+        final_fields(doc, final.plan, outcome)
     if tally.seen:
         for row in doc["standings"]:
             row.update(tally.fields(row["name"]))
