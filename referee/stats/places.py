@@ -488,8 +488,8 @@ class FinalWatch:
     Bonferroni over the pairs of the season's eligible bots, the same family the season's
     published claims draw on, so a claim holds whichever look made it and however the
     finalists were chosen. Each block's tables seat the finalists still in contention
-    (``focus``: those that can still take one of the prize places, at least a table's
-    worth). Looks are kept as they are made (a whole block never changes), so a run that
+    (``focus``: not placed below the prize places by the claims, and fewer than ``top``
+    finalists ``FOCUS_MARGIN`` standard errors above; at least a table's worth). Looks are kept as they are made (a whole block never changes), so a run that
     looks after every block fits once per block."""
 
     def __init__(self, plan: FinalPlan, lineup: Sequence[str], top: int, confidence: float) -> None:
