@@ -503,12 +503,15 @@ class FinalWatch:
         self._pending: dict[int, list[tuple[list[int], list[int]]]] = {}  # seats -> season lines not yet tallied
         self._waiting = 0
         self._looks: _Looks | None = None
+        self._focus: dict[int, dict[int, int]] = {}  # block -> its focus (asked once per fixture)
 
     def add(self, d: Mapping[str, Any]) -> None:
         """Count one journal line: the season's, or the final's."""
         index = int(d["index"])
         if index >= self.plan.start:
             self.rows.append((index, list(d["bots"]), list(d["ranks"])))
+            if any(index < self.plan.start + b * self.plan.block_tables() for b in self._focus):
+                self._focus = {}  # a line of a block looked at already (only in a damaged journal)
             return
         for seat in d.get("disqualified") or ():
             self.dq.add(d["bots"][seat])
@@ -520,6 +523,7 @@ class FinalWatch:
         if self._waiting >= 4096:
             self._flush()
         self._looks = None  # a season's line after the looks (only in a damaged journal): look again
+        self._focus = {}
 
     def _flush(self) -> None:
         """Count the season's lines kept back (tallied in bulk: one numpy pass per few thousand)."""
@@ -552,6 +556,8 @@ class FinalWatch:
         """The finalists block ``block`` seats (positions in ``finalists()`` -> the final's
         matches each played before it): after the looks at the blocks before it, those that
         can still take a prize place, then the strongest others until a table is full."""
+        if block in self._focus:
+            return self._focus[block]
         looks = self._look(block)
         at = {b: i for i, b in enumerate(looks.finalists)}
         first = self.plan.start + block * self.plan.block_tables()
@@ -560,7 +566,8 @@ class FinalWatch:
             if self.plan.start <= index < first:
                 for b in set(bots) & at.keys():
                     counts[at[b]] += 1
-        return {i: counts[i] for i in self._contenders(looks)}
+        self._focus = {block: {i: counts[i] for i in self._contenders(looks)}}
+        return self._focus[block]
 
     def _contenders(self, looks: _Looks) -> list[int]:
         """Those that can still take a prize place, then the strongest others to fill a table."""
