@@ -18,6 +18,12 @@ top 3 against the mean, and the CPU of choosing the tables per match.
     python -m benchmarks.season_sim                       # the grid: 2 fields x 3 budgets, 100 seasons
     python -m benchmarks.season_sim --seasons 20 --budgets 2000 6000 --workers 2   # a reduced grid
     python -m benchmarks.season_sim --fields normal --budgets 6000 --seasons 1000 --policies ladder
+    python -m benchmarks.season_sim --budgets 5000 --policies ladder --final 16 1000   # the season's final
+
+With ``--final BOTS MATCHES`` a ladder season is followed by its final as the runner plays
+it (``referee.run.final``: the finalists from the season's lines, groups on rotated seats,
+a look after each block, stopped once places 1..3 are settled), and the published top 3
+(``top3``, ``best 1st``) are the final's; the other figures stay the season's.
 """
 
 from __future__ import annotations
@@ -33,7 +39,18 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from referee.run.ladder import LadderRules, Summary, choose_epoch, epoch_size
-from referee.stats.places import Claims, PairTally, fit, look_points, new_claims, pair_alpha, prize_places
+from referee.schedule.final import FinalPlan, FinalTables
+from referee.stats import places
+from referee.stats.places import (
+    Claims,
+    FinalWatch,
+    PairTally,
+    fit,
+    look_points,
+    new_claims,
+    pair_alpha,
+    prize_places,
+)
 
 TOP = 10
 PLACES = 3
@@ -50,6 +67,7 @@ class Setting:
     bots: int = 200
     players: int = 4
     rules: tuple[tuple[str, float], ...] = ()  # LadderRules fields to change (--rule floor=0.5)
+    final: tuple[int, int] = (0, 0)  # the ladder's final: (finalists, its most matches); (0, 0): none
 
 
 def even_spread(bots: int, players: int, gap: float = 1.4) -> float:
@@ -106,6 +124,7 @@ def _season(s: Setting, seed: int) -> dict[str, Any]:
     pending: list[tuple[np.ndarray, np.ndarray]] = []
     played = np.zeros(s.bots, np.int64)
     choose_s, done, epoch, look = 0.0, 0, 0, 0
+    lines: list[dict[str, Any]] = []  # with a final: the season's journal lines, for its finalists
     while done < s.matches:
         size = min(T, s.matches - done)
         if s.policy == "ladder":
@@ -118,6 +137,11 @@ def _season(s: Setting, seed: int) -> dict[str, Any]:
         else:
             tables = np.argsort(rng.random((size, s.bots)), axis=1)[:, : s.players]
         ranks = play(theta, tables, rng)
+        if s.final[0]:
+            lines.extend(
+                {"index": done + i, "bots": [lineup[b] for b in row], "ranks": r}
+                for i, (row, r) in enumerate(zip(tables.tolist(), ranks.tolist()))
+            )
         pending.append((tables, ranks))
         played += np.bincount(tables.ravel(), minlength=s.bots)
         # the published looks fall inside the epoch: count up to each, then look
@@ -133,7 +157,44 @@ def _season(s: Setting, seed: int) -> dict[str, Any]:
             look += 1
         tally.add(tables, ranks)
         epoch += 1
-    return _figures(theta, f.theta, claims, eligible, k, played, choose_s / s.matches)
+    out = _figures(theta, f.theta, claims, eligible, k, played, choose_s / s.matches)
+    if s.final[0]:
+        out.update(final(s, theta, lineup, lines, rng, seed))
+    return out
+
+
+def final(
+    s: Setting, theta: np.ndarray, lineup: list[str], lines: list[dict[str, Any]], rng: np.random.Generator, seed: int
+) -> dict[str, Any]:
+    """The season's final as the runner plays it (``referee.run.final``): the finalists from
+    the season's lines, groups of them on rotated seats, a look after each block, stopped
+    at the first that settles places 1..3 or at its budget; the published top 3 replaces
+    the season's."""
+    plan = FinalPlan(s.matches, s.final[1], s.final[0], s.players)
+    watch = FinalWatch(plan, lineup, PLACES, CONFIDENCE)
+    for d in lines:
+        watch.add(d)
+    finalists = watch.finalists()
+    at = [int(b[1:]) for b in finalists]
+    tables = FinalTables.of(seed, False, s.players)
+    result = watch.result()
+    for b, (lo, hi) in enumerate(plan.blocks()):
+        if result.over:
+            break
+        focus = watch.focus(b)
+        seats = np.array([[at[p] for p in tables.seats(plan, i, focus)] for i in range(lo, hi)], np.int64)
+        ranks = play(theta, seats, rng)
+        for i, (row, r) in enumerate(zip(seats.tolist(), ranks.tolist())):
+            watch.add({"index": lo + i, "bots": [lineup[b] for b in row], "ranks": r})
+        result = watch.result()
+    top = [int(b[1:]) for b in result.order[:PLACES]]
+    return {
+        "top3_in_order": top == list(range(PLACES)),
+        "best_first": top[:1] == [0],
+        "top3_in_final": set(range(PLACES)) <= set(at),
+        "final_played": result.played,
+        "final_settled": result.settled,
+    }
 
 
 def _figures(
@@ -184,14 +245,26 @@ def summarise(s: Setting, rows: list[dict[str, Any]]) -> str:
     m = len(rows)
     wrong = sum(r["wrong"] for r in rows)
     lead = np.mean([r["leaders"] for r in rows], axis=0)
+    final = (
+        f"  final {s.final[0]}/{s.final[1]}: top 3 among the finalists {np.mean([r['top3_in_final'] for r in rows]):.2f}, "
+        f"settled {np.mean([r['final_settled'] for r in rows]):.2f}, played {np.mean([r['final_played'] for r in rows]):.0f}"
+        if s.final[0]
+        else ""
+    )
     return (
         f"{s.field:6s} {s.matches:6d} {s.policy:6s}{''.join(f' {k}={v:g}' for k, v in s.rules)} {m:5d}  width {np.mean([r['width'] for r in rows]):6.1f}  "
         f"best 1st {np.mean([r['best_first'] for r in rows]):.2f}  top3 {np.mean([r['top3_in_order'] for r in rows]):.2f}  "
         f"rho {np.mean([r['rho'] for r in rows]):.3f}  wrong {wrong / m:.3f} (<= {upper95(wrong, m):.3f})  "
         f"covered {np.mean([r['covered'] for r in rows]):.3f}  settled {np.mean([r['settled'] for r in rows]):.2f}  "
         f"leaders {lead[0]:.0f}/{lead[1]:.0f}/{lead[2]:.0f} of {np.mean([r['mean'] for r in rows]):.0f}  "
-        f"choose {np.mean([r['cpu_ms'] for r in rows]):.3f} ms/match"
+        f"choose {np.mean([r['cpu_ms'] for r in rows]):.3f} ms/match" + final
     )
+
+
+def _focus(margin: float | None) -> None:
+    """A worker's final focus margin (None: the referee's)."""
+    if margin is not None:
+        places.FOCUS_MARGIN = margin
 
 
 def _run(args: tuple[Setting, int]) -> dict[str, Any]:
@@ -208,20 +281,25 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--bots", type=int, default=200)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rule", nargs="*", default=[], help="LadderRules fields to change, e.g. floor=0.5 cap=6")
+    ap.add_argument("--focus-margin", type=float, default=None, help="the final's FOCUS_MARGIN (stats/places.py)")
+    ap.add_argument(
+        "--final", nargs=2, type=int, default=[0, 0], metavar=("BOTS", "MATCHES"), help="the ladder's final, after it"
+    )
     a = ap.parse_args(argv)
     rules = tuple((k, float(v)) for k, v in (r.split("=", 1) for r in a.rule))
     start = time.time()
     results: dict[Setting, list[dict[str, Any]]] = {}
-    with ProcessPoolExecutor(a.workers) as pool:
+    with ProcessPoolExecutor(a.workers, initializer=_focus, initargs=(a.focus_margin,)) as pool:
         for field in a.fields:
             for budget in a.budgets:
                 for policy in a.policies:
-                    s = Setting(field, policy, budget, a.bots, rules=rules if policy == "ladder" else ())
+                    final = (a.final[0], a.final[1]) if policy == "ladder" else (0, 0)
+                    s = Setting(field, policy, budget, a.bots, rules=rules if policy == "ladder" else (), final=final)
                     results[s] = list(pool.map(_run, [(s, 1000 + i) for i in range(a.seasons)]))
                     print(summarise(s, results[s]), flush=True)
     for field in a.fields:
         for budget in a.budgets:
-            lad = results.get(Setting(field, "ladder", budget, a.bots, rules=rules))
+            lad = results.get(Setting(field, "ladder", budget, a.bots, rules=rules, final=(a.final[0], a.final[1])))
             ran = results.get(Setting(field, "random", budget, a.bots))
             if lad and ran:
                 wl, wr = np.mean([r["width"] for r in lad]), np.mean([r["width"] for r in ran])

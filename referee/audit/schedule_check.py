@@ -19,7 +19,9 @@ from typing import Any
 
 from referee.config.model import BotConfig, Limits, TournamentConfig
 from referee.run.dq import DqJudge
+from referee.run.final import plan_for, watch_for
 from referee.run.season import LadderGate, line_keys, plan_of
+from referee.schedule.final import FinalPlan, FinalTables
 from referee.schedule.formats import Schedule, schedule
 from referee.schedule.registry import format_named
 from referee.store.tournament_file import TOURNAMENT_FILE
@@ -48,8 +50,10 @@ def config_of(settings: Mapping[str, Any], out: Path) -> TournamentConfig:
         challengers_meet=bool(settings.get("challengers_meet")),
         grow=bool(settings.get("grow")),
         closed=bool(settings.get("closed")),
+        final=dict(settings.get("final") or {}),
         top=int(settings.get("top") or 0),
         confidence=float(settings.get("confidence", 0.95)),
+        batch=int(settings.get("batch") or 10),  # a final's blocks
         seed_secret=bool(settings.get("seed_secret")),
         schedule_version=int(settings.get("schedule_version", 1)),  # written only past the first
         ladder=settings.get("ladder"),
@@ -80,6 +84,8 @@ class ScheduleCheck:
             plan = plan_of(self.config)
             self.dropped = set(plan.dropped)
             self.gate = LadderGate(self.config, DqJudge(self.config, self.total), plan, self.total, {})
+        final = plan_for(self.config)
+        self.final = FinalCheck(self.config, final, self.dropped, add) if final is not None else None
 
     def line(self, rec: Mapping[str, Any]) -> None:
         """Check one journal line: its fixture's id, seed and bots."""
@@ -106,6 +112,8 @@ class ScheduleCheck:
             self.add(mid, "seed", f"expected {f.seed}, found {rec['seed']}")
         if i in self.dropped:
             self.add(mid, "unexpected", "a dropped table (tournament.json settings.ladder.dropped), yet played")
+            return
+        if self.final is not None and self.final.line(mid, i, rec):
             return
         if self.gate is not None:
             self._ladder(mid, i, rec)
@@ -144,6 +152,8 @@ class ScheduleCheck:
         if self.fixtures.grow is not None and not complete:
             return notes
         end = self.total if complete else self._last() + 1
+        if self.final is not None and self.stopped:  # the final ended: every match up to its end
+            end = max(end, self.final.end())
         for byte in range((end + 7) // 8):
             if self.done[byte] == 0xFF:
                 continue
@@ -160,3 +170,52 @@ class ScheduleCheck:
             if self.done[byte]:
                 return byte * 8 + self.done[byte].bit_length() - 1
         return -1
+
+
+class FinalCheck:
+    """A ladder's final checked as ``verify`` reads the journal: its finalists found again
+    from the season's lines (``run.final``), each final line's bots its group's rotation,
+    no final line before the season's last nor past the look that settled the final."""
+
+    def __init__(self, config: TournamentConfig, plan: FinalPlan, dropped: set[int], add: Add) -> None:
+        self.config, self.plan, self.add = config, plan, add
+        self.watch = watch_for(config, plan, config.ladder)
+        self.season_left = plan.start - len([i for i in dropped if i < plan.start])
+        self.tables = FinalTables.of(config.seed, config.seed_secret, config.players)
+        self.block = -1
+        self.settled_end = plan.end  # the end of the block whose look settled the final (so far)
+
+    def line(self, mid: str, i: int, rec: Mapping[str, Any]) -> bool:
+        """Check a line of the final (True), or count a season's line (False)."""
+        if not self.plan.holds(i):
+            self.season_left -= 1
+            self.watch.add(rec)
+            return False
+        if self.season_left > 0:
+            self.add(
+                mid,
+                "unexpected",
+                f"a final's match while {self.season_left} match(es) of the season were still to come",
+            )
+        block = self.plan.block_of(i)
+        if block > self.block:  # every block before it is whole by now: the looks before it
+            self.block = block
+            result = self.watch.result()
+            self.settled_end = result.end if result.settled else self.plan.end
+        if i >= self.settled_end:
+            self.add(
+                mid, "unexpected", f"the final was settled at match {self.settled_end}: no match after it is played"
+            )
+        finalists = self.watch.finalists()
+        focus = self.watch.focus(block)
+        seats = self.tables.seats(self.plan, i, focus) if len(finalists) >= self.config.players else ()
+        want = [finalists[p] for p in seats]
+        if list(rec["bots"]) != want:
+            self.add(mid, "bots", f"expected the final's table {want}, found {rec['bots']}")
+        self.watch.add(rec)
+        return True
+
+    def end(self) -> int:
+        """The fixture index past the final's last match to play, by the journal's looks."""
+        result = self.watch.result()
+        return result.end if result.settled else self.plan.end

@@ -146,7 +146,10 @@ class TournamentConfig:
     challengers_meet: bool = setting(False, doc="gauntlet: a challenger's opponents include the other challengers")
     stop: str = choice(STOP_RULES, "rule", explain="all: every match; settled: stop once the top is settled")
     confidence: float = setting(
-        0.95, minimum=0.5, below=1, doc='stop = "settled": the confidence of every claimed order, together'
+        0.95,
+        minimum=0.5,
+        below=1,
+        doc='stop = "settled" and a ladder\'s final: the confidence of every claimed order, together',
     )
     top: int = setting(
         0,
@@ -154,10 +157,18 @@ class TournamentConfig:
         note='(0: 3 prize places; with stop = "settled", the whole ranking)',
         doc='the prize places, published first; stop = "settled": the places that must be settled',
     )
-    batch: int = setting(10, minimum=1, unit=" deal", doc='stop = "settled": deals played between two looks')
+    batch: int = setting(
+        10, minimum=1, unit=" deal", doc='stop = "settled" and a ladder\'s final: deals played between two looks'
+    )
     publish_every_s: float = setting(0.0, minimum=0, maximum=86400, note="(seconds; 0: only at the end)", doc=_LIVE_DOC)
     grow: bool = setting(False, doc="fixtures keyed by bot names: bots may be added (or removed) and the run resumed")
     closed: bool = setting(False, doc="ladder: the season is over; the run that plays its last match reveals the seed")
+    final: Mapping[str, int] = setting(
+        {},
+        doc="ladder: { bots = N, matches = M }: once the season is closed and played, its top N play a final of at "
+        "most M more matches (seats balanced, duplicate deals) until the prize places among them are settled; "
+        "{}: no final",
+    )
     on_unready: str = choice(
         ON_UNREADY,
         "policy",

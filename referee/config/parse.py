@@ -116,6 +116,7 @@ def parse_config(doc: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> 
         publish_every_s=tv["publish_every_s"],
         grow=tv["grow"],
         closed=tv["closed"],
+        final=_final(err, tv, players, len(bots)),
         on_unready=tv["on_unready"],
     )
 
@@ -222,6 +223,41 @@ def _check_grow(err: _Errors, tv: Mapping[str, Any], lv: Mapping[str, Any]) -> N
         )
     if tv["stop"] == "settled":
         err.fail("tournament.grow", "a tournament that grows cannot also stop when settled (choose one)")
+
+
+FINAL_KEYS = ("bots", "matches")
+
+
+def _final(err: _Errors, tv: Mapping[str, Any], players: int, n_bots: int) -> dict[str, int]:
+    """``final = { bots = N, matches = M }`` checked ({} when off): N finalists, at least 2
+    and a table's seats, at most the bots; M matches, at least 1 (the format's check says
+    where a final is allowed)."""
+    doc = tv["final"]
+    if not doc:
+        return {}
+    for key in doc:
+        if key not in FINAL_KEYS:
+            err.fail(f"tournament.final.{key}", f"unknown key{hint(key, FINAL_KEYS)} (a final takes bots and matches)")
+    out: dict[str, int] = {}
+    for key in FINAL_KEYS:
+        value = doc.get(key)
+        if value is None:
+            err.fail(f"tournament.final.{key}", "missing: a final is { bots = N, matches = M }")
+        if isinstance(value, bool) or not isinstance(value, int):
+            err.fail(f"tournament.final.{key}", f"expected an integer, got {type_name(value)} {value!r}")
+        out[key] = value
+    least = max(2, players)
+    if not least <= out["bots"] <= n_bots:
+        err.fail(
+            "tournament.final.bots",
+            f"must be at least {least} (2, and the {players} seats of a table) and at most the {n_bots} bots, "
+            f"got {out['bots']}",
+        )
+    if out["matches"] < 1:
+        err.fail("tournament.final.matches", f"must be at least 1, got {out['matches']}")
+    if tv["stop"] == "settled":
+        err.fail("tournament.final", 'a season with a final plays its budget: drop stop = "settled" or the final')
+    return out
 
 
 class _Errors:

@@ -30,7 +30,7 @@ from typing import Any
 from referee import __version__
 from referee.games.base import Game
 from referee.report.names import bot_files
-from referee.report.places import matchmaking_html, places_html
+from referee.report.places import final_html, matchmaking_html, places_html
 from referee.report.text import (
     COOP_WINS,
     H2H_CAP,
@@ -210,6 +210,7 @@ def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()
         _standings_table(game, doc, colours, link),
         _dq_lines(rows, link),
         "</section>",
+        final_html(doc),
         matchmaking_html(doc),
         _section(
             "differences-section",

@@ -7,8 +7,12 @@ from ``standings.json``'s ``places`` (``stats/places.py`` says how they are comp
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from referee.schedule.final import FinalPlan, final_plan, season_lineup
+from referee.schedule.fixture import match_id
+from referee.stats.places import FinalResult, FinalWatch
 
 SHOWN = 3  # candidates named in a line; the rest are counted, their chance summed
 
@@ -94,4 +98,102 @@ def matchmaking_html(doc: Mapping[str, Any]) -> str:
         "places first; every bot's own count is in the standings).</p>"
         '<div class="scroll"><table><thead><tr><th>Why</th><th>Bots</th>'
         "<th>Matches (mean)</th><th>Who</th></tr></thead><tbody>" + "".join(body) + "</tbody></table></div></section>"
+    )
+
+
+def final_watch(
+    settings: Mapping[str, Any], records: Iterable[Mapping[str, Any]]
+) -> tuple[FinalWatch | None, Iterable[Mapping[str, Any]]]:
+    """The watch of a ladder's final from ``tournament.json``'s settings, and ``records``
+    counted by it as they pass (None and ``records`` as they are: no final, or the season
+    is not closed)."""
+    plan = final_plan(settings)
+    if plan is None:
+        return None, records
+    top, confidence = int(settings.get("top") or 0), float(settings.get("confidence", 0.95))
+    watch = FinalWatch(plan, season_lineup(settings.get("ladder"), plan), top, confidence)
+    return watch, watch.watch(records)
+
+
+def final_order(rows: list[dict[str, Any]], final: FinalResult) -> list[dict[str, Any]]:
+    """Standings rows once the final has begun: the finalists in the final's order, then the
+    season's other bots in the season's order, then the rest as they were; ranks renumbered
+    (a disqualified bot keeps "DQ")."""
+    by = {r["name"]: r for r in rows}
+    head = [by[b] for b in final.order if b in by]
+    rest = [by[b] for b in final.season_order if b in by and b not in final.finalists]
+    placed = {r["name"] for r in head + rest}
+    out = head + rest + [r for r in rows if r["name"] not in placed]
+    rank = 0
+    for r in out:
+        if isinstance(r["rank"], int):
+            rank += 1
+            r["rank"] = rank
+    return out
+
+
+def final_fields(doc: dict[str, Any], plan: FinalPlan, final: FinalResult) -> None:
+    """standings.json's ``final`` and every row's ``decided_by`` ("final" for a finalist once
+    the final has begun, else "season")."""
+    doc["final"] = final.document(plan)
+    for row in doc["standings"]:
+        row["decided_by"] = "final" if final.played and row["name"] in final.finalists else "season"
+
+
+def final_sets(bots: Mapping[str, dict[str, Any]], final: FinalResult) -> None:
+    """The finalists' rank sets and intervals from the final (places among the finalists,
+    which take the first places); every other bot's start after the finalists'."""
+    n = len(final.finalists)
+    for name, verdict in bots.items():
+        if name in final.rank_sets:
+            verdict["rank_set"] = list(final.rank_sets[name])
+            verdict["rank_interval"] = list(final.ranges.get(name, final.rank_sets[name]))
+            continue
+        for key in ("rank_set", "rank_interval"):
+            if verdict.get(key):
+                lo, hi = verdict[key]
+                verdict[key] = [max(int(lo), n + 1), max(int(hi), n + 1)]
+
+
+def final_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The final in sentences (none without one): who played it, how it ended, which order
+    decided which places (bot names as they are: the caller escapes)."""
+    final = doc.get("final")
+    if not final:
+        return []
+    n, finalists = int(final["bots"]), list(final["finalists"])
+    if not final["played"]:
+        who = ", ".join(finalists) if finalists else "not known yet"
+        return [f"The final of the season's top {n} has not begun; its finalists as the season stands: {who}."]
+    state = (
+        "settled its prize places"
+        if final["settled"]
+        else ("played its whole budget" if final["over"] else "is being played")
+    )
+    return [
+        f"The final of the season's top {len(finalists)} {state}: {final['played']:,} of at most "
+        f"{final['budget']:,} matches, from {match_id(int(final['first_match']))} on.",
+        f"Places 1-{len(finalists)} are the final's order: {', '.join(final['order'])}.",
+        f"The season had them in this order: {', '.join(finalists)}; places {len(finalists) + 1} on keep the "
+        "season's order (each row's decided_by says which).",
+    ]
+
+
+def final_html(doc: Mapping[str, Any]) -> str:
+    """The page's section on the final (empty without one): both orders side by side."""
+    final = doc.get("final")
+    if not final:
+        return ""
+    e = html.escape
+    lead = "".join(f'<p class="lead">{e(line)}</p>' for line in final_lines(doc))
+    order = list(final["order"]) if final["played"] else []
+    season = list(final["finalists"])
+    body = "".join(
+        f"<tr><td>{i + 1}</td><td>{e(order[i]) if i < len(order) else ''}</td><td>{e(b)}</td></tr>"
+        for i, b in enumerate(season)
+    )
+    return (
+        f'<section id="final-section"><h2>The final</h2>{lead}<div class="scroll"><table><thead><tr><th>Place</th>'
+        f"<th>The final's order (decides)</th><th>The season's order</th></tr></thead><tbody>{body}</tbody>"
+        "</table></div></section>"
     )

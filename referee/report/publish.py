@@ -75,7 +75,15 @@ from referee.games.base import Game
 from referee.report import text
 from referee.report.bot_pages import BotMatches, MatchTap, bot_matches, write_bot_pages
 from referee.report.page import few_deals_text, ranking_text, render_page, settings_lines
-from referee.report.places import PLACES_NOTE, place_lines
+from referee.report.places import (
+    PLACES_NOTE,
+    final_fields,
+    final_lines,
+    final_order,
+    final_sets,
+    final_watch,
+    place_lines,
+)
 from referee.report.progress import OnProgress, nothing
 from referee.report.text import md, standings_columns
 from referee.schedule.registry import format_named
@@ -123,6 +131,7 @@ def build_leaderboard(
     tap = MatchTap()
     tally = VersionTally()
     stat_keys = [s.key for s in game.info.stats]
+    final, records = final_watch(settings, records)
     try:
         cols = build_columns(tap.wrap(tally.watch(records)), names, stat_keys, JOURNAL, others=others)
     except JournalError as exc:
@@ -135,8 +144,9 @@ def build_leaderboard(
         cols, game.info.cooperative, int(settings.get("top") or 0), confidence, bootstrap_seed(settings)
     )
     adaptive = format_named(settings["format"]).adaptive  # tables chosen from results: the model ranks, not mean rank
-    if adaptive:
-        rows = model_order(rows, prizes, cols.names)
+    rows = model_order(rows, prizes, cols.names) if adaptive else rows
+    outcome = final.result(bootstrap_seed(settings)) if final is not None else None
+    rows = final_order(rows, outcome) if outcome is not None and outcome.played else rows
     order = [r["name"] for r in rows]
     verdicts = analyse_columns(game, cols, order, bootstrap_seed(settings), resamples)
     if adaptive:
@@ -145,6 +155,9 @@ def build_leaderboard(
         count = {r["name"]: r["matches"] for r in rows}
         played = [count.get(name, 0) for name in cols.names]
         why = ladder_reasons(prizes, cols.names, played, int(settings.get("top") or 0), confidence)
+    if outcome is not None and outcome.played:  # the final decides its finalists' places
+        final_sets(verdicts.bots, outcome)
+        prizes.places = outcome.places
     rank = {name: i for i, name in enumerate(order)}
     doc = {
         "tournament": settings["name"],
@@ -172,6 +185,8 @@ def build_leaderboard(
     if adaptive:  # the ladder: why each bot gets its seats now (page: "Matches and why")
         for row in doc["standings"]:
             row["matchmaking"] = why.get(row["name"])
+    if final is not None and outcome is not None:  # a ladder's final: its finalists and which order decided a place
+        final_fields(doc, final.plan, outcome)
     if tally.seen:
         for row in doc["standings"]:
             row.update(tally.fields(row["name"]))
@@ -233,6 +248,8 @@ def render_markdown(board: Leaderboard) -> str:
             ["## Prize places", "", PLACES_NOTE, ""] + [f"- {md(line)}" for line in headline] + ["", "## Standings", ""]
         )
     lines += [render_table(game, doc), ""]
+    final = final_lines(doc)
+    lines += ["## The final", "", *(f"- {md(line)}" for line in final), ""] if final else []
     lines += dq + ([""] if dq else [])
     excluded = [f"- **Excluded** {md(e['name'])}: {md(e['reason'])}" for e in doc.get("excluded", ())]
     lines += excluded + ([""] if excluded else [])

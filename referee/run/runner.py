@@ -26,6 +26,7 @@ from referee.config.model import TournamentConfig
 from referee.errors import ConfigError, RefereeError
 from referee.run.dq import Gate, judge_for
 from referee.run.executor import Executor
+from referee.run.final import FinalGate, plan_for, play_final
 from referee.run.lineup import BotStatus, judge_lineup
 from referee.run.live import LivePublisher
 from referee.run.local import open_local
@@ -127,7 +128,14 @@ async def run_tournament(
             live = LivePublisher(config, fixtures.total, on_warning) if publishing else None
             stopped: Stop | None = None
             try:
-                if config.stop == "settled" or pilot_deals is not None:
+                if isinstance(judge, FinalGate) and pilot_deals is None:  # a closed season with a final
+                    stopped = await play_final(
+                        judge,
+                        fixtures,
+                        lambda some: executor.play(some, sink),
+                        lambda lo, hi: pending_range(fixtures, state, lo, hi, dropped),
+                    )
+                elif config.stop == "settled" or pilot_deals is not None:
                     stopped = await play_until_settled(config, fixtures, state, sink, executor, pilot_deals, dropped)
                 else:
                     await executor.play(pending(fixtures, state, dropped), sink)
@@ -164,7 +172,13 @@ def _judge(
     if not format_class(config).adaptive:
         return dq, None
     gate = open_gate(config, dq, fixtures.total, config.output / JOURNAL, resume, versions)
-    return gate, gate.dropped
+    final = plan_for(config)
+    if final is None:
+        return gate, gate.dropped
+    with_final = FinalGate(config, gate, final)
+    if resume:
+        with_final.rebuild(config.output / JOURNAL)
+    return with_final, with_final.dropped
 
 
 def _journal_state(config: TournamentConfig, fixtures: Schedule, resume: bool) -> JournalState:

@@ -103,7 +103,8 @@ class LadderGate:
     def __init__(
         self, config: TournamentConfig, judge: DqJudge, plan: LadderPlan, total: int, versions: Mapping[str, str]
     ) -> None:
-        self.config, self.judge, self.plan, self.total = config, judge, plan, total
+        self.config, self.judge, self.plan = config, judge, plan
+        self.total = min(total, config.matches)  # the season's tables (a final's come after them: run.final)
         self.lag = judge.lag
         self.T = plan.epoch_tables
         self.rules = LadderRules(
@@ -201,12 +202,14 @@ class LadderGate:
         """Bring a resumed ladder to where its journal stands: seats of the epochs before the
         last two with a journaled match and their results (streamed: flat memory), then those
         two chosen again and checked against the journal, their unplayed tables to come."""
-        last = last_epoch(journal, self.T)
+        last = last_epoch(journal, self.T, self.total)
         if last < 0:
             return
         keep: dict[int, list[dict[str, Any]]] = {}
         chunk: list[dict[str, Any]] = []
         for d in jn.read_journal(journal):
+            if int(d["index"]) >= self.total:
+                continue  # a final's match (run.final)
             e = int(d["index"]) // self.T
             if e >= last - 2:
                 keep.setdefault(e, []).append(d)
@@ -245,12 +248,14 @@ class LadderGate:
         self.summary.record_lines(r for r, d in zip(rows, lines) if int(d["index"]) // self.T < last - 2)
 
 
-def last_epoch(path: Path, T: int) -> int:
-    """The last epoch with a match in the journal at ``path`` (-1: none)."""
+def last_epoch(path: Path, T: int, season: int | None = None) -> int:
+    """The last epoch with a match in the journal at ``path`` (-1: none); with ``season``,
+    of the matches before it (a final's come after)."""
     last = -1
     if path.exists():
         for d in jn.read_journal(path):
-            last = max(last, int(d["index"]) // T)
+            if season is None or int(d["index"]) < season:
+                last = max(last, int(d["index"]) // T)
     return last
 
 
@@ -272,7 +277,7 @@ def resolve_ladder(
             plan = old
         keys = lineup_keys(config, versions)
         if versions is not None and keys != plan.lineups[-1][1]:
-            last = last_epoch(journal, plan.epoch_tables)
+            last = last_epoch(journal, plan.epoch_tables, config.matches)
             start = last + 1
             plan.lineups = [s for s in plan.lineups if s[0] < start] + [(start, keys)]
             _drop_removed(replace(config, ladder=plan.document()), plan, journal, set(keys), versions)

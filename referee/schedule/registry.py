@@ -21,6 +21,7 @@ from referee.config.model import TournamentConfig
 from referee.errors import ConfigError
 from referee.games import get_game
 from referee.schedule import tables as tb
+from referee.schedule.final import final_plan
 
 
 class Format(abc.ABC):
@@ -242,7 +243,7 @@ class LadderFormat(Format):
     (the matchmaking is ``referee.run.ladder``); bots may come and go at any resume."""
 
     name = "ladder"
-    own_keys = ("closed",)
+    own_keys = ("closed", "final")
     games = False
     games_refusal = "ladder is for competitive games (cooperative games: use team)"
     plays_duplicate = False
@@ -254,13 +255,23 @@ class LadderFormat(Format):
     @classmethod
     def tables(cls, config: TournamentConfig) -> tb.Tables:
         """The budget; the seats come from the results."""
-        return tb.LadderTables(len(config.bots), config.players, config.matches, False)
+        final = final_plan(
+            {
+                "matches": config.matches,
+                "players": config.players,
+                "final": config.final,
+                "closed": config.closed,
+                "batch": config.batch,
+            }
+        )
+        return tb.LadderTables(len(config.bots), config.players, config.matches, final)
 
     @classmethod
     def settings(cls, config: TournamentConfig) -> dict[str, Any]:
         """The budget, whether the season is closed, and the plan (epochs, lineups) once made."""
         plan = {"ladder": dict(config.ladder)} if config.ladder is not None else {}
-        return {**super().settings(config), "closed": config.closed, **plan}
+        final = {"final": dict(config.final)} if config.final else {}
+        return {**super().settings(config), "closed": config.closed, **final, **plan}
 
     @classmethod
     def describe(cls, settings: Mapping[str, Any]) -> str:
@@ -272,7 +283,17 @@ class LadderFormat(Format):
         return (
             f"ladder, tables chosen from the results: {epochs}a budget of {budget} matches, "
             f"{settings['players']} players per match; the season is {'closed' if settings.get('closed') else 'open'}"
+            + _final_words(settings)
         )
+
+
+def _final_words(settings: Mapping[str, Any]) -> str:
+    """The final in words ("" without one)."""
+    final = settings.get("final")
+    if not isinstance(final, Mapping) or not final:
+        return ""
+    when = "after the season" if settings.get("closed") else "once the season is closed"
+    return f"; a final of its top {final['bots']}, at most {final['matches']} more matches, {when}"
 
 
 FORMATS: dict[str, type[Format]] = {

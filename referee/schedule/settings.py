@@ -41,6 +41,7 @@ KINDS = (
     "bots",  # the bots' names, distinct
     "challengers",  # names of some of the bots
     "ladder",  # a ladder's epoch size and lineup history
+    "final",  # a ladder's final: { bots, matches }
     "excluded",  # bots left out, each with its reason
     "sha256",  # a SHA-256 in hex
     "any",  # not checked (the re-render does not read it)
@@ -91,9 +92,9 @@ def _cage_marks(config: TournamentConfig) -> Any:
 
 
 def _settled(key: str) -> Setting:
-    """A key of ``stop = "settled"``, written only with it."""
+    """A key of ``stop = "settled"`` and of a ladder's final (its looks), written only with them."""
     kind, minimum = ("number", 0) if key == "confidence" else ("integer", 0)
-    return Setting(kind, minimum=minimum, value=lambda c: _if(c.stop != "all", getattr(c, key)))
+    return Setting(kind, minimum=minimum, value=lambda c: _if(c.stop != "all" or bool(c.final), getattr(c, key)))
 
 
 SETTINGS: dict[str, Setting] = {
@@ -116,6 +117,7 @@ SETTINGS: dict[str, Setting] = {
     "challengers_meet": Setting("bool"),
     "grow": Setting("bool", value=lambda c: _if(c.grow, True)),
     "closed": Setting("bool"),
+    "final": Setting("final", line=True),
     "ladder": Setting("ladder"),
     "on_unready": Setting("any", value=lambda c: _if(c.on_unready != "stop", c.on_unready)),
     "stop": Setting("stop", value=lambda c: _if(c.stop != "all", c.stop)),

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
+from referee.schedule.final import FinalPlan
 from referee.schedule.fixture import Fixture, derive_key_seed, derive_seed, key_bits
 
 
@@ -166,12 +167,23 @@ class BalancedTables(Tables):
 
 
 class LadderTables(Tables):
-    """A ladder's budget of ``matches`` tables; who sits where comes from the results
-    (``referee.run.season``), so ``table`` is unknown here: fixtures carry no seats."""
+    """A ladder's budget of ``matches`` tables, and after them its ``final`` (once the season
+    is closed); who sits where comes from the results (``referee.run.season``,
+    ``referee.run.final``), so ``table`` is unknown here: fixtures carry no seats."""
+
+    def __init__(self, n_bots: int, players: int, matches: int, final: FinalPlan | None = None) -> None:
+        super().__init__(n_bots, players, matches + (final.matches if final else 0), False)
+        self.final = final
 
     def table(self, t: int) -> tuple[int, ...]:
         """Unknown to the schedule: the empty table."""
         return ()
+
+    def seats(self, t: int, r: int) -> tuple[tuple[int, ...], int | None]:
+        """No seats; a final's match shares its group's deal (``schedule.final``)."""
+        if self.final is not None and self.final.holds(t):
+            return (), self.final.deal(t)
+        return (), None
 
 
 class Team(Tables):

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from referee.schedule.final import FinalPlan
 from referee.stats.columns import BoolArray, Columns, FloatArray, IntArray, credit_mask
 from referee.stats.standings import disqualifications, rnd
 from referee.stats.verdicts import contests
@@ -47,6 +48,10 @@ RHO = 1.0
 DRAWS = 4000
 FIRST_LOOKS = 64  # looks every LOOK_STEP matches up to FIRST_LOOKS of them, then spaced out
 LOOK_STEP = 64
+# a ladder's final seats the finalists not yet clearly out of its prize places: out once
+# ``top`` finalists are this many standard errors of the difference above (where the seats
+# go, never what is claimed: benchmarks/season_sim.py --final measured it)
+FOCUS_MARGIN = 2.0
 MARGIN = 0.0  # the ladder: out of contention once ``top`` bots are surely above (> 0: this many se instead)
 
 
@@ -431,3 +436,274 @@ class Watch:
         best = [int(b) for b in np.lexsort((np.arange(n), -f.theta))]
         pairs = [(best[p], best[p + 1], p + 1 in self.claims.since) for p in range(min(self.places, n - 1))]
         return all(ok for _, _, ok in pairs), best, pairs, 1.0 / self.alpha
+
+
+@dataclass
+class FinalResult:
+    """A ladder's final as its journal stands: the finalists (the season's order), what was
+    played, whether its prize places are settled, and the finalists in the final's order
+    with their rank sets and places among the finalists."""
+
+    season_order: list[str]  # the season's eligible bots, by the season's fit
+    finalists: list[str]  # the first of them, season order
+    played: int  # the final's matches in the journal
+    looks: int  # whole blocks looked at
+    settled: bool  # the final's prize places settled at a look
+    end: int  # the fixture index past the final's last match to play (settled: its block's end)
+    order: list[str]  # the finalists, the final's order (season order before the final's first match)
+    rank_sets: dict[str, list[int]]  # finalist -> [lo, hi] among the finalists (anytime-valid)
+    ranges: dict[str, list[int]]  # finalist -> the central confidence range of its place over the draws
+    places: list[dict[str, Any]]  # the prize places among the finalists (``places``' shape)
+    spent: bool  # every match of the budget played
+
+    @property
+    def over(self) -> bool:
+        """True once the final is done: settled, or every match of its budget played."""
+        return self.settled or self.spent
+
+    def document(self, plan: FinalPlan) -> dict[str, Any]:
+        """The ``final`` field of standings.json."""
+        return {
+            "bots": plan.finalists,
+            "budget": plan.matches,
+            "first_match": plan.start,
+            "played": self.played,
+            "settled": self.settled,
+            "over": self.over,
+            "finalists": list(self.finalists),
+            "order": list(self.order),
+        }
+
+
+class FinalWatch:
+    """A ladder's final from the journal lines (any order): who finished above whom by bot
+    name (flat: a tally of the bots, the disqualified, the matches played), and the final's
+    own lines (at most its budget). The finalists are the top of the season's order: the
+    Plackett-Luce fit of the season's pairs, the bots of its last lineup that played and
+    were never disqualified, strongest first (a name breaks a tie).
+
+    The final's places are looked at after each whole block, on the fit of every match,
+    the season's and the final's (the finalists' season matches are most of what is known
+    of them), with the prize places' claims: each pair's time-uniform boundary with
+    Bonferroni over the pairs of the season's eligible bots, the same family the season's
+    published claims draw on, so a claim holds whichever look made it and however the
+    finalists were chosen. Each block's tables seat the finalists still in contention
+    (``focus``: not placed below the prize places by the claims, and fewer than ``top``
+    finalists ``FOCUS_MARGIN`` standard errors above; at least a table's worth). Looks are kept as they are made (a whole block never changes), so a run that
+    looks after every block fits once per block."""
+
+    def __init__(self, plan: FinalPlan, lineup: Sequence[str], top: int, confidence: float) -> None:
+        self.plan, self.lineup = plan, list(lineup)
+        self.top, self.confidence = top, confidence
+        self.pos: dict[str, int] = {}
+        self.tally = PairTally()
+        self.played: list[int] = []
+        self.dq: set[str] = set()
+        self.rows: list[tuple[int, list[str], list[int]]] = []  # the final's lines: index, bots, ranks
+        self._pending: dict[int, list[tuple[list[int], list[int]]]] = {}  # seats -> season lines not yet tallied
+        self._waiting = 0
+        self._looks: _Looks | None = None
+        self._focus: dict[int, dict[int, int]] = {}  # block -> its focus (asked once per fixture)
+
+    def add(self, d: Mapping[str, Any]) -> None:
+        """Count one journal line: the season's, or the final's."""
+        index = int(d["index"])
+        if index >= self.plan.start:
+            self.rows.append((index, list(d["bots"]), list(d["ranks"])))
+            if any(index < self.plan.start + b * self.plan.block_tables() for b in self._focus):
+                self._focus = {}  # a line of a block looked at already (only in a damaged journal)
+            return
+        for seat in d.get("disqualified") or ():
+            self.dq.add(d["bots"][seat])
+        ids = [self._id(b) for b in d["bots"]]
+        for b in set(ids):
+            self.played[b] += 1
+        self._pending.setdefault(len(ids), []).append((ids, list(d["ranks"])))
+        self._waiting += 1
+        if self._waiting >= 4096:
+            self._flush()
+        self._looks = None  # a season's line after the looks (only in a damaged journal): look again
+        self._focus = {}
+
+    def _flush(self) -> None:
+        """Count the season's lines kept back (tallied in bulk: one numpy pass per few thousand)."""
+        for rows in self._pending.values():
+            self.tally.add(np.asarray([r[0] for r in rows], np.int64), np.asarray([r[1] for r in rows], np.float64))
+        self._pending, self._waiting = {}, 0
+
+    def watch(self, records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+        """``records``, each counted as it passes."""
+        for d in records:
+            self.add(d)
+            yield d
+
+    def _id(self, name: str) -> int:
+        if name not in self.pos:
+            self.pos[name] = len(self.pos)
+            self.played.append(0)
+            self.tally.grow(len(self.pos))
+        return self.pos[name]
+
+    def season_order(self) -> list[str]:
+        """The season's eligible bots, strongest first by the season's fit."""
+        return self._start().season
+
+    def finalists(self) -> list[str]:
+        """The top ``plan.finalists`` of the season's order."""
+        return self._start().finalists
+
+    def focus(self, block: int) -> dict[int, int]:
+        """The finalists block ``block`` seats (positions in ``finalists()`` -> the final's
+        matches each played before it): after the looks at the blocks before it, those that
+        can still take a prize place, then the strongest others until a table is full."""
+        if block in self._focus:
+            return self._focus[block]
+        looks = self._look(block)
+        at = {b: i for i, b in enumerate(looks.finalists)}
+        first = self.plan.start + block * self.plan.block_tables()
+        counts = [0] * len(looks.finalists)
+        for index, bots, _ in self.rows:
+            if self.plan.start <= index < first:
+                for b in set(bots) & at.keys():
+                    counts[at[b]] += 1
+        self._focus = {block: {i: counts[i] for i in self._contenders(looks)}}
+        return self._focus[block]
+
+    def _contenders(self, looks: _Looks) -> list[int]:
+        """Those that can still take a prize place, then the strongest others to fill a table."""
+        n = len(looks.finalists)
+        sub = looks.theta[looks.at]
+        order = sorted(range(n), key=lambda i: (-float(sub[i]), i))
+        k = prize_places(self.top, n)
+        if looks.cov is None:  # no look yet: all of them
+            return list(range(n))
+        cov = looks.cov[np.ix_(looks.at, looks.at)]
+        v = np.diag(cov)
+        se = np.sqrt(np.maximum(v[:, None] + v[None, :] - 2 * cov, 0.0))
+        above = (sub[:, None] - sub[None, :]) > FOCUS_MARGIN * se  # [a, b]: a is clearly above b
+        np.fill_diagonal(above, False)
+        lo, _ = looks.claims.rank_sets(np.arange(n))
+        keep = [i for i in order if int(lo[i]) <= k and int(above[:, i].sum()) < k]
+        keep += [i for i in order if i not in keep][: max(0, self.plan.players - len(keep))]
+        return sorted(keep)
+
+    def _start(self) -> _Looks:
+        """The looks so far (made when first asked: the season's fit and the finalists)."""
+        if self._looks is None:
+            self._flush()
+            eligible = [b for b in self.lineup if b in self.pos and self.played[self.pos[b]] and b not in self.dq]
+            with threadpool_limits(limits=1):
+                f = fit(self.tally) if eligible else Fit(np.zeros(len(self.pos)), np.zeros((0, 0)))
+            season = sorted(eligible, key=lambda b: (-float(f.theta[self.pos[b]]), b))
+            finalists = season[: self.plan.finalists]
+            tally = PairTally(self.tally.above.shape[0])
+            tally.above, tally.seats = self.tally.above.copy(), self.tally.seats
+            self._looks = _Looks(
+                season,
+                finalists,
+                np.asarray([self.pos[b] for b in finalists], np.int64),
+                tally,
+                Claims.empty(len(finalists)),
+                f.theta,
+                pair_alpha(self.confidence, len(season)),
+            )
+        return self._looks
+
+    def _look(self, upto: int) -> _Looks:
+        """The looks at every whole block before ``upto`` (until one settles the places)."""
+        looks = self._start()
+        blocks = self.plan.blocks()
+        if looks.done >= min(upto, len(blocks)) or looks.settled_at is not None:
+            return looks
+        per = self._blocks(looks.done, upto)
+        k = prize_places(self.top, len(looks.finalists))
+        with threadpool_limits(limits=1):
+            for b in range(looks.done, min(upto, len(blocks))):
+                lo, hi = blocks[b]
+                if len(per.get(b, ())) < hi - lo:
+                    break  # a block in play: no look before it is whole
+                _tally_rows(looks.tally, per[b], self.pos)
+                f = fit(looks.tally, looks.theta)
+                looks.theta, looks.cov, looks.done = f.theta, f.cov, b + 1
+                sub = new_claims(f, looks.alpha)[np.ix_(looks.at, looks.at)]
+                looks.claims.add(sub)
+                looks.claims.settle(np.arange(len(looks.finalists)), k, hi)
+                if k and all(p in looks.claims.since for p in range(1, k + 1)):
+                    looks.settled_at = hi
+                    break
+        return looks
+
+    def _blocks(self, first: int, upto: int) -> dict[int, list[tuple[list[str], list[int]]]]:
+        """The final's rows of blocks ``first`` to ``upto`` (excluded), by block."""
+        out: dict[int, list[tuple[list[str], list[int]]]] = {}
+        for index, bots, ranks in sorted(self.rows, key=lambda r: r[0]):
+            if self.plan.holds(index) and first <= self.plan.block_of(index) < upto:
+                out.setdefault(self.plan.block_of(index), []).append((bots, ranks))
+        return out
+
+    def result(self, seed: int | None = None) -> FinalResult:
+        """The final as it stands: looks at every whole block in order, up to the first that
+        settles the prize places; with ``seed``, the places' chances (normal draws)."""
+        looks = self._look(len(self.plan.blocks()))
+        finalists, n = looks.finalists, len(looks.finalists)
+        end = looks.settled_at if looks.settled_at is not None else self.plan.end
+        rows = [r for r in self.rows if self.plan.holds(r[0]) and r[0] < end]
+        tally = PairTally(looks.tally.above.shape[0])
+        tally.above, tally.seats = looks.tally.above.copy(), looks.tally.seats
+        done = self.plan.blocks()[looks.done - 1][1] if looks.done else self.plan.start
+        with threadpool_limits(limits=1):
+            _tally_rows(tally, [(b, r) for i, b, r in rows if i >= done], self.pos)  # a block in play
+            f = fit(tally, looks.theta)
+        theta = f.theta[looks.at] if n else np.zeros(0)
+        at = {b: i for i, b in enumerate(finalists)}
+        order = sorted(finalists, key=lambda b: (-float(theta[at[b]]), at[b])) if rows else list(finalists)
+        lo_, hi_ = looks.claims.rank_sets(np.arange(n))
+        sets = {b: [int(lo_[at[b]]), int(hi_[at[b]])] for b in finalists}
+        ranges, places = {}, []
+        k = prize_places(self.top, n)
+        if seed is not None and n:
+            with threadpool_limits(limits=1):
+                pos = draw_positions(f, looks.at, seed) if rows else _fixed(n, [at[b] for b in order])
+            share = chances(pos, k)
+            ranges = {b: list(r) for b, r in zip(finalists, position_ranges(pos, self.confidence))}
+            places = [
+                _place(p, finalists, np.arange(n), lo_, hi_, share[p - 1], looks.claims.since.get(p))
+                for p in range(1, k + 1)
+            ]
+        spent = len(rows) == self.plan.matches or n < self.plan.players  # too few finalists: no final to play
+        settled = looks.settled_at is not None
+        return FinalResult(
+            looks.season, finalists, len(rows), looks.done, settled, end, order, sets, ranges, places, spent
+        )
+
+
+@dataclass
+class _Looks:
+    """The final's looks so far: the season's order, the finalists (and their tally
+    positions), the tally of every match counted, the claims among the finalists, the fit,
+    the pairs' error, the blocks looked at and the end of the block that settled it."""
+
+    season: list[str]
+    finalists: list[str]
+    at: IntArray
+    tally: PairTally
+    claims: Claims
+    theta: FloatArray
+    alpha: float
+    cov: FloatArray | None = None  # the fit's covariance at the last look
+    done: int = 0
+    settled_at: int | None = None
+
+
+def _tally_rows(tally: PairTally, rows: Sequence[tuple[list[str], list[int]]], pos: Mapping[str, int]) -> None:
+    """Count the final's ``rows`` (bots, ranks) in ``tally`` (``pos``: name -> position)."""
+    if rows:
+        bots = np.asarray([[pos.get(b, -1) for b in bots] for bots, _ in rows], np.int64)
+        tally.add(bots, np.asarray([ranks for _, ranks in rows], np.float64))
+
+
+def _fixed(n: int, order: Sequence[int]) -> IntArray:
+    """Draws that all put the bots in ``order`` (no final match yet: the season's order)."""
+    pos = np.empty(n, np.int64)
+    pos[np.asarray(order, np.int64)] = np.arange(n)
+    return np.asarray(np.broadcast_to(pos, (DRAWS, n)), np.int64)

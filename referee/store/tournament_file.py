@@ -197,6 +197,15 @@ def _challengers(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) ->
         c.fail(key, "names a bot that is not in bots")
 
 
+def _final(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
+    """A ladder's final: { bots, matches }, integers of at least 2 and 1."""
+    final = s[key]
+    if not isinstance(final, dict) or set(final) != {"bots", "matches"}:
+        c.fail(key, "not an object with bots and matches")
+    c.integer(final, "bots", 2)
+    c.integer(final, "matches", 1)
+
+
 def _excluded(s: Mapping[str, Any], key: str, minimum: int, c: FieldCheck) -> None:
     for i, e in enumerate(c.lst(s, key, 0, 100_000)):
         if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not NAME_RE.match(e["name"]):
@@ -226,6 +235,7 @@ _KIND_CHECKS: dict[str, Callable[[Mapping[str, Any], str, int, FieldCheck], None
     "bots": _bots,
     "challengers": _challengers,
     "ladder": lambda s, key, minimum, c: _check_ladder(s[key], s["bots"], c),
+    "final": _final,
     "excluded": _excluded,
     "sha256": _sha256,
     "any": lambda s, key, minimum, c: None,
