@@ -251,7 +251,7 @@ def test_interrupted_run_prints_a_resume_command_with_its_overrides(tmp_path: Pa
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert proc.stderr is not None
     for line in proc.stderr:
-        if line.startswith("matches 0/"):
+        if line.startswith("matches "):  # the first progress line (under load it may count some done)
             break
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)

@@ -6,6 +6,7 @@ players, claims the rules take and claims they refuse. One page runs the whole b
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
@@ -166,3 +167,23 @@ def test_a_move_the_rules_refuse_fails_naming_the_decision(engine: EnginePage) -
     assert (
         outs[2]["error"] == 'decision 1 ("end") is refused by the rules: cannot end the turn: 0 of the minimum 2 placed'
     )
+
+
+def test_extras_at_a_faulted_decision_change_nothing(engine: EnginePage) -> None:
+    # in play a decision with a fault took no extras (refused ones are the fault): the pack's
+    # `fault` tells the engine, which cannot tell every refused claim from a good one
+    def candidates() -> Iterator[tuple[Played, int, Played]]:
+        for seed in range(40, 60):
+            p = play(seed, 3, {}, by_heuristic, "faulted")
+            for i in [k for k, m in enumerate(p.moves) if m.extras][:5]:
+                without = [dataclasses.replace(m, extras=None) if k == i else m for k, m in enumerate(p.moves)]
+                dropped = Played(p.label, p.n, p.seed, p.options, without, p.end)
+                if replay_js.want(GAME, dropped) != replay_js.want(GAME, p):  # the claims changed a view
+                    yield p, i, dropped
+
+    p, i, dropped = next(candidates())
+    doc = {**p.doc(), "fault": {str(i): "malformed"}}
+    (out,) = engine.raw([(doc, p.options)])
+    assert replay_js.mismatch(GAME, dropped, replay_js.want(GAME, dropped), Rebuilt.of(out)) is None
+    (kept,) = engine.raw([(p.doc(), p.options)])  # without the fault the same claims are taken
+    assert replay_js.mismatch(GAME, p, replay_js.want(GAME, p), Rebuilt.of(kept)) is None
