@@ -5,7 +5,9 @@ from disk in the system Chromium at a laptop's 1366x768 and a phone's 390x844: t
 places and the first standings row lie on the first screen, every setting is one line,
 the exclusions read as a short list with clean reasons, the lineups and the dropped tables
 wait behind a fold, the leader's weaker cage is marked beside its name, and nothing
-scrolls sideways on the phone. Takes about 15 s."""
+scrolls sideways on the phone; any match of a bot, the oldest too, opens from the bot's
+page in the viewer at the bot's first decision with its exact seed (from the replay
+packs). Takes about 20 s."""
 
 from __future__ import annotations
 
@@ -16,9 +18,14 @@ from typing import Any
 
 import pytest
 
+from referee.report.names import bot_files
 from referee.report.page import lineup_changes
-from tests.support.browser import launched, require_chromium
+from referee.report.viewer import RECENT
+from referee.store import journal as jn
+from referee.store.matches import load_match
+from tests.support.browser import launched, require_chromium, wait_step
 from tests.support.cli import referee
+from tests.support.packs import write_packs
 from tests.support.season_site import EXCLUDED, LEADER, MARKED, REMOVED, build
 
 pytestmark = pytest.mark.parallel
@@ -32,6 +39,7 @@ def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
     require_chromium()
     out = tmp_path_factory.mktemp("first-screen") / "out"
     build(out)
+    write_packs(out)  # as the run would have written them, match by match
     done = referee("leaderboard", str(out), "-q")
     assert done.returncode == 0, done.stderr
     return out
@@ -143,3 +151,23 @@ def test_a_lineup_history_reads_as_its_changes() -> None:
         (4, ["d"], ["c"], ["a@000000000002"]),
         (9, [], [], []),
     ]
+
+
+@pytest.mark.parametrize(("width", "height"), SCREENS)
+def test_any_match_opens_from_its_bots_page_at_the_bots_first_decision(
+    season: Path, browser: Any, width: int, height: int
+) -> None:
+    lines = sorted(jn.read_journal(season / "matches.jsonl"), key=lambda r: r["index"])
+    bot = "bot007"
+    first = next(r for r in lines if bot in r["bots"])  # its oldest match: far from the recent ones
+    assert first["index"] < lines[-1]["index"] - RECENT
+    seat = first["bots"].index(bot)
+    opening = load_match(season, first["id"]).transcript.seats.index(seat) + 1
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto((season / "bots" / f"{bot_files([bot])[bot]}.html").as_uri(), wait_until="load")
+    page.click(f'#matches a:text-is("{first["id"]}")')
+    wait_step(page, opening)
+    assert page.inner_text("#seed") == str(first["seed"])
+    assert f"seat {seat} {bot}" in page.inner_text("#decision")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.close()

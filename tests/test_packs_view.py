@@ -8,47 +8,27 @@ only and the page rebuilds the views with it. More than 500 matches make one pac
 from __future__ import annotations
 
 import importlib
-import json
 import math
-import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from benchmarks.replays import write_folder
-from referee.games import GAMES, get_game
 from referee.games.base import Game
 from referee.report.names import bot_files
 from referee.report.viewer import RECENT
 from referee.store import journal as jn
-from referee.store import packs, replay_data, transcripts
+from referee.store import packs, replay_data
 from referee.store.matches import load_match
-from referee.store.tournament_file import load_output_dir
-from tests.games.test_folders import TINY_RULES, TINY_SCHEMA, TINY_VIEWER
-from tests.support.browser import launched
+from tests.support.browser import launched, wait_step
 from tests.support.cli import referee, run_here
+from tests.support.packs import write_packs
 from tests.support.steady import Steady
+from tests.support.tiny import tiny_game
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = pytest.mark.parallel
-
-
-def write_packs(out: Path, moves_only: bool | None = None) -> None:
-    """The packs of a folder made without them, as a resumed run makes missing entries."""
-    tournament, lines = load_output_dir(out)
-    settings = tournament["settings"]
-    entries = packs.Entries(get_game(settings["game"]), settings["options"])
-    if moves_only is not None:
-        entries.moves_only = moves_only
-    with packs.PackWriter(out, resume=False) as w:
-        packs.fill(w, entries, list(lines), lambda ids: transcripts.find_many(out, ids))
-
-
-def step(page: Any, k: int) -> None:
-    page.wait_for_function(f"document.getElementById('board').dataset.step === '{k}'")
 
 
 def test_a_bot_page_opens_any_match_at_its_first_decision_and_a_fault_at_its_decision(tmp_path: Path) -> None:
@@ -77,13 +57,13 @@ def test_a_bot_page_opens_any_match_at_its_first_decision_and_a_fault_at_its_dec
         page = browser.new_page(viewport={"width": 1366, "height": 800})
         page.goto((out / "bots" / f"{bot_files([bot])[bot]}.html").as_uri(), wait_until="load")
         page.click(f'#matches a:text-is("{first["id"]}")')
-        step(page, opening)
+        wait_step(page, opening)
         assert page.inner_text("#seed") == str(first["seed"])
         assert f"seat {seat} {bot}" in page.inner_text("#decision")
         page.go_back()
         page.wait_for_selector("#fault-list")
         page.click(f'#fault-list tr[data-match="{faulted["id"]}"] a:text-is("{fault["decision"]}")')
-        step(page, at)
+        wait_step(page, at)
         assert page.inner_text("#seed") == str(faulted["seed"])
         assert f"its decision {fault['decision']} " in page.inner_text("#decision")
 
@@ -118,21 +98,8 @@ G.rebuild=(doc,options)=>{const n=doc.bots.length,views=[],picks=[];
 
 @pytest.fixture
 def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Game]:
-    """The tiny game of tests/games/test_folders.py, with a ``replay.js``."""
-    folder = tmp_path / "tiny_packs" / "tiny"
-    folder.mkdir(parents=True)
-    (folder.parent / "__init__.py").write_text("")
-    (folder / "__init__.py").write_text("from tiny_packs.tiny.rules import GAME\n")
-    (folder / "rules.py").write_text(textwrap.dedent(TINY_RULES))
-    (folder / "schema.json").write_text(json.dumps(TINY_SCHEMA) + "\n")
-    (folder / "viewer.js").write_text(TINY_VIEWER)
-    (folder / "replay.js").write_text(TINY_REPLAY)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    game: Game = importlib.import_module("tiny_packs.tiny").GAME
-    monkeypatch.setitem(GAMES, "tiny", game)
-    yield game
-    for name in [m for m in sys.modules if m.startswith("tiny_packs")]:
-        del sys.modules[name]
+    """The tiny game (tests/support/tiny.py), with a ``replay.js``."""
+    yield from tiny_game(tmp_path, monkeypatch, "tiny_packs", TINY_REPLAY)
 
 
 def test_a_game_with_replay_js_packs_the_moves_and_the_page_rebuilds_the_views(tiny: Game, tmp_path: Path) -> None:
@@ -158,10 +125,10 @@ def test_a_game_with_replay_js_packs_the_moves_and_the_page_rebuilds_the_views(t
     with launched() as browser:
         page = browser.new_page()
         page.goto(f"{(out / 'replays' / 'index.html').as_uri()}#m000001/3")
-        step(page, 3)
+        wait_step(page, 3)
         assert page.inner_text("#tiny-board") == "picks 1 1 1"
         page.goto(f"{(out / 'replays' / 'index.html').as_uri()}#m000001/s1d1")
-        step(page, 4)
+        wait_step(page, 4)
         assert page.inner_text("#tiny-board") == "picks 1 1 1 1"
 
 
@@ -187,5 +154,5 @@ def test_a_game_without_replay_js_packs_its_views_and_the_page_draws_them(tiny: 
     with launched() as browser:
         page = browser.new_page()
         page.goto(f"{(out / 'replays' / 'index.html').as_uri()}#m000001/3")
-        step(page, 3)
+        wait_step(page, 3)
         assert page.inner_text("#tiny-board") == "picks 1 1 1"

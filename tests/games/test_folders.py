@@ -12,8 +12,6 @@ import importlib
 import importlib.util
 import json
 import re
-import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +26,7 @@ from referee.games.base import Game, GameInfo
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
 from tests.support.cli import ROOT, run_here
 from tests.support.steady import Steady
+from tests.support.tiny import TINY_SCHEMA, TINY_VIEWER, tiny_game
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = pytest.mark.parallel
@@ -111,100 +110,13 @@ def test_a_game_lacking_a_hook_cannot_be_made() -> None:
     assert "NotImplementedError" not in (GAMES_DIR / "base.py").read_text(encoding="utf-8")
 
 
-# A new game, from outside the source tree -----------------------------------------------
-
-TINY_RULES = '''
-"""Tiny: two seats pick 1 or 2 in turn, twice each; the higher sum wins."""
-
-from dataclasses import dataclass, field
-
-from referee.games.base import Game, GameInfo, IllegalAction, Result, compact, ranks_from_scores
-
-TURNS = 4
-
-
-@dataclass
-class TinyState:
-    seats: int
-    picks: list = field(default_factory=list)
-
-
-class Tiny(Game):
-    info = GameInfo(id="tiny", title="Tiny", min_seats=2, max_seats=2, cooperative=False, score_min=0)
-
-    def setup(self, seats, seed, options):
-        self.check_options(seats, options)
-        return TinyState(seats)
-
-    def to_act(self, state):
-        return () if self.is_over(state) else (len(state.picks) % state.seats,)
-
-    def view(self, state, seat):
-        return {"picks": list(state.picks)}
-
-    def legal(self, state, seat):
-        return [1, 2]
-
-    def apply(self, state, seat, action):
-        if seat not in self.to_act(state) or action not in (1, 2):
-            raise IllegalAction(f"seat {seat} cannot play {action!r}")
-        state.picks.append(action)
-        return state
-
-    def is_over(self, state):
-        return len(state.picks) >= TURNS
-
-    def result(self, state):
-        scores = [float(sum(state.picks[s :: state.seats])) for s in range(state.seats)]
-        return Result(scores, ranks_from_scores(scores, False), lower_is_better=False)
-
-    def redeal_hidden(self, state, seat, rng):
-        return self.copy(state)  # nothing is hidden
-
-    def glance(self, view):
-        return f"tiny picks {compact(view['picks'])}"
-
-    def sample_opponent(self):
-        return None  # no sample bot: check-bot lets the bot under test hold every seat
-
-
-GAME = Tiny()
-'''
-
-TINY_SCHEMA = {
-    "$schema": wire.DIALECT,
-    "$id": wire.BASE + "games/tiny.json",
-    "$defs": {
-        "state": {"type": "object", "properties": {"picks": {"type": "array", "items": {"enum": [1, 2]}}}},
-        "action": {"enum": [1, 2]},
-        "act_reply": {
-            "allOf": [{"$ref": "../protocol.json#/$defs/act_reply"}],
-            "properties": {"action": {"$ref": "#/$defs/action"}},
-        },
-    },
-}
-
-TINY_VIEWER = (
-    "// Tiny's renderer.\nG.board=(pub,vs,acting)=>`<p id=\"tiny-board\">picks ${esc(pub.picks.join(' '))}</p>`;\n"
-)
+# A new game, from outside the source tree (tests/support/tiny.py) -------------------------
 
 
 @pytest.fixture
 def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Game]:
     """A game folder written to ``tmp_path/tiny_games/tiny`` and registered (the registry line)."""
-    folder = tmp_path / "tiny_games" / "tiny"
-    folder.mkdir(parents=True)
-    (folder.parent / "__init__.py").write_text("")
-    (folder / "__init__.py").write_text("from tiny_games.tiny.rules import GAME\n")
-    (folder / "rules.py").write_text(textwrap.dedent(TINY_RULES))
-    (folder / "schema.json").write_text(json.dumps(TINY_SCHEMA, indent=1) + "\n")
-    (folder / "viewer.js").write_text(TINY_VIEWER)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    game: Game = importlib.import_module("tiny_games.tiny").GAME
-    monkeypatch.setitem(GAMES, "tiny", game)
-    yield game
-    for name in [m for m in sys.modules if m.startswith("tiny_games")]:
-        del sys.modules[name]
+    yield from tiny_game(tmp_path, monkeypatch, "tiny_games")
 
 
 def test_a_new_game_is_one_folder_and_one_registry_line(tiny: Game, tmp_path: Path) -> None:

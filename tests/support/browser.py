@@ -46,3 +46,8 @@ def launched() -> Iterator[Any]:
             yield b
         finally:
             b.close()
+
+
+def wait_step(page: Any, k: int) -> None:
+    """Wait until the replay viewer in ``page`` shows step ``k`` (0: the deal)."""
+    page.wait_for_function(f"document.getElementById('board').dataset.step === '{k}'")

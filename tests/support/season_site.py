@@ -3,16 +3,19 @@ played): the journal re-seats real sample-bot matches (``benchmarks.pages.synth`
 templates), and ``tournament.json`` carries what a long season accumulates: a lineup
 history of many segments of ``name@version``, dropped tables, five excluded bots with the
 reasons a real run publishes, three bots removed on a resume (their matches still count),
-versions in the journal, prize places and a few weaker-cage marks."""
+versions in the journal, prize places and a few weaker-cage marks. Each match keeps its
+template's seed and transcript, so its replay opens."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from pathlib import Path
 from typing import Any
 
 from benchmarks.pages import TEMPLATES
+from referee.store import transcripts
 
 LEADER = "a-contestant-with-a-long-name.v2"  # takes the best seat of its every match: rank 1
 MARKED = {LEADER: ["sandbox = none", "network = host"], "bot007": ["shared uid"], "bot011": ["memory_mb 4096 > 1024"]}
@@ -41,6 +44,7 @@ def build(out: Path, bots: int = 200, tables: int = 3000, seed: int = 7) -> dict
     chosen, every 75th dropped); its settings."""
     rng = random.Random(seed)
     lines = [json.loads(x) for x in (TEMPLATES / "matches.jsonl").read_text().splitlines() if x.strip()]
+    moves = {t["id"]: t for _, t in transcripts.read_lines(TEMPLATES)}  # each template's transcript
     template = json.loads((TEMPLATES / "tournament.json").read_text())["settings"]
     names = [LEADER] + [f"bot{i:03d}" for i in range(1, bots)] + REMOVED
     played = names + ["late-bot", "slow-bot"]  # two excluded bots played before they went down
@@ -53,7 +57,8 @@ def build(out: Path, bots: int = 200, tables: int = 3000, seed: int = 7) -> dict
 
     dropped = []
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "matches.jsonl").open("w") as f:
+    (out / transcripts.FOLDER).mkdir()
+    with (out / "matches.jsonl").open("w") as f, gzip.open(out / transcripts.FOLDER / "part-00000.jsonl.gz", "wt") as t:
         for i in range(tables):
             segment = sum(1 for e in starts if e <= i // EPOCH) - 1
             seats = rng.sample(_lineup(played, segment), 4)
@@ -66,8 +71,10 @@ def build(out: Path, bots: int = 200, tables: int = 3000, seed: int = 7) -> dict
                 dropped.append([i, [f"{n}@{v}" for n, v in zip(seats, vs)]])
                 continue
             d.pop("latency_ms", None)
-            d.update(id=f"m{i:06d}", index=i, seed=rng.getrandbits(63), bots=seats, versions=vs, faults=[])
+            tr = {**moves[d["id"]], "id": f"m{i:06d}"}  # the template's deal and moves: its replay opens
+            d.update(id=tr["id"], index=i, bots=seats, versions=vs, faults=[])
             f.write(json.dumps(d, separators=(",", ":")) + "\n")
+            t.write(json.dumps(tr, separators=(",", ":")) + "\n")
     segments = [{"from": e, "bots": [f"{n}@{at(n, k)}" for n in _lineup(played, k)]} for k, e in enumerate(starts)]
     settings = {
         **template,
