@@ -51,7 +51,7 @@ function bot(j){if(F[j]==null)return el("span",N[j]);var a=el("a",N[j]);a.href=F
 function need(c){if(asked[c])return;asked[c]=1;var s=D.createElement("script");s.src="data/"+B.stem+"."+c+".js";
 s.onerror=function(){var p=D.getElementById("pager");p.appendChild(el("span","could not load "+s.src,"warn"));};D.head.appendChild(s);}
 function row(d,j,i){var tr=el("tr"),k=d.k,me=d.seat[j];tr.setAttribute("data-match",d.id[j]);
-tr.appendChild(el("td",String(i+1)));var td=el("td",null,"name");td.appendChild(replay(d.id[j]));tr.appendChild(td);
+tr.appendChild(el("td",String(i+1)));var td=el("td",null,"name");td.appendChild(replay(d.id[j],"/s"+me+"d0"));tr.appendChild(td);
 tr.appendChild(el("td",String(me)));td=el("td",null,"name");
 for(var s=0;s<k;s++){var b=d.bots[j*k+s];if(b<0)continue;if(td.childNodes.length)td.appendChild(D.createTextNode(", "));
 if(s===me||N[b]===B.name)td.appendChild(el("b",N[b]));else td.appendChild(bot(b));}tr.appendChild(td);
