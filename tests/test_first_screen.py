@@ -7,7 +7,7 @@ the exclusions read as a short list with clean reasons, the lineups and the drop
 wait behind a fold, the leader's weaker cage is marked beside its name, and nothing
 scrolls sideways on the phone; any match of a bot, the oldest too, opens from the bot's
 page in the viewer at the bot's first decision with its exact seed (from the replay
-packs). Takes about 20 s."""
+packs), and its fault link at the faulted decision. Takes about 20 s."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from referee.store.matches import load_match
 from tests.support.browser import launched, require_chromium, wait_step
 from tests.support.cli import referee
 from tests.support.packs import write_packs
-from tests.support.season_site import EXCLUDED, LEADER, MARKED, REMOVED, build
+from tests.support.season_site import EXCLUDED, FAULTED, LEADER, MARKED, REMOVED, build
 
 pytestmark = pytest.mark.parallel
 
@@ -154,7 +154,7 @@ def test_a_lineup_history_reads_as_its_changes() -> None:
 
 
 @pytest.mark.parametrize(("width", "height"), SCREENS)
-def test_any_match_opens_from_its_bots_page_at_the_bots_first_decision(
+def test_any_match_opens_from_its_bots_page_at_the_bots_first_decision_and_a_fault_at_its_decision(
     season: Path, browser: Any, width: int, height: int
 ) -> None:
     lines = sorted(jn.read_journal(season / "matches.jsonl"), key=lambda r: r["index"])
@@ -170,4 +170,16 @@ def test_any_match_opens_from_its_bots_page_at_the_bots_first_decision(
     assert page.inner_text("#seed") == str(first["seed"])
     assert f"seat {seat} {bot}" in page.inner_text("#decision")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.go_back()  # the fault link opens the faulted decision
+    faulted = next(r for r in lines if r["faults"])
+    fault = faulted["faults"][0]
+    assert fault["bot"] == bot == FAULTED[0] and faulted["index"] == FAULTED[1]
+    moves = load_match(season, faulted["id"]).transcript.moves
+    at = next(i for i, mv in enumerate(moves) if mv.seat == fault["seat"] and mv.decision == fault["decision"]) + 1
+    page.wait_for_selector("#fault-list")
+    page.click(f'#fault-list tr[data-match="{faulted["id"]}"] a:text-is("{fault["decision"]}")')
+    wait_step(page, at)
+    assert page.inner_text("#seed") == str(faulted["seed"])
+    assert f"its decision {fault['decision']} " in page.inner_text("#decision")
+    assert "fault: timeout" in page.inner_text("#decision")
     page.close()

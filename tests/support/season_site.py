@@ -3,7 +3,7 @@ played): the journal re-seats real sample-bot matches (``benchmarks.pages.synth`
 templates), and ``tournament.json`` carries what a long season accumulates: a lineup
 history of many segments of ``name@version``, dropped tables, five excluded bots with the
 reasons a real run publishes, three bots removed on a resume (their matches still count),
-versions in the journal, prize places and a few weaker-cage marks. Each match keeps its
+versions in the journal, prize places, a few weaker-cage marks and one fault. Each match keeps its
 template's seed and transcript, so its replay opens."""
 
 from __future__ import annotations
@@ -28,6 +28,18 @@ EXCLUDED = {  # the public reasons a run writes (errors.Unready, made where the 
 }
 REMOVED = ["bot900", "bot901", "bot902"]  # removed on a resume: no row, their matches count
 EPOCH = 64  # tables an epoch
+FAULTED = ("bot007", 1000, 3)  # the bot, the match index and the bot's own decision of the one fault
+
+
+def _timeout(seat: int, bot: str, decision: int) -> dict[str, Any]:
+    return {
+        "seat": seat,
+        "bot": bot,
+        "decision": decision,
+        "phase": "act",
+        "kind": "timeout",
+        "detail": "no reply in 1000 ms",
+    }
 
 
 def _version(rng: random.Random) -> str:
@@ -72,7 +84,12 @@ def build(out: Path, bots: int = 200, tables: int = 3000, seed: int = 7) -> dict
                 continue
             d.pop("latency_ms", None)
             tr = {**moves[d["id"]], "id": f"m{i:06d}"}  # the template's deal and moves: its replay opens
-            d.update(id=tr["id"], index=i, bots=seats, versions=vs, faults=[])
+            faults = []
+            if i == FAULTED[1]:  # one timeout of FAULTED[0] at its own decision FAULTED[2]
+                who = FAULTED[0]
+                seats = seats if who in seats else [who, *seats[1:]]
+                faults = [_timeout(seats.index(who), who, FAULTED[2])]
+            d.update(id=tr["id"], index=i, bots=seats, versions=vs, faults=faults)
             f.write(json.dumps(d, separators=(",", ":")) + "\n")
             t.write(json.dumps(tr, separators=(",", ":")) + "\n")
     segments = [{"from": e, "bots": [f"{n}@{at(n, k)}" for n in _lineup(played, k)]} for k, e in enumerate(starts)]
