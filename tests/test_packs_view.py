@@ -22,11 +22,9 @@ from referee.store import journal as jn
 from referee.store import packs, replay_data
 from referee.store.matches import load_match
 from tests.support.browser import launched, wait_step
-from tests.support.cli import referee, run_here
+from tests.support.cli import referee
 from tests.support.packs import write_packs
-from tests.support.steady import Steady
-from tests.support.tiny import tiny_game
-from tests.support.tournament import UNREACHABLE_DEADLINE_MS
+from tests.support.tiny import play_tiny, tiny_game
 
 pytestmark = pytest.mark.parallel
 
@@ -104,18 +102,7 @@ def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Game]:
 
 def test_a_game_with_replay_js_packs_the_moves_and_the_page_rebuilds_the_views(tiny: Game, tmp_path: Path) -> None:
     assert (tiny.replay_js() or "").endswith(TINY_REPLAY)  # after the shared pyrandom.js and viewtable.js
-    bot = Steady()
-    try:
-        cfg = tmp_path / "tiny.toml"
-        cfg.write_text(
-            '[tournament]\nname = "tiny-packs"\ngame = "tiny"\nseed = 5\nplayers = 2\nrounds = 2\n'
-            f"[limits]\ndeadline_ms = {UNREACHABLE_DEADLINE_MS}\n"
-            f'[[bot]]\nname = "one"\nurl = "{bot.url}"\n[[bot]]\nname = "two"\nurl = "{bot.url}"\n'
-        )
-        out = tmp_path / "out"
-        run_here(cfg, out)
-    finally:
-        bot.stop()
+    out = play_tiny(tmp_path, "tiny-packs", 2)
     doc = packs.find(out, 1)
     assert doc is not None and "views" not in doc and "ms" not in doc
     assert doc["action"] == [1, 1, 1, 1] and doc["seat"] == [0, 1, 0, 1] and doc["decision"] == [0, 0, 1, 1]
@@ -135,18 +122,7 @@ def test_a_game_with_replay_js_packs_the_moves_and_the_page_rebuilds_the_views(t
 def test_a_game_without_replay_js_packs_its_views_and_the_page_draws_them(tiny: Game, tmp_path: Path) -> None:
     (Path(importlib.import_module("tiny_packs.tiny").__file__ or "").parent / "replay.js").unlink()
     assert tiny.replay_js() is None
-    bot = Steady()
-    try:
-        cfg = tmp_path / "tiny.toml"
-        cfg.write_text(
-            '[tournament]\nname = "tiny-views"\ngame = "tiny"\nseed = 5\nplayers = 2\nrounds = 2\n'
-            f"[limits]\ndeadline_ms = {UNREACHABLE_DEADLINE_MS}\n"
-            f'[[bot]]\nname = "one"\nurl = "{bot.url}"\n[[bot]]\nname = "two"\nurl = "{bot.url}"\n'
-        )
-        out = tmp_path / "out"
-        run_here(cfg, out)
-    finally:
-        bot.stop()
+    out = play_tiny(tmp_path, "tiny-views", 2)
     expected = replay_data.make(load_match(out, "m000001"))  # kind (b): the format-1 data, timings aside
     del expected["ms"]
     assert packs.find(out, 1) == expected and "views" in expected

@@ -24,9 +24,9 @@ from referee.cli import main
 from referee.games import FOLDERS, GAMES
 from referee.games.base import Game, GameInfo
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
-from tests.support.cli import ROOT, run_here
+from tests.support.cli import ROOT
 from tests.support.steady import Steady
-from tests.support.tiny import TINY_SCHEMA, TINY_VIEWER, tiny_game
+from tests.support.tiny import TINY_SCHEMA, TINY_VIEWER, play_tiny, tiny_game
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = pytest.mark.parallel
@@ -123,18 +123,7 @@ def test_a_new_game_is_one_folder_and_one_registry_line(tiny: Game, tmp_path: Pa
     """The tiny game plays a real tournament against a real bot, and its folder's hooks show
     in the published viewer (opened in Chromium), ``referee replay`` and ``referee schema``."""
     assert isinstance(tiny.info, GameInfo)
-    bot = Steady()
-    try:
-        cfg = tmp_path / "tiny.toml"
-        cfg.write_text(
-            '[tournament]\nname = "tiny-run"\ngame = "tiny"\nseed = 5\nplayers = 2\nrounds = 1\n'
-            f"[limits]\ndeadline_ms = {UNREACHABLE_DEADLINE_MS}\n"
-            f'[[bot]]\nname = "one"\nurl = "{bot.url}"\n[[bot]]\nname = "two"\nurl = "{bot.url}"\n'
-        )
-        out = tmp_path / "out"
-        run_here(cfg, out)
-    finally:
-        bot.stop()
+    out = play_tiny(tmp_path, "tiny-run", 1)
     first = json.loads((out / "matches.jsonl").read_text().splitlines()[0])
     assert first["scores"] == [2.0, 2.0]  # the bot plays the first legal action, 1, every time
     page = (out / "replays" / "index.html").read_text()

@@ -16,6 +16,9 @@ import pytest
 from referee.bots.client import schema as wire
 from referee.games import GAMES
 from referee.games.base import Game
+from tests.support.cli import run_here
+from tests.support.steady import Steady
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 TINY_RULES = '''
 """Tiny: two seats pick 1 or 2 in turn, twice each; the higher sum wins."""
@@ -113,3 +116,21 @@ def tiny_game(
     yield game
     for name in [m for m in sys.modules if m.startswith(package)]:
         del sys.modules[name]
+
+
+def play_tiny(tmp_path: Path, name: str, rounds: int) -> Path:
+    """A real tournament of Tiny between two seats of one real bot (``rounds`` rounds, a
+    deadline no load reaches), run in this process into ``tmp_path/out``; the folder."""
+    bot = Steady()
+    try:
+        cfg = tmp_path / "tiny.toml"
+        cfg.write_text(
+            f'[tournament]\nname = "{name}"\ngame = "tiny"\nseed = 5\nplayers = 2\nrounds = {rounds}\n'
+            f"[limits]\ndeadline_ms = {UNREACHABLE_DEADLINE_MS}\n"
+            f'[[bot]]\nname = "one"\nurl = "{bot.url}"\n[[bot]]\nname = "two"\nurl = "{bot.url}"\n'
+        )
+        out = tmp_path / "out"
+        run_here(cfg, out)
+    finally:
+        bot.stop()
+    return out
