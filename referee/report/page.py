@@ -210,8 +210,7 @@ def render_page(game: Game, doc: Mapping[str, Any], sections: Sequence[str] = ()
         _standings_table(game, doc, colours, link),
         _dq_lines(rows, link),
         "</section>",
-        final_html(doc),
-        matchmaking_html(doc),
+        final_html(doc) + matchmaking_html(doc),
         _section(
             "differences-section",
             "Differences between neighbours",

@@ -55,7 +55,6 @@ from referee.store.transcripts import Transcript, decode
 
 FOLDER = "replays/packs"
 PER_PACK = 500  # matches per pack file
-FORMAT = 1
 WINDOW = 1024  # finished matches held back to be written in index order (a Dask batch is 64)
 _RECORD_KEYS = ("id", "index", "seed", "bots", "scores", "ranks", "forfeited", "faults", "deal_hash")
 _LINE = re.compile(rb'^replayPack\("([A-Za-z0-9_.-]{1,64})",(\d{1,18}),"([A-Za-z0-9+/]*={0,2})"\);$')
@@ -120,23 +119,8 @@ class Entries:
 
 def moves_doc(game: str, record: Mapping[str, Any], tr: Transcript) -> dict[str, Any]:
     """The moves-only doc (a game with ``replay.js``): no views, no timings."""
-    doc: dict[str, Any] = {
-        "format": FORMAT,
-        "id": str(record["id"]),
-        "index": record["index"],
-        "seed": str(record["seed"]),
-        "game": game,
-        "deal": record.get("deal_hash", ""),
-        "bots": list(record["bots"]),
-        "scores": record["scores"],
-        "ranks": record["ranks"],
-    }
+    doc = replay_data.header(game, record)
     moves = tr.moves
-    optional = {
-        "forfeited": record.get("forfeited"),
-        "faults": record.get("faults"),
-    }
-    doc.update({k: v for k, v in optional.items() if v})
     doc.update(
         {
             "seat": [m.seat for m in moves],

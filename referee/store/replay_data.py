@@ -113,17 +113,7 @@ def make(m: Match) -> dict[str, Any]:
     table = _Views(n)
     state = m.game.setup(n, rec["seed"], m.options)
     start = [table.ref(s, m.game.view(state, s)) for s in range(n)]
-    doc: dict[str, Any] = {
-        "format": FORMAT,
-        "id": str(rec["id"]),
-        "index": rec["index"],
-        "seed": str(rec["seed"]),
-        "game": m.game.info.id,
-        "deal": rec.get("deal_hash", ""),
-        "bots": list(rec["bots"]),
-        "scores": rec["scores"],
-        "ranks": rec["ranks"],
-    }
+    doc = header(m.game.info.id, rec)
     cols: dict[str, list[Any]] = {k: [] for k in ("seat", "decision", "action", "ms", "legal", "sent", "after")}
     by, fault, extras, log = [], {}, {}, {}
     for f in m.frames(after=True):
@@ -140,10 +130,28 @@ def make(m: Match) -> dict[str, Any]:
             extras[str(i)] = mv.extras
         if mv.log:
             log[str(i)] = mv.log
-    optional = {"forfeited": rec.get("forfeited"), "faults": rec.get("faults"), "fault": fault}
-    doc.update({k: v for k, v in optional.items() if v})
+    doc.update({"fault": fault} if fault else {})
     doc.update({"views": table.views, "start": start, **cols, "by": "".join(by)})
     doc.update({k: v for k, v in (("extras", extras), ("log", log)) if v})
+    return doc
+
+
+def header(game: str, rec: Mapping[str, Any]) -> dict[str, Any]:
+    """What a replay doc says of the match of journal line ``rec`` before its decisions
+    (``forfeited`` and ``faults`` only when there are some); the seed as a string."""
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "id": str(rec["id"]),
+        "index": rec["index"],
+        "seed": str(rec["seed"]),
+        "game": game,
+        "deal": rec.get("deal_hash", ""),
+        "bots": list(rec["bots"]),
+        "scores": rec["scores"],
+        "ranks": rec["ranks"],
+    }
+    optional = {"forfeited": rec.get("forfeited"), "faults": rec.get("faults")}
+    doc.update({k: v for k, v in optional.items() if v})
     return doc
 
 
