@@ -16,13 +16,16 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from referee.bots.client.eventloop import clock_step
-from referee.bots.client.https import HttpsTransport
 from referee.bots.client.pool import LeanPool
 from referee.bots.client.transport import DeadlineExceeded, Reply, Target, Transport, TransportError
 from referee.config.redacted import Secret
 from referee.record import ERROR, MALFORMED, TIMEOUT
+
+if TYPE_CHECKING:
+    from referee.bots.client.https import HttpsTransport
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,8 @@ class BotClient(Transport):
         if target.plain:
             return await self.pool.request(target, body, deadline, max_bytes)
         if self._https is None:
+            from referee.bots.client.https import HttpsTransport  # httpx costs ~80 ms to import: https bots only
+
             self._https = HttpsTransport(self.max_connections)
         return await self._https.request(target, body, deadline, max_bytes)
 
