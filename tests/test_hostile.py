@@ -19,8 +19,11 @@ on the subject for longer than that per fault (its time bank aside, which keeps 
 machine's pause from failing an honest bot); the scores and ranks equal the twin run's. The 20 MB reply also runs under ``tracemalloc``: the referee never holds it.
 
 The modes whose faults wait out deadlines (``WAITING``), and the dying ones (restarted
-after a backoff), have their tournaments played at once, in one event loop: their waits
-overlap, and each tournament is still judged alone by its own test.
+after a backoff), race the deadline (serial) and have their tournaments played at once, in
+one event loop (the waiting ones, then the dying ones): their waits overlap, and each tournament is still judged alone by its own
+test. The other modes fault at once: their tournaments (and the twin's) are played under
+``HONEST_MS``, a deadline no load reaches, in the parallel pass; the bounds above stay those
+of ``DEADLINE_MS``, so a referee that waited for a fault that came at once still fails.
 Dead bots are restarted after a short backoff (``BACKOFF_MS``): the restarts are the point,
 not how long the referee waits before each.
 """
@@ -48,7 +51,7 @@ from referee.schedule.formats import schedule
 from referee.schedule.settings import published
 from referee.store.tournament_file import tournament_document
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "hostile" / "server.py")
@@ -57,6 +60,7 @@ NIMMT = ["python", "-m", "sample_bots.nimmt"]
 
 SUBJECT = "subject"
 DEADLINE_MS = 300
+HONEST_MS = 30_000  # the deadline of a tournament whose bots never need it: no load reaches it
 # Generous on purpose: a loaded CI machine may fire the referee's timer seconds late. It
 # still proves the deadline: the slow mode answers after SLOW_MS, the silent and trickling
 # ones never, so a referee that waited for them would be far past it.
@@ -122,7 +126,7 @@ class TwinRun:
     records: dict[str, dict[str, Any]]
 
 
-def tournament(folder: Path, subject: list[str]) -> TournamentConfig:
+def tournament(folder: Path, subject: list[str], deadline_ms: int = DEADLINE_MS) -> TournamentConfig:
     """The tournament with ``subject`` as bot 1 (seats 1, 1, 0 and one match without it)."""
     doc = {
         "tournament": {
@@ -136,7 +140,7 @@ def tournament(folder: Path, subject: list[str]) -> TournamentConfig:
         },
         "game": {"variant": "plus"},
         "limits": {
-            "deadline_ms": DEADLINE_MS,
+            "deadline_ms": deadline_ms,
             "on_fault": "fallback",
             "max_faults": MAX_FAULTS,
             "time_bank_ms": TIME_BANK_MS,
@@ -175,17 +179,17 @@ def twin_run(tmp_path_factory: pytest.TempPathFactory) -> TwinRun:
     """The tournament with the twin in the subject's seat, played once for every mode."""
     folder = tmp_path_factory.mktemp("twin")
     seeds = folder / "seeds.json"
-    config = tournament(folder, ["python", TWIN, "--seeds", str(seeds)])
+    config = tournament(folder, ["python", TWIN, "--seeds", str(seeds)], HONEST_MS)  # it is honest
     seeds.write_text(json.dumps({f.id: f.seed for f in schedule(config)}))
     records = play(config)
     assert all(rec["faults"] == [] for rec in records.values()), "the twin itself must be well behaved"
     return TwinRun(seeds, records)
 
 
-def hostile_config(folder: Path, mode: str, twin: TwinRun) -> TournamentConfig:
+def hostile_config(folder: Path, mode: str, twin: TwinRun, deadline_ms: int = DEADLINE_MS) -> TournamentConfig:
     """The twin's tournament with the hostile server in ``mode`` in the subject's seat."""
     command = ["python", SERVER, "--mode", mode, "--after", str(AFTER), "--seeds", str(twin.seeds), *MODES[mode].args]
-    return tournament(folder, command)
+    return tournament(folder, command, deadline_ms)
 
 
 Run = tuple[TournamentConfig, dict[str, dict[str, Any]]]
@@ -277,7 +281,7 @@ def check_run(
     assert f"hostile {mode}: hello" in log  # the server's request lines reach the bot's log
 
 
-@pytest.mark.parametrize("mode", LIVING)
+@pytest.mark.parametrize("mode", [pytest.param(m, marks=pytest.mark.serial) if m in WAITING else m for m in LIVING])
 def test_a_hostile_bot_costs_only_itself(
     mode: str, tmp_path: Path, twin_run: TwinRun, request: pytest.FixtureRequest
 ) -> None:
@@ -285,7 +289,7 @@ def test_a_hostile_bot_costs_only_itself(
         runs: dict[str, Run] = request.getfixturevalue("waiting_runs")
         config, records = runs[mode]
     else:
-        config = hostile_config(tmp_path, mode, twin_run)
+        config = hostile_config(tmp_path, mode, twin_run, HONEST_MS)
         records = play(config)
     check_run(mode, config, records, twin_run)
     log = (config.output / "logs" / f"{SUBJECT}.log").read_text()
@@ -293,7 +297,7 @@ def test_a_hostile_bot_costs_only_itself(
 
 
 def test_a_20_mb_reply_is_cut_off_and_never_buffered(tmp_path: Path, twin_run: TwinRun) -> None:
-    config = hostile_config(tmp_path, "huge", twin_run)
+    config = hostile_config(tmp_path, "huge", twin_run, HONEST_MS)
     tracemalloc.start()
     try:
         baseline = tracemalloc.get_traced_memory()[0]
@@ -308,6 +312,7 @@ def test_a_20_mb_reply_is_cut_off_and_never_buffered(tmp_path: Path, twin_run: T
     check_run("huge", config, records, twin_run, traced=True)  # includes: every fault is malformed, naming the cap
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("mode", ["exit", "hello_then_dies"])
 def test_a_bot_process_that_dies_costs_only_itself(mode: str, twin_run: TwinRun, dying_runs: dict[str, Run]) -> None:
     config, records = dying_runs[mode]
@@ -332,6 +337,7 @@ def test_a_bot_process_that_dies_costs_only_itself(mode: str, twin_run: TwinRun,
     assert row["restarts"] == sum(restarts)
 
 
+@pytest.mark.serial
 def test_a_bot_that_cannot_be_restarted_is_played_by_fallback(twin_run: TwinRun, dying_runs: dict[str, Run]) -> None:
     """One restart allowed: the bot dies again, is given up, and from then on every
     decision of its seat is the fallback's without a request (the results still equal
@@ -357,6 +363,7 @@ def _honest_p50(records: dict[str, dict[str, Any]]) -> float:
     return times[len(times) // 2]
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("mode", ["chunks", "informational"])
 def test_a_bot_that_tries_to_stall_the_referee_slows_no_honest_bot(
     mode: str, tmp_path: Path, twin_run: TwinRun
