@@ -19,9 +19,9 @@ on the subject for longer than that per fault (its time bank aside, which keeps 
 machine's pause from failing an honest bot); the scores and ranks equal the twin run's. The 20 MB reply also runs under ``tracemalloc``: the referee never holds it.
 
 The modes whose faults wait out deadlines (``WAITING``), and the dying ones (restarted
-after a backoff), race the deadline (serial) and have their tournaments played at once, in
-one event loop (the waiting ones, then the dying ones): their waits overlap, and each tournament is still judged alone by its own
-test. The other modes fault at once: their tournaments (and the twin's) are played under
+after a backoff), race the deadline (serial) and have their tournaments played at once in
+one event loop (the waiting ones together, then the dying ones): their waits overlap, and
+each tournament is still judged alone by its own test. The other modes fault at once: their tournaments (and the twin's) are played under
 ``HONEST_MS``, a deadline no load reaches, in the parallel pass; the bounds above stay those
 of ``DEADLINE_MS``, so a referee that waited for a fault that came at once still fails.
 Dead bots are restarted after a short backoff (``BACKOFF_MS``): the restarts are the point,
