@@ -2,7 +2,10 @@
 once, with a hint where its cause is known, exit non-zero; checks a fault made impossible
 skipped), bots with a quirk worth a warning, a bot checked as a tournament file runs it,
 and the sample bots, Python and JavaScript (clean, exit 0); its recorder over a scripted
-transport."""
+transport.
+
+Parallel: every check here runs under ``HONEST``, a deadline no load reaches, but those
+whose point is a late reply, a serial bot or the TCP-delay pattern (marked serial)."""
 
 from __future__ import annotations
 
@@ -23,9 +26,9 @@ from referee.bots.client import wire
 from referee.bots.client.scripted import ScriptedTransport
 from referee.bots.client.transport import Target, TransportError
 from referee.bots.client.wire import Endpoint
-from tests.support.checkbot import HOSTILE, ROOT, SERIAL, check_bot, line, quirky, wait_listening
+from tests.support.checkbot import HONEST, HOSTILE, ROOT, SERIAL, check_bot, line, quirky, wait_listening
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the JavaScript sample bot cannot run")
@@ -49,7 +52,7 @@ def hostile_url(request: pytest.FixtureRequest) -> Iterator[str]:
 
 @pytest.mark.parametrize("hostile_url", ["illegal"], indirect=True)
 def test_illegal_moves_are_reported_with_request_and_reply(hostile_url: str) -> None:
-    result = check_bot(hostile_url, "--game", "nimmt_plus", "--matches", "2")
+    result = check_bot(hostile_url, "--game", "nimmt_plus", "--matches", "2", *HONEST)
     assert result.exit_code == 1, result.output
     faults = line(result, "faults")
     assert faults.startswith("  FAIL") and "illegal 22" in faults  # 11 faulted acts per match, then fallback
@@ -66,7 +69,7 @@ def test_illegal_moves_are_reported_with_request_and_reply(hostile_url: str) -> 
 
 @pytest.mark.parametrize("hostile_url", ["notjson"], indirect=True)
 def test_garbage_is_reported(hostile_url: str) -> None:
-    result = check_bot(hostile_url, "--game", "drahtseilakt", "--matches", "1", "--players", "3")
+    result = check_bot(hostile_url, "--game", "drahtseilakt", "--matches", "1", "--players", "3", *HONEST)
     assert result.exit_code == 1
     assert "malformed 11" in line(result, "faults")
     assert "not JSON: 'hello there'" in result.output
@@ -75,18 +78,20 @@ def test_garbage_is_reported(hostile_url: str) -> None:
 
 @pytest.mark.parametrize("hostile_url", ["close"], indirect=True)
 def test_closed_connections_are_reported(hostile_url: str) -> None:
-    result = check_bot(hostile_url, "--game", "nimmt_plus", "--matches", "1")
+    result = check_bot(hostile_url, "--game", "nimmt_plus", "--matches", "1", *HONEST)
     assert result.exit_code == 1
     assert "error 11" in line(result, "faults")
     assert "connection closed before a complete response" in result.output
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("hostile_url", ["slow --delay-ms 900"], indirect=True)
 def test_timeouts_are_reported(hostile_url: str) -> None:
-    result = check_bot(hostile_url, "--game", "nimmt_plus", "--matches", "1", "--deadline-ms", "300")
+    # 11 timeouts in a row: a short deadline, each reply far past it
+    result = check_bot(hostile_url, "--game", "nimmt_plus", "--matches", "1", "--deadline-ms", "100")
     assert result.exit_code == 1
     assert "timeout 11" in line(result, "faults")
-    assert "no complete reply within 300 ms" in result.output
+    assert "no complete reply within 100 ms" in result.output
     assert line(result, "latency").startswith("  FAIL")
     # a slow bot may well serve requests concurrently: with every reply late, that cannot be told;
     # and the connections closed after each timeout are the referee's, not a keep-alive failure
@@ -95,9 +100,11 @@ def test_timeouts_are_reported(hostile_url: str) -> None:
     assert keep_alive.startswith("  ok") and "closed by the referee after a fault)" in keep_alive
 
 
+@pytest.mark.serial
 def test_a_bot_serving_one_request_at_a_time_fails_the_concurrency_probe() -> None:
+    # one match: the bot holds one seat, so only the probe asks it two things at once
     result = check_bot(
-        "--game", "nimmt_plus", "--matches", "2", "--deadline-ms", "400", "--", "python", SERIAL, "--port", "{port}"
+        "--game", "nimmt_plus", "--matches", "1", "--deadline-ms", "400", "--", "python", SERIAL, "--port", "{port}"
     )
     assert result.exit_code == 1
     concurrency = line(result, "concurrency")
@@ -108,7 +115,18 @@ def test_a_bot_serving_one_request_at_a_time_fails_the_concurrency_probe() -> No
 
 def test_a_one_at_a_time_bot_is_clean_when_the_tournament_promises_one_request() -> None:
     result = check_bot(
-        "--game", "nimmt_plus", "--matches", "2", "--max-concurrent", "1", "--", "python", SERIAL, "--port", "{port}"
+        "--game",
+        "nimmt_plus",
+        "--matches",
+        "2",
+        "--max-concurrent",
+        "1",
+        *HONEST,
+        "--",
+        "python",
+        SERIAL,
+        "--port",
+        "{port}",
     )
     assert result.exit_code == 0, result.output
     assert "not probed: --max-concurrent 1 (up to 1 request in flight" in line(result, "concurrency")
@@ -116,7 +134,7 @@ def test_a_one_at_a_time_bot_is_clean_when_the_tournament_promises_one_request()
 
 def test_a_bot_that_dies_is_reported_with_its_log() -> None:
     result = check_bot(
-        "--game", "nimmt_plus", "--matches", "1", "--", "python", HOSTILE, "--mode", "exit", "--port", "{port}"
+        "--game", "nimmt_plus", "--matches", "1", *HONEST, "--", "python", HOSTILE, "--mode", "exit", "--port", "{port}"
     )
     assert result.exit_code == 1
     process = line(result, "process")
@@ -127,7 +145,9 @@ def test_a_bot_that_dies_is_reported_with_its_log() -> None:
 
 def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     token_bot = str(ROOT / "tests" / "bots" / "token_bot.py")
-    started = check_bot("--game", "nimmt_plus", "--matches", "1", "--", "python", token_bot, "--port", "{port}")
+    started = check_bot(
+        "--game", "nimmt_plus", "--matches", "1", *HONEST, "--", "python", token_bot, "--port", "{port}"
+    )
     assert started.exit_code == 0, started.output  # a started bot: its random token, as in a tournament
     assert line(started, "token").startswith("  ok") and started.output.rstrip().endswith("result: clean")
     with socket.socket() as s:
@@ -140,11 +160,11 @@ def test_a_bot_that_checks_its_token_gets_it(monkeypatch: pytest.MonkeyPatch, tm
     try:
         wait_listening(port)
         url = f"http://127.0.0.1:{port}/"
-        without = check_bot("--game", "nimmt_plus", "--matches", "1", "--startup-ms", "5000", url)
+        without = check_bot("--game", "nimmt_plus", "--matches", "1", "--startup-ms", "5000", *HONEST, url)
         assert without.exit_code == 1 and "HTTP 401" in without.output
         assert "hint: HTTP 401: the bot wants a token; give it with --token-env NAME" in without.output
         monkeypatch.setenv("BOT_TOKEN", "s3cret-for-the-test")
-        with_token = check_bot("--game", "nimmt_plus", "--matches", "1", "--token-env", "BOT_TOKEN", url)
+        with_token = check_bot("--game", "nimmt_plus", "--matches", "1", "--token-env", "BOT_TOKEN", *HONEST, url)
         assert with_token.exit_code == 0, with_token.output
         assert "refused with HTTP 401" in line(with_token, "token")  # without it, and with a wrong one
         assert "s3cret" not in with_token.output
@@ -190,7 +210,7 @@ def test_an_unreachable_url_fails() -> None:
     ],
 )
 def test_the_sample_bots_are_clean(game: str, command: list[str]) -> None:
-    result = check_bot("--game", game, "--matches", "2", "--", *command, "--port", "{port}")
+    result = check_bot("--game", game, "--matches", "2", *HONEST, "--", *command, "--port", "{port}")
     assert result.exit_code == 0, result.output
     assert result.output.rstrip().endswith("result: clean")
     assert "FAIL" not in result.output
@@ -207,6 +227,7 @@ def test_every_variant_of_the_game_with_claims() -> None:
         "reduced_hand=false",
         "--matches",
         "1",
+        *HONEST,
         "--",
         "python",
         "-m",
@@ -228,6 +249,7 @@ def test_the_javascript_sample_is_clean_in_every_variant() -> None:
         "--all-variants",
         "--matches",
         "2",
+        *HONEST,
         "--",
         "node",
         "sample_bots/js/nimmt.js",
@@ -256,14 +278,19 @@ def test_the_recorder_keeps_each_exchange_with_the_bot_under_test_and_passes_all
     def act(match: str) -> bytes:
         return json.dumps({"type": "act", "match": match, "seat": 0, "decision": 1}).encode()
 
+    def deadline(match: str) -> int:
+        return 300 if match == "slow" else 30_000  # only the slow one's reply is never in time
+
     async def go() -> tuple[Traffic, list[str | None], bool]:
         traffic = Traffic("127.0.0.1", 9)
         watched = Endpoint.make("candidate", "http://127.0.0.1:9/", None)
         other = Endpoint.make("sample", "http://127.0.0.1:10/", None)
         async with Recorder(ScriptedTransport(bot), traffic) as client:
             sent_now = wire.send_now(client, watched, act("ok"), 300, 1024) is not None
-            asks = [wire.post(client, watched, act(m), 300, 1024) for m in ("ok", "bad", "slow", "broken", "big")]
-            asks.append(wire.post(client, other, act("elsewhere"), 300, 1024))
+            asks = [
+                wire.post(client, watched, act(m), deadline(m), 1024) for m in ("ok", "bad", "slow", "broken", "big")
+            ]
+            asks.append(wire.post(client, other, act("elsewhere"), deadline("elsewhere"), 1024))
             faults = [ex.fault for ex in await asyncio.gather(*asks)]
         return traffic, faults, sent_now
 
@@ -283,7 +310,7 @@ def test_the_recorder_keeps_each_exchange_with_the_bot_under_test_and_passes_all
 
 
 def test_a_float_for_an_integer_is_reported_once_as_that() -> None:
-    result = quirky("float")
+    result = quirky("float", *HONEST)
     assert result.exit_code == 1
     assert "illegal 11" in line(result, "faults")
     assert (
@@ -296,19 +323,23 @@ def test_a_float_for_an_integer_is_reported_once_as_that() -> None:
 
 
 def test_an_answer_to_an_earlier_decision_says_which() -> None:
-    result = quirky("earlier")
+    result = quirky("earlier", *HONEST)
     assert result.exit_code == 1
     assert "it is in the legal list of decision 0 of this match and seat" in result.output
     schema_line = line(result, "reply schema")  # the legal replies only, the faulted ones counted apart
     assert schema_line.startswith("  ok") and "faulted replies under faults)" in schema_line
 
 
-def test_the_tcp_delay_pattern_and_connections_never_reused_are_warned() -> None:
-    nagle = quirky("nagle")
+@pytest.mark.serial
+def test_the_tcp_delay_pattern_is_warned() -> None:
+    nagle = quirky("nagle")  # its ~40 ms replies are what is judged: under load they would be others
     assert nagle.exit_code == 0, nagle.output
     latency = line(nagle, "latency")
     assert latency.startswith("  WARN") and "TCP-delay pattern" in latency and "sun.net.httpserver.nodelay" in latency
-    closing = quirky("close")
+
+
+def test_connections_never_reused_are_warned() -> None:
+    closing = quirky("close", *HONEST)
     assert closing.exit_code == 0, closing.output
     keep_alive = line(closing, "keep-alive")
     assert (
@@ -323,7 +354,7 @@ def test_a_bot_is_checked_as_its_tournament_file_runs_it(tmp_path: Path) -> None
     doc = {
         "tournament": {"name": "t", "game": "drahtseilakt", "players": 3},
         "game": {"chaotic": True},
-        "limits": {"deadline_ms": 700, "max_response_bytes": 4096, "memory_mb": 512},
+        "limits": {"deadline_ms": 30000, "max_response_bytes": 4096, "memory_mb": 512},
         "bot": [
             {"name": "mine", "command": [*sample, "balance", "--port", "{port}"], "limits": {"memory_mb": 300}},
             {"name": "other", "command": [*sample, "random", "--port", "{port}"]},
@@ -335,8 +366,8 @@ def test_a_bot_is_checked_as_its_tournament_file_runs_it(tmp_path: Path) -> None
     result = check_bot("--config", str(config), "--bot", "mine", "--matches", "1")
     assert result.exit_code == 0, result.output
     head = result.output.splitlines()[:2]
-    assert "on drahtseilakt (tactical = false, chaotic = true): 1 match of 3 players, deadline 700 ms" in head[0]
-    assert f"as {config}, bot mine runs it: deadline 700 ms" in head[1]
+    assert "on drahtseilakt (tactical = false, chaotic = true): 1 match of 3 players, deadline 30000 ms" in head[0]
+    assert f"as {config}, bot mine runs it: deadline 30000 ms" in head[1]
     assert "replies up to 4096 bytes" in head[1] and "memory 300 MB" in head[1]  # the bot's own cage limit
     assert "(cap 4096)" in line(result, "reply size")
     assert check_bot("--config", str(config), "--bot", "nobody").exit_code == 2

@@ -4,7 +4,10 @@ every variant of every game, also checked twice at one URL (no decision key is e
 twice with another state); a near miss of a legal action (floats at any depth, a bare value
 for a one-element list and the reverse, a misspelt key) gets a hint naming the legal value
 as JSON; a slow bot is told it is slow, not that it cannot serve requests concurrently; a
-bot that ignores its token is warned."""
+bot that ignores its token is warned.
+
+Parallel: every check here runs under ``HONEST``, a deadline no load reaches, but the two
+of slow bots (marked serial), whose deadlines are short and their replies far past them."""
 
 from __future__ import annotations
 
@@ -21,9 +24,9 @@ import tomli_w
 from referee.audit.checkbot import _near_miss
 from referee.bots.cage.process import free_port
 from referee.games import GAMES
-from tests.support.checkbot import QUIRKS, ROOT, check_bot, line, quirky, wait_listening
+from tests.support.checkbot import HONEST, QUIRKS, ROOT, check_bot, line, quirky, wait_listening
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel
 
 MEMO = str(ROOT / "tests" / "bots" / "memo.py")
 TOKEN = "kit-token-for-the-test"
@@ -50,7 +53,7 @@ def test_a_bot_memoising_as_the_docs_allow_is_clean_in_every_variant_of_every_ga
     url, proc = memo_url
     names = []
     for game in [*sorted(GAMES), "nimmt_plus"]:  # the last one again: a second run at the same URL
-        result = check_bot("--game", game, "--all-variants", "--matches", "1", "--token-env", "KIT_TOKEN", url)
+        result = check_bot("--game", game, "--all-variants", "--matches", "1", "--token-env", "KIT_TOKEN", *HONEST, url)
         assert result.exit_code == 0, result.output
         sets = re.search(r"^(\d+) of (\d+) option sets clean$", result.output, re.M)
         assert sets is not None and sets[1] == sets[2], result.output
@@ -83,7 +86,7 @@ def test_a_bot_memoising_as_the_docs_allow_is_clean_in_every_variant_of_every_ga
     ],
 )
 def test_a_near_miss_of_a_legal_action_gets_a_hint_in_json(mode: str, game: str, hint: str) -> None:
-    result = check_bot("--game", game, "--matches", "1", "--", "python", QUIRKS, mode, "--port", "{port}")
+    result = check_bot("--game", game, "--matches", "1", *HONEST, "--", "python", QUIRKS, mode, "--port", "{port}")
     assert result.exit_code == 1
     assert line(result, "faults").startswith("  FAIL")
     assert re.search(hint, result.output), result.output
@@ -102,14 +105,16 @@ def test_near_misses_name_the_legal_value() -> None:
     assert _near_miss(True, [1]) == _near_miss(7, [1, 2]) == _near_miss({"card": 5}, [{"card": 4}]) == ""
 
 
+@pytest.mark.serial
 def test_a_slow_bot_is_told_it_is_slow_not_that_it_is_serial() -> None:
+    # every other answer 300 ms past the deadline: a short one, so its 11 timeouts cost little
     result = check_bot(
         "--game",
         "nimmt_plus",
         "--matches",
         "1",
         "--deadline-ms",
-        "400",
+        "150",
         "--",
         "python",
         QUIRKS,
@@ -127,13 +132,14 @@ def test_a_slow_bot_is_told_it_is_slow_not_that_it_is_serial() -> None:
     assert "serve requests concurrently" not in result.output
 
 
+@pytest.mark.serial
 def test_a_bot_spending_its_time_bank_fails_on_latency_alone(tmp_path: Path) -> None:
     """Every answer 300 ms past the deadline, in a tournament with a time bank: the probes
     grant the bank the request carries, as a match does; no concurrency or re-ask blame."""
     doc = {
         "tournament": {"name": "t", "game": "dieci", "players": 4},
         "game": {"max_manches": 1},  # a short match: every answer of the bot is late
-        "limits": {"deadline_ms": 300, "time_bank_ms": 60000},
+        "limits": {"deadline_ms": 100, "time_bank_ms": 60000},
         "bot": [
             {"name": "mine", "command": ["python", QUIRKS, "late", "--port", "{port}"]},
             *({"name": f"other{i}", "url": "http://127.0.0.1:1/"} for i in range(3)),
@@ -149,7 +155,7 @@ def test_a_bot_spending_its_time_bank_fails_on_latency_alone(tmp_path: Path) -> 
 
 
 def test_a_bot_that_ignores_its_token_is_warned(monkeypatch: pytest.MonkeyPatch) -> None:
-    started = quirky("plain")  # a started bot always has a token
+    started = quirky("plain", *HONEST)  # a started bot always has a token
     assert started.exit_code == 0, started.output
     token = line(started, "token")
     assert token.startswith("  WARN") and "without the token: HTTP 200; with a wrong token: HTTP 200" in token
@@ -160,12 +166,12 @@ def test_a_bot_that_ignores_its_token_is_warned(monkeypatch: pytest.MonkeyPatch)
     try:
         wait_listening(port)
         url = f"http://127.0.0.1:{port}/"
-        without = check_bot("--game", "nimmt_plus", "--matches", "1", url)
+        without = check_bot("--game", "nimmt_plus", "--matches", "1", *HONEST, url)
         assert line(without, "token") == (
             "  ok   token: not checked: the bot has no token (a bot at a URL gets one with --token-env NAME)"
         )
         monkeypatch.setenv("KIT_TOKEN", TOKEN)
-        given = check_bot("--game", "nimmt_plus", "--matches", "1", "--token-env", "KIT_TOKEN", url)
+        given = check_bot("--game", "nimmt_plus", "--matches", "1", "--token-env", "KIT_TOKEN", *HONEST, url)
         assert given.exit_code == 0 and line(given, "token").startswith("  WARN"), given.output
         assert TOKEN not in given.output
     finally:

@@ -17,12 +17,21 @@ fallback without being asked); every decision to the subject is settled within
 ``DEADLINE_MS + MARGIN_MS`` (timeouts no sooner than the deadline), and no match waits
 on the subject for longer than that per fault (its time bank aside, which keeps a loaded
 machine's pause from failing an honest bot); the scores and ranks equal the twin run's. The 20 MB reply also runs under ``tracemalloc``: the referee never holds it.
-About 25 s on a quiet 2-core machine (15 tournaments of 1-4 s each).
+
+The modes whose faults wait out deadlines (``WAITING``), and the dying ones (restarted
+after a backoff), race the deadline (serial) and have their tournaments played at once in
+one event loop (the waiting ones together, then the dying ones): their waits overlap, and
+each tournament is still judged alone by its own test. The other modes fault at once: their tournaments (and the twin's) are played under
+``HONEST_MS``, a deadline no load reaches, in the parallel pass; the bounds above stay those
+of ``DEADLINE_MS``, so a referee that waited for a fault that came at once still fails.
+Dead bots are restarted after a short backoff (``BACKOFF_MS``): the restarts are the point,
+not how long the referee waits before each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import re
 import tracemalloc
@@ -42,7 +51,7 @@ from referee.schedule.formats import schedule
 from referee.schedule.settings import published
 from referee.store.tournament_file import tournament_document
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "hostile" / "server.py")
@@ -51,6 +60,7 @@ NIMMT = ["python", "-m", "sample_bots.nimmt"]
 
 SUBJECT = "subject"
 DEADLINE_MS = 300
+HONEST_MS = 30_000  # the deadline of a tournament whose bots never need it: no load reaches it
 # Generous on purpose: a loaded CI machine may fire the referee's timer seconds late. It
 # still proves the deadline: the slow mode answers after SLOW_MS, the silent and trickling
 # ones never, so a referee that waited for them would be far past it.
@@ -62,6 +72,7 @@ MAX_FAULTS = 2
 # the twin run. With a bank per seat per match, only a pause longer than the deadline and
 # the whole bank faults; the subject's first timeout in a match spends its bank.
 TIME_BANK_MS = 2000
+BACKOFF_MS = 50  # first wait before a dead bot's restart (doubling each time)
 AFTER = 4  # decisions the hostile bot plays well (over all matches) before misbehaving
 MAX_RESPONSE_BYTES = 65536
 MEMORY_HEADROOM = 4 * 1024 * 1024  # the 20 MB reply must stay far below this
@@ -104,6 +115,7 @@ MODES: dict[str, Mode] = {
     "hello_then_dies": Mode(ERROR, "", ANY_PHASE, dies=True),
 }
 LIVING = [m for m, spec in MODES.items() if not spec.dies]  # the dying ones have their own test
+WAITING = [m for m in LIVING if MODES[m].kind == TIMEOUT or m == "refuse"]  # their faults wait out deadlines
 
 
 @dataclass(frozen=True)
@@ -114,7 +126,7 @@ class TwinRun:
     records: dict[str, dict[str, Any]]
 
 
-def tournament(folder: Path, subject: list[str]) -> TournamentConfig:
+def tournament(folder: Path, subject: list[str], deadline_ms: int = DEADLINE_MS) -> TournamentConfig:
     """The tournament with ``subject`` as bot 1 (seats 1, 1, 0 and one match without it)."""
     doc = {
         "tournament": {
@@ -128,11 +140,12 @@ def tournament(folder: Path, subject: list[str]) -> TournamentConfig:
         },
         "game": {"variant": "plus"},
         "limits": {
-            "deadline_ms": DEADLINE_MS,
+            "deadline_ms": deadline_ms,
             "on_fault": "fallback",
             "max_faults": MAX_FAULTS,
             "time_bank_ms": TIME_BANK_MS,
             "max_response_bytes": MAX_RESPONSE_BYTES,
+            "restart_backoff_ms": BACKOFF_MS,
         },
         "bot": [
             {"name": "greedy", "command": NIMMT + ["greedy", "--port", "{port}"]},
@@ -147,13 +160,18 @@ def tournament(folder: Path, subject: list[str]) -> TournamentConfig:
     return load_config(path)
 
 
-def play(config: TournamentConfig) -> dict[str, dict[str, Any]]:
+async def played(config: TournamentConfig) -> dict[str, dict[str, Any]]:
     """Run the tournament in this process; its journal by match id, with each match's
     response times (the journal keeps none: taken from the sink's hook as matches end)."""
     latency: dict[str, list[list[float]]] = {}
-    asyncio.run(run_tournament(config, before_write=[lambda f, rec: latency.__setitem__(rec.id, rec.latency_ms)]))
+    await run_tournament(config, before_write=[lambda f, rec: latency.__setitem__(rec.id, rec.latency_ms)])
     lines = (config.output / JOURNAL).read_text().splitlines()
     return {rec["id"]: {**rec, "latency_ms": latency[rec["id"]]} for rec in map(json.loads, lines)}
+
+
+def play(config: TournamentConfig) -> dict[str, dict[str, Any]]:
+    """``played`` in an event loop of its own."""
+    return asyncio.run(played(config))
 
 
 @pytest.fixture(scope="module")
@@ -161,17 +179,50 @@ def twin_run(tmp_path_factory: pytest.TempPathFactory) -> TwinRun:
     """The tournament with the twin in the subject's seat, played once for every mode."""
     folder = tmp_path_factory.mktemp("twin")
     seeds = folder / "seeds.json"
-    config = tournament(folder, ["python", TWIN, "--seeds", str(seeds)])
+    config = tournament(folder, ["python", TWIN, "--seeds", str(seeds)], HONEST_MS)  # it is honest
     seeds.write_text(json.dumps({f.id: f.seed for f in schedule(config)}))
     records = play(config)
     assert all(rec["faults"] == [] for rec in records.values()), "the twin itself must be well behaved"
     return TwinRun(seeds, records)
 
 
-def hostile_config(folder: Path, mode: str, twin: TwinRun) -> TournamentConfig:
+def hostile_config(folder: Path, mode: str, twin: TwinRun, deadline_ms: int = DEADLINE_MS) -> TournamentConfig:
     """The twin's tournament with the hostile server in ``mode`` in the subject's seat."""
     command = ["python", SERVER, "--mode", mode, "--after", str(AFTER), "--seeds", str(twin.seeds), *MODES[mode].args]
-    return tournament(folder, command)
+    return tournament(folder, command, deadline_ms)
+
+
+Run = tuple[TournamentConfig, dict[str, dict[str, Any]]]
+
+
+def play_at_once(configs: dict[str, TournamentConfig]) -> dict[str, Run]:
+    """Every tournament of ``configs`` played at once in one event loop, by key."""
+
+    async def all_at_once() -> list[dict[str, dict[str, Any]]]:
+        return list(await asyncio.gather(*(played(c) for c in configs.values())))
+
+    threshold = gc.get_threshold()  # each run sets its own and puts back what it found: interleaved, not the first
+    try:
+        records = asyncio.run(all_at_once())
+    finally:
+        gc.set_threshold(*threshold)
+    return {key: (configs[key], r) for key, r in zip(configs, records)}
+
+
+@pytest.fixture(scope="module")
+def waiting_runs(tmp_path_factory: pytest.TempPathFactory, twin_run: TwinRun) -> dict[str, Run]:
+    """The tournaments of the ``WAITING`` modes, played at once (each mode's test judges its own)."""
+    return play_at_once({m: hostile_config(tmp_path_factory.mktemp(m), m, twin_run) for m in WAITING})
+
+
+@pytest.fixture(scope="module")
+def dying_runs(tmp_path_factory: pytest.TempPathFactory, twin_run: TwinRun) -> dict[str, Run]:
+    """The tournaments of the dying modes, and of ``exit`` with one restart allowed
+    (``once``), played at once (each test judges its own)."""
+    configs = {m: hostile_config(tmp_path_factory.mktemp(m), m, twin_run) for m in ("exit", "hello_then_dies")}
+    exit_config = hostile_config(tmp_path_factory.mktemp("once"), "exit", twin_run)
+    configs["once"] = replace(exit_config, limits=replace(exit_config.limits, max_restarts=1))
+    return play_at_once(configs)
 
 
 def check_run(
@@ -230,17 +281,23 @@ def check_run(
     assert f"hostile {mode}: hello" in log  # the server's request lines reach the bot's log
 
 
-@pytest.mark.parametrize("mode", LIVING)
-def test_a_hostile_bot_costs_only_itself(mode: str, tmp_path: Path, twin_run: TwinRun) -> None:
-    config = hostile_config(tmp_path, mode, twin_run)
-    records = play(config)
+@pytest.mark.parametrize("mode", [pytest.param(m, marks=pytest.mark.serial) if m in WAITING else m for m in LIVING])
+def test_a_hostile_bot_costs_only_itself(
+    mode: str, tmp_path: Path, twin_run: TwinRun, request: pytest.FixtureRequest
+) -> None:
+    if mode in WAITING:
+        runs: dict[str, Run] = request.getfixturevalue("waiting_runs")
+        config, records = runs[mode]
+    else:
+        config = hostile_config(tmp_path, mode, twin_run, HONEST_MS)
+        records = play(config)
     check_run(mode, config, records, twin_run)
     log = (config.output / "logs" / f"{SUBJECT}.log").read_text()
     assert f"misbehaves ({mode})" in log
 
 
 def test_a_20_mb_reply_is_cut_off_and_never_buffered(tmp_path: Path, twin_run: TwinRun) -> None:
-    config = hostile_config(tmp_path, "huge", twin_run)
+    config = hostile_config(tmp_path, "huge", twin_run, HONEST_MS)
     tracemalloc.start()
     try:
         baseline = tracemalloc.get_traced_memory()[0]
@@ -255,10 +312,10 @@ def test_a_20_mb_reply_is_cut_off_and_never_buffered(tmp_path: Path, twin_run: T
     check_run("huge", config, records, twin_run, traced=True)  # includes: every fault is malformed, naming the cap
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("mode", ["exit", "hello_then_dies"])
-def test_a_bot_process_that_dies_costs_only_itself(mode: str, tmp_path: Path, twin_run: TwinRun) -> None:
-    config = hostile_config(tmp_path, mode, twin_run)
-    records = play(config)
+def test_a_bot_process_that_dies_costs_only_itself(mode: str, twin_run: TwinRun, dying_runs: dict[str, Run]) -> None:
+    config, records = dying_runs[mode]
     check_run(mode, config, records, twin_run)
     log = (config.output / "logs" / f"{SUBJECT}.log").read_text()
     assert "exits with code 3" in log
@@ -280,13 +337,12 @@ def test_a_bot_process_that_dies_costs_only_itself(mode: str, tmp_path: Path, tw
     assert row["restarts"] == sum(restarts)
 
 
-def test_a_bot_that_cannot_be_restarted_is_played_by_fallback(tmp_path: Path, twin_run: TwinRun) -> None:
+@pytest.mark.serial
+def test_a_bot_that_cannot_be_restarted_is_played_by_fallback(twin_run: TwinRun, dying_runs: dict[str, Run]) -> None:
     """One restart allowed: the bot dies again, is given up, and from then on every
     decision of its seat is the fallback's without a request (the results still equal
     the twin's); the other bots never notice."""
-    config = hostile_config(tmp_path, "exit", twin_run)
-    config = replace(config, limits=replace(config.limits, max_restarts=1, restart_backoff_ms=50))
-    records = play(config)
+    config, records = dying_runs["once"]
     check_run("exit", config, records, twin_run)
     log = (config.output / "logs" / f"{SUBJECT}.log").read_text()
     assert "--- restart 1/1 after exit code 3" in log and "--- down after 1 restart(s)" in log
@@ -307,6 +363,7 @@ def _honest_p50(records: dict[str, dict[str, Any]]) -> float:
     return times[len(times) // 2]
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("mode", ["chunks", "informational"])
 def test_a_bot_that_tries_to_stall_the_referee_slows_no_honest_bot(
     mode: str, tmp_path: Path, twin_run: TwinRun

@@ -8,6 +8,10 @@ processes (``tests/bots/steady.py``) on real sockets:
   a second request while it thinks;
 - ``time_bank_ms``: answers slower than the deadline spend the bank, then time out;
 - ``max_fault_rate``: a bot past it is disqualified (judged in fixture order) and no longer called.
+
+Parallel: the tests of limits that need no reply to be late run under ``HONEST``, a
+deadline no load reaches; those of the referee's delay and of the time bank race their
+deadlines (marked serial).
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from referee.schedule.settings import published
 from referee.store import transcripts
 from referee.store.tournament_file import tournament_document
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel
+
+HONEST = "deadline_ms = 30000"  # no load reaches it: the bots here answer in milliseconds
 
 
 def tournament(
@@ -69,6 +75,7 @@ def tournament(
     return sorted(recs, key=lambda r: r["index"]), report
 
 
+@pytest.mark.serial
 def test_no_timeouts_at_concurrency_256_for_a_bot_within_a_quarter_of_its_deadline(tmp_path: Path, steady: Any) -> None:
     # A deadline of 1 s for a bot that answers in 50 ms: the bot (a process on the same
     # loaded 2-core machine) keeps a generous margin of its own, so a fault here is the
@@ -97,6 +104,7 @@ def test_no_timeouts_at_concurrency_256_for_a_bot_within_a_quarter_of_its_deadli
     assert all(sum(r["decisions"]) > 0 for r in recs)
 
 
+@pytest.mark.serial
 def test_a_decision_whose_timer_fired_late_is_voided_and_asked_again(steady: Any) -> None:
     """The event loop is blocked past the deadline while the bot's reply is already in:
     without care that is a timeout charged to a bot that answered in 5 ms. The lean
@@ -144,6 +152,7 @@ def test_max_concurrent_never_sends_a_second_request_to_a_busy_bot(tmp_path: Pat
         [("solo", solo.url, "max_concurrent = 1"), ("x", others.url, ""), ("y", others.url, "")],
         matches=8,
         concurrency=8,
+        limits=HONEST,
     )
     assert [f for r in recs for f in r["faults"]] == []
     stats = solo.stats()
@@ -156,11 +165,13 @@ def test_max_concurrent_never_sends_a_second_request_to_a_busy_bot(tmp_path: Pat
         [("solo", solo2.url, ""), ("x", others.url, ""), ("y", others.url, "")],
         matches=8,
         concurrency=8,
+        limits=HONEST,
     )
     assert solo2.stats()["refused"] > 0
     assert {f["bot"] for r in recs2 for f in r["faults"]} == {"solo"}
 
 
+@pytest.mark.serial
 def test_time_bank_pays_for_slow_answers_until_it_runs_out(tmp_path: Path, steady: Any) -> None:
     quick = steady()
     slow = steady("--slow-first", "3", "--slow-ms", "230")  # 80 ms past a 150 ms deadline
@@ -213,7 +224,7 @@ def test_a_bot_past_the_fault_rate_is_disqualified_and_no_longer_called(
         [("bad", bad.url, ""), ("good", good.url, "")],
         matches=4,
         concurrency=4,
-        limits="max_faults = 1000\nmax_fault_rate = 0.5\nfault_rate_min_decisions = 10",
+        limits=f"{HONEST}\nmax_faults = 1000\nmax_fault_rate = 0.5\nfault_rate_min_decisions = 10",
     )
     faults = [f for r in recs for f in r["faults"]]
     assert {f["bot"] for f in faults} == {"bad"} and {f["kind"] for f in faults} == {"illegal"}

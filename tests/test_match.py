@@ -1,7 +1,10 @@
 """Matches against bots served on 127.0.0.1 (``localbots``), through the lean pool
 production uses: every fault kind is classified and lands on the right seat (as through
 the scripted transport), the fault policy holds, simultaneous seats are asked
-concurrently. (End-to-end tests with real bot processes are in test_e2e.py.)"""
+concurrently. (End-to-end tests with real bot processes are in test_e2e.py.)
+
+Parallel: every match here is played under ``HONEST_MS``, a deadline no load reaches, but
+the timeouts' own (marked serial), whose slow bot answers far past a short deadline."""
 
 from __future__ import annotations
 
@@ -22,7 +25,9 @@ from referee.match.play import play_match
 from referee.record import MatchRecord
 from tests.support.localbots import Handler, Seen, good, illegal, on_act, serve
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel
+
+HONEST_MS = 30_000  # no load reaches it: the bots here answer at once
 
 GAME = get_game("nimmt_plus")
 
@@ -115,7 +120,7 @@ def run(
 @pytest.mark.parametrize(
     ("handler", "kind"),
     [
-        (slow, "timeout"),
+        pytest.param(slow, "timeout", marks=pytest.mark.serial),
         (status_500, "error"),
         (redirect, "error"),
         (refused, "error"),
@@ -128,7 +133,7 @@ def run(
 )
 @pytest.mark.parametrize("over", ["sockets", "scripted"])
 def test_each_fault_kind_lands_on_the_faulty_seat(handler: Any, kind: str, over: str) -> None:
-    limits = Limits(deadline_ms=100, max_faults=2, max_response_bytes=1024)
+    limits = Limits(deadline_ms=100 if kind == "timeout" else HONEST_MS, max_faults=2, max_response_bytes=1024)
     rec = run({"bad": on_act(handler), "fine": good}, limits, over=over)
     act_faults = [f for f in rec.faults if f["phase"] == "act"]
     assert act_faults, "the faulty bot must have faults"
@@ -144,7 +149,7 @@ def test_each_fault_kind_lands_on_the_faulty_seat(handler: Any, kind: str, over:
 
 
 def test_good_bots_have_no_faults_and_a_full_result() -> None:
-    rec = run({"a": good, "b": good}, Limits())
+    rec = run({"a": good, "b": good}, Limits(deadline_ms=HONEST_MS))
     assert rec.faults == []
     assert rec.decisions[0] == rec.decisions[1] == 30  # 2 hands x 15 turns each
     hands = rec.details["hands"]
@@ -154,7 +159,7 @@ def test_good_bots_have_no_faults_and_a_full_result() -> None:
 
 
 def test_fallback_is_seeded_and_deterministic() -> None:
-    limits = Limits(max_faults=0)
+    limits = Limits(deadline_ms=HONEST_MS, max_faults=0)
     a = run({"bad": on_act(illegal), "fine": good}, limits, seed=9)
     b = run({"bad": on_act(illegal), "fine": good}, limits, seed=9)
     c = run({"bad": on_act(illegal), "fine": good}, limits, seed=10)
@@ -163,7 +168,7 @@ def test_fallback_is_seeded_and_deterministic() -> None:
 
 
 def test_forfeit_ranks_the_faulty_seat_last() -> None:
-    limits = Limits(on_fault="forfeit", max_faults=0)
+    limits = Limits(deadline_ms=HONEST_MS, on_fault="forfeit", max_faults=0)
     handlers = {"bad": on_act(illegal), "x": good, "y": good}
     rec = run(handlers, limits, seats=3)
     assert rec.forfeited == [0]
@@ -177,7 +182,7 @@ def test_start_and_end_failures_are_recorded_not_fatal() -> None:
             return await good(msg)
         return httpx.Response(503)
 
-    rec = run({"flaky": only_act, "fine": good}, Limits())
+    rec = run({"flaky": only_act, "fine": good}, Limits(deadline_ms=HONEST_MS))
     phases = sorted(f["phase"] for f in rec.faults)
     assert phases == ["end", "start"]
     assert all(f["seat"] == 0 and f["kind"] == "error" for f in rec.faults)
@@ -197,13 +202,13 @@ def test_simultaneous_seats_are_asked_concurrently() -> None:
             in_flight -= 1
         return await good(msg)
 
-    run({"a": tracking, "b": tracking, "c": tracking, "d": tracking}, Limits(), seats=4)
+    run({"a": tracking, "b": tracking, "c": tracking, "d": tracking}, Limits(deadline_ms=HONEST_MS), seats=4)
     assert peak == 4
 
 
 def test_messages_follow_the_wire_protocol_and_carry_the_token() -> None:
     seen: list[Seen] = []
-    run({"a": good, "b": good}, Limits(), seen=seen, tokens={"a": "s3cret"})
+    run({"a": good, "b": good}, Limits(deadline_ms=HONEST_MS), seen=seen, tokens={"a": "s3cret"})
     bodies = [json.loads(r.content) for r in seen]
     assert [b["type"] for b in bodies[:2]] == ["start", "start"]
     assert [b["type"] for b in bodies[-2:]] == ["end", "end"]
@@ -266,7 +271,7 @@ def test_reply_fields_the_game_refuses_are_a_malformed_fault_and_the_action_stan
                 seed=3,
                 seats=eps,
                 client=client,
-                limits=Limits(max_faults=1000),
+                limits=Limits(deadline_ms=HONEST_MS, max_faults=1000),
             )
 
     rec = asyncio.run(go())
@@ -289,7 +294,7 @@ async def logging_bot(msg: dict[str, Any]) -> httpx.Response:
 def test_moves_replay_the_match_and_mark_who_chose() -> None:
     """The record's moves, applied in order from the seed, give the same scores; a
     faulting seat's moves are the fallback's, with the fault kind; logs are capped."""
-    limits = Limits(deadline_ms=200, max_faults=3, max_response_bytes=4096)
+    limits = Limits(deadline_ms=HONEST_MS, max_faults=3, max_response_bytes=4096)
     rec = run({"bad": on_act(illegal), "talker": logging_bot}, limits)
     state = GAME.setup(2, 5, GAME.check_options(2, {}))
     for m in rec.moves:

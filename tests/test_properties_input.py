@@ -13,6 +13,8 @@
    HTTP responses from a real socket server on 127.0.0.1 come back from
    ``wire.post`` as an ``Exchange`` with no fault, ``timeout``, ``error`` or
    ``malformed`` within the deadline plus a margin; well-formed ones exactly as sent.
+   A well-formed reply that came late (a loaded machine) is judged again under a deadline
+   load cannot reach, so these run in the parallel pass too.
 """
 
 from __future__ import annotations
@@ -1005,11 +1007,24 @@ async def post_plans(
     return out
 
 
-@pytest.mark.serial
+def checked(results: list[wire.Exchange], first: Plan, second: Plan) -> list[tuple[wire.Exchange, Plan]]:
+    """The exchanges whose outcome is known, with their plans: the first reply goes over a
+    fresh connection, the second one too or over a connection left clean by a well-formed
+    first reply that kept it open."""
+    pairs = [(results[0], first)]
+    if first.expect is not None and not first.close:
+        pairs.append((results[1], second))
+    return [(ex, plan) for ex, plan in pairs if plan.expect is not None]
+
+
 @settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(first=plans(), second=plans())
 def test_any_raw_http_reply_is_an_exchange(scripted_bot: ScriptedBot, first: Plan, second: Plan) -> None:
     results = asyncio.run(post_plans(scripted_bot, first, second))
+    if any(ex.fault == record.TIMEOUT for ex, _ in checked(results, first, second)):
+        # a well-formed reply never times out, but on a loaded machine the 250 ms deadline may
+        # pass before the scripted bytes arrive: decide with a deadline load cannot reach
+        results = asyncio.run(post_plans(scripted_bot, first, second, 20 * DEADLINE_MS))
     for ex in results:
         assert isinstance(ex, wire.Exchange)
         assert ex.fault in (None, record.TIMEOUT, record.ERROR, record.MALFORMED), ex
@@ -1018,17 +1033,10 @@ def test_any_raw_http_reply_is_an_exchange(scripted_bot: ScriptedBot, first: Pla
             assert ex.status is not None and 200 <= ex.status < 300 and ex.body is not None and len(ex.body) <= CAP
         else:
             assert ex.body is None and ex.detail
-    # The first reply goes over a fresh connection, the second one too or over a
-    # connection left clean by a well-formed first reply that kept it open.
-    checked = [(results[0], first)]
-    if first.expect is not None and not first.close:
-        checked.append((results[1], second))
-    for ex, plan in checked:
-        if plan.expect is not None:
-            assert (ex.fault, ex.body) == plan.expect, (ex, plan)
+    for ex, plan in checked(results, first, second):
+        assert (ex.fault, ex.body) == plan.expect, (ex, plan)
 
 
-@pytest.mark.serial
 @settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(first=plans(), second=plans())
 def test_the_fast_path_reads_every_reply_as_h11_does(scripted_bot: ScriptedBot, first: Plan, second: Plan) -> None:

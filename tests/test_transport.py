@@ -1,6 +1,10 @@
 """The lean keep-alive pool against real sockets on 127.0.0.1: every kind of reply a bot
 can send is classified, connections are reused only after a complete reply; the scripted
-transport's replies are classified alike; wire messages are byte-stable."""
+transport's replies are classified alike; wire messages are byte-stable.
+
+Parallel: a reply that must come back whole is given ``HONEST_MS``, a deadline no load
+reaches; only the replies that never come in time (silence, a trickle, a scripted sleep)
+are given a short one, and load cannot make those come sooner."""
 
 from __future__ import annotations
 
@@ -19,7 +23,10 @@ from referee.bots.client.transport import Target, TransportError
 from referee.config.redacted import Secret
 from referee.games import GAMES
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel
+
+HONEST_MS = 30_000  # the deadline of an exchange whose reply is complete at once
+SHORT_MS = 300  # the deadline of one whose reply never comes in time
 
 Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -37,7 +44,7 @@ def ok_json(body: bytes = b'{"action": 1}') -> bytes:
 
 
 async def exchange(
-    serve: Serve, requests: int = 1, deadline_ms: int = 500, max_bytes: int = 1024
+    serve: Serve, requests: int = 1, deadline_ms: int = HONEST_MS, max_bytes: int = 1024
 ) -> tuple[list[wire.Exchange], int]:
     connections = 0
 
@@ -157,7 +164,7 @@ async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
     ],
 )
 def test_bad_replies_are_classified(serve: Serve, kind: str, detail: str) -> None:
-    results, _ = run(serve, deadline_ms=300)
+    results, _ = run(serve, deadline_ms=SHORT_MS if kind == "timeout" else HONEST_MS)
     assert results[0].fault == kind
     assert detail in results[0].detail
     assert (
@@ -175,7 +182,7 @@ def test_refused_connection_is_an_error() -> None:
         async def go() -> wire.Exchange:
             ep = wire.Endpoint.make("bot", f"http://127.0.0.1:{port}/", None)
             async with wire.new_client(1) as client:
-                return await wire.post(client, ep, b"{}", 500, 1024)
+                return await wire.post(client, ep, b"{}", HONEST_MS, 1024)
 
         result = asyncio.run(go())
     assert result.fault == "error" and "cannot connect" in result.detail
@@ -466,7 +473,7 @@ def test_a_parse_slice_yields_to_the_loop_and_other_work_goes_on(monkeypatch: py
         async with server, wire.new_client(1) as client:
             await asyncio.sleep(0.05)
             before = ticks
-            ex = await wire.post(client, ep, b"{}", 5000, 1 << 20)
+            ex = await wire.post(client, ep, b"{}", HONEST_MS, 1 << 20)
             during = ticks - before
         stop = True
         await t
@@ -514,7 +521,7 @@ def test_a_declared_length_over_the_cap_is_judged_alike_on_both_paths() -> None:
 # -- the scripted transport: the interface without sockets ------------------------------
 
 
-def scripted_post(handler: scripted.Handler, deadline_ms: float = 300, max_bytes: int = 1024) -> wire.Exchange:
+def scripted_post(handler: scripted.Handler, deadline_ms: float = HONEST_MS, max_bytes: int = 1024) -> wire.Exchange:
     async def go() -> wire.Exchange:
         ep = wire.Endpoint.make("bot", "http://bot.test/", None)
         async with scripted.ScriptedTransport(handler) as client:
@@ -546,7 +553,7 @@ def refuse(target: Target, body: bytes) -> tuple[int, bytes]:
 def test_a_scripted_reply_is_classified_as_one_from_a_socket(
     handler: scripted.Handler, kind: str | None, detail: str
 ) -> None:
-    ex = scripted_post(handler)
+    ex = scripted_post(handler, SHORT_MS if kind == "timeout" else HONEST_MS)
     assert ex.fault == kind and detail in ex.detail, ex
     assert ex.latency_ms < 4000  # a slow handler ends at the deadline, not when it would answer
     if kind is None:
@@ -560,7 +567,7 @@ def test_send_now_is_the_transports_own_say_not_its_type() -> None:
     async def go() -> tuple[wire.Exchange | None, bool, bool]:
         ep = wire.Endpoint.make("bot", "http://127.0.0.1:9/", None)
         async with scripted.ScriptedTransport(lambda t, b: (200, b + b"!")) as client:
-            sent = wire.send_now(client, ep, b"{}", 300, 1024)
+            sent = wire.send_now(client, ep, b"{}", HONEST_MS, 1024)
             got = await sent.result() if sent is not None else None
         async with HttpsTransport(1) as https, LeanPool(1) as lean:
             return (

@@ -17,10 +17,13 @@ from tests.support.tournament import NIMMT
 pytestmark = pytest.mark.serial
 
 FREEZING = ["python", str(ROOT / "tests" / "bots" / "freezing.py")]
+# answers per life before it hangs: 15 answers and 3 timeouts a life, so 2 restarts in the
+# match's 45 decisions and 9 to spare (each life costs its timeouts, a hello and a restart)
+LIFE = 15
 
 
 def test_a_hung_bot_is_restarted_and_plays_again(tmp_path: Path) -> None:
-    bots = [("hangs", FREEZING + ["5"]), ("greedy", NIMMT + ["greedy"]), ("cautious", NIMMT + ["cautious"])]
+    bots = [("hangs", FREEZING + [str(LIFE)]), ("greedy", NIMMT + ["greedy"]), ("cautious", NIMMT + ["cautious"])]
     lines = [
         "[tournament]",
         'name = "hung"',
@@ -28,7 +31,7 @@ def test_a_hung_bot_is_restarted_and_plays_again(tmp_path: Path) -> None:
         "seed = 4",
         "players = 3",
         'format = "random"',
-        "matches = 1",  # ~36 decisions of the hung bot: 4 lives (the backoff doubles with each)
+        "matches = 1",  # 45 decisions of the hung bot: 3 lives (the backoff doubles with each)
         "concurrency = 1",
         f'output = "{tmp_path / "out"}"',
         "[limits]",

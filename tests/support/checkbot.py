@@ -15,6 +15,9 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 HOSTILE = str(ROOT / "tests" / "hostile" / "server.py")
 SERIAL = str(ROOT / "tests" / "bots" / "serial.py")
 QUIRKS = str(ROOT / "tests" / "bots" / "quirks.py")
+# check-bot's deadline for a check whose outcome needs no reply to be late: no load reaches it
+# (honest bots answer in milliseconds), so such a check may run in the parallel pass
+HONEST = ("--deadline-ms", "30000")
 
 
 def check_bot(*args: str) -> Result:
