@@ -36,9 +36,11 @@ from referee.run import versions
 from referee.run.runner import JOURNAL, run_tournament
 from tests.support.cage_attack import Listener, leftovers, needs_cage, play, victims_untouched
 from tests.support.cli import ROOT, referee
-from tests.support.tournament import NIMMT
+from tests.support.tournament import NIMMT, UNREACHABLE_DEADLINE_MS, UNREACHABLE_STARTUP_MS
 
-pytestmark = pytest.mark.serial
+# Deadlines and start-up windows out of any load's reach; leftovers (mounts, cgroups) are looked
+# for in this process's runs only, keys in the bots' uid range (no caged bot may hold one).
+pytestmark = pytest.mark.parallel
 
 Played = tuple[Path, dict[str, str], list[Listener]]
 HELLO = protocol.hello("t", "nimmt_plus", {}, "bot")
@@ -171,7 +173,7 @@ def link_config(folder: Path, target: str) -> Path:
     (bot / "stays").symlink_to("inside")
     doc = {
         "tournament": {"name": "links", "game": "nimmt_plus", "seed": 3, "output": str(folder / "out")},
-        "limits": {"sandbox": "bwrap"},
+        "limits": {"sandbox": "bwrap", "startup_ms": UNREACHABLE_STARTUP_MS},
         "bot": [
             {"name": "linked", "command": ["python", "bot/bot.py", "bot/model", "--port", "{port}"]},
             {"name": "honest", "command": ["python", "bot/bot.py", "bot/stays", "--port", "{port}"]},
@@ -226,13 +228,13 @@ def test_a_caged_bot_restarts_on_its_port_whoever_holds_it_on_the_host(tmp_path:
 
     async def scenario() -> Revival:
         bot.start()
-        await wait_ready(bot, bot.endpoint(), HELLO, 10000, 1000, 65536)
+        await wait_ready(bot, bot.endpoint(), HELLO, UNREACHABLE_STARTUP_MS, 1000, 65536)
         assert bot.proc is not None
         with socket.create_server(("127.0.0.1", bot.port)):  # the same number, on the host's network
             os.killpg(bot.proc.pid, signal.SIGKILL)
             while bot.alive():
                 await asyncio.sleep(0.01)
-            return await asyncio.wait_for(bot.revive(HELLO, 10000, 1000, 65536), 20)
+            return await asyncio.wait_for(bot.revive(HELLO, UNREACHABLE_STARTUP_MS, 1000, 65536), 120)
 
     try:
         assert asyncio.run(scenario()) == (True, True, 1)
@@ -282,7 +284,7 @@ def test_a_jvm_bot_plays_caged_and_locks_its_own_files(tmp_path: Path) -> None:
     subprocess.run(["javac", "-d", str(classes), str(ROOT / "tests" / "bots" / "JvmBot.java")], check=True)
     doc = {
         "tournament": {"name": "jvm", "game": "nimmt_plus", "seed": 5, "rounds": 1, "output": str(tmp_path / "out")},
-        "limits": {"sandbox": "bwrap", "deadline_ms": 5000},
+        "limits": {"sandbox": "bwrap", "deadline_ms": UNREACHABLE_DEADLINE_MS, "startup_ms": UNREACHABLE_STARTUP_MS},
         "bot": [
             {
                 "name": "jvm",
@@ -343,6 +345,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="uids of their own nee
 
 
 @needs_root
+@pytest.mark.serial  # the lowest free uid is only this test's while no other run claims uids
 def test_a_uid_is_never_handed_to_two_bots_of_two_runs(tmp_path: Path) -> None:
     """The lock file of a uid is held across processes: another referee run (here a second
     process) claims the next free uid, and the first is free again once released."""

@@ -20,13 +20,14 @@ import pytest
 import tomli_w
 
 from referee.bots.cage.netns import usable
+from referee.bots.cage.process import free_port
 from referee.bots.cage.sandbox import bwrap_works
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
 from tests.support.cli import ROOT
 from tests.support.processes import survivors
-from tests.support.tournament import NIMMT
+from tests.support.tournament import NIMMT, UNREACHABLE_DEADLINE_MS, UNREACHABLE_STARTUP_MS
 
 ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")
 VICTIMS = ("greedy", "cautious", "random")
@@ -92,7 +93,7 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
     every bot's log, the listeners."""
     mark = uuid.uuid4().hex
     listeners = [Listener(), Listener()]  # the referee's port, a Dask scheduler's
-    collude_port = listeners[0].port + 1 if listeners[0].port < 65000 else 20000
+    collude_port = free_port()  # without the cage, on the host's loopback: a port nobody holds
     # where a bot without a cage, under a uid of its own, can read it (pytest's folders are 0700)
     shared = Path(tempfile.mkdtemp(prefix="referee-alone-"))
     shared.chmod(0o755)
@@ -107,6 +108,8 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
         command = [python, ATTACKER, "--attack", attack, "--seeds", str(seeds), "--mark", mark]
         command += ["--search", str(folder / "unused"), "--targets", ",".join(str(li.port) for li in listeners)]
         command += ["--collude-port", str(collude_port), "--port", "{port}"]
+        if sandbox == "none":  # on the host, as root: reach only the test's own ports, leave root's inotify
+            command += ["--ports", "targets", "--spare-inotify"]
         path = f"{ROOT}:{ROOT / 'tests' / 'hostile'}:{sysconfig.get_paths()['purelib']}" if uncaged else str(ROOT)
         own_env = {**env, "PYTHONPATH": path}
         bots.append({"name": name, "command": command, "env": own_env, **({"limits": own} if own else {})})
@@ -121,7 +124,8 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
             "output": str(folder / "out"),
         },
         "limits": {
-            "deadline_ms": 30000,
+            "deadline_ms": UNREACHABLE_DEADLINE_MS,
+            "startup_ms": UNREACHABLE_STARTUP_MS,
             "max_faults": 2,
             "max_restarts": 1,
             "restart_backoff_ms": 50,
