@@ -3,7 +3,8 @@
     python tests/hostile/attacker.py --attack ATTACK --seeds FILE --mark MARK --search DIR --port PORT
 
 The attack starts at the first ``act`` (every bot of the run is up by then), in a thread,
-so the bot keeps answering. What it got goes to stdout (its log), one ``ATTACK ...`` line
+so the bot keeps answering; ``--attack A,B`` tries several at once, each in a thread of its
+own (fewer seats for one run). What it got goes to stdout (its log), one ``ATTACK ...`` line
 each; ``tests/test_cage.py`` reads them. To stay harmless on a shared machine without the
 cage, its victims are only processes whose environment holds ``REFEREE_TEST_MARK=MARK``
 (the test gives it to every bot of the run) and files under ``--search``:
@@ -568,16 +569,20 @@ def main() -> None:
         "shm": shm_attack,
         "neighbour": lambda: neighbour_attack(args.mark, not args.spare_inotify),
     }
-    attack = attacks[args.attack]
+    chosen = args.attack.split(",")
+    if not set(chosen) <= set(attacks):
+        parser.error(f"--attack: unknown {', '.join(sorted(set(chosen) - set(attacks)))}")
     started = threading.Event()
 
     def act(message: dict[str, Any]) -> dict[str, Any]:
         if not started.is_set():
             started.set()
-            worker = threading.Thread(target=attack, daemon=True)
-            worker.start()
-            if args.attack in WAITED:  # the match waits for it: the run outlasts the attack
-                worker.join(30)
+            workers = [threading.Thread(target=attacks[name], daemon=True) for name in chosen]
+            for worker in workers:
+                worker.start()
+            if set(chosen) <= WAITED:  # the match waits for it: the run outlasts the attack
+                for worker in workers:
+                    worker.join(30)
         return {"action": fallback_action(seeds, message)}
 
     serve(act, args.port)

@@ -57,7 +57,8 @@ class Listener:
 
 
 def attackers(mark: str) -> dict[str, dict[str, Any]]:
-    """The attacking bots of each run: name -> (attack, its own limits)."""
+    """The attacking bots of each run: name -> its own limits, and ``attack`` when it is
+    not the name's first word (several, comma-separated: one seat tries them all)."""
     return {
         "network": {
             "reach": {},
@@ -77,6 +78,14 @@ def attackers(mark: str) -> dict[str, dict[str, Any]]:
             "neighbour-b": {"sandbox": "none"},
             "shm": {"memory_mb": 96, "disk_mb": 512},
         },
+        "apart": {  # the two above in one run of 7 seats (the game's most), for the cage
+            "keyring-a": {},
+            "keyring-b": {"attack": "keyring,lockrecv"},
+            "locksend": {},
+            "neighbour-a": {"sandbox": "none"},
+            "neighbour-b": {"sandbox": "none"},
+            "shm": {"memory_mb": 96, "disk_mb": 512, "attack": "shm,notify,iouring"},
+        },
         "limits": {
             "disk": {"disk_mb": 32},
             "files": {"disk_mb": 16},
@@ -89,8 +98,8 @@ def attackers(mark: str) -> dict[str, dict[str, Any]]:
 
 
 def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], list[Listener]]:
-    """One run of ``kind`` (network, limits, channels, neighbours); its output folder,
-    every bot's log, the listeners."""
+    """One run of ``kind`` (network, limits, channels, neighbours, apart); its output
+    folder, every bot's log, the listeners."""
     mark = uuid.uuid4().hex
     listeners = [Listener(), Listener()]  # the referee's port, a Dask scheduler's
     collude_port = free_port()  # without the cage, on the host's loopback: a port nobody holds
@@ -101,8 +110,9 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
     env = {"REFEREE_TEST_MARK": mark, "PYTHONPATH": str(ROOT)}
     victims = VICTIMS if kind in ("network", "neighbours") else VICTIMS[:1]  # 7 seats at most
     bots: list[dict[str, Any]] = [{"name": v, "command": [*NIMMT, v, "--port", "{port}"], "env": env} for v in victims]
-    for name, own in attackers(kind).items():
-        attack = name.split("-")[0]
+    for name, given in attackers(kind).items():
+        own = dict(given)
+        attack = own.pop("attack", name.split("-")[0])
         uncaged = own.get("sandbox") == "none" and sandbox != "none"
         python = "/usr/bin/python3" if uncaged else "python"  # the referee's own lives under /root, 0700
         command = [python, ATTACKER, "--attack", attack, "--seeds", str(seeds), "--mark", mark]
