@@ -36,9 +36,11 @@ from referee.run import versions
 from referee.run.runner import JOURNAL, run_tournament
 from tests.support.cage_attack import Listener, leftovers, needs_cage, play, victims_untouched
 from tests.support.cli import ROOT, referee
-from tests.support.tournament import NIMMT
+from tests.support.tournament import NIMMT, UNREACHABLE_DEADLINE_MS, UNREACHABLE_STARTUP_MS
 
-pytestmark = pytest.mark.serial
+# Deadlines and start-up windows out of any load's reach; leftovers (mounts, cgroups) are looked
+# for in this process's runs only, keys in the bots' uid range (no caged bot may hold one).
+pytestmark = pytest.mark.parallel
 
 Played = tuple[Path, dict[str, str], list[Listener]]
 HELLO = protocol.hello("t", "nimmt_plus", {}, "bot")
@@ -51,18 +53,15 @@ def keys_left() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def channels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
-    yield play(tmp_path_factory.mktemp("channels"), "channels", "bwrap")
-
-
-@pytest.fixture(scope="module")
-def neighbours(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
-    yield play(tmp_path_factory.mktemp("neighbours"), "neighbours", "bwrap")
+def apart(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
+    """One caged run of both sets of attackers, channels and neighbours (7 seats: ``keyring-b``
+    also looks for locks, ``shm`` also tries file notices and io_uring)."""
+    yield play(tmp_path_factory.mktemp("apart"), "apart", "bwrap")
 
 
 @needs_cage
-def test_the_keyring_is_closed(channels: Played) -> None:
-    out, logs, _ = channels
+def test_the_keyring_is_closed(apart: Played) -> None:
+    out, logs, _ = apart
     for name in ("keyring-a", "keyring-b"):
         assert "ATTACK keyring: add_key refused: ENOSYS" in logs[name], logs[name][-1500:]
         assert "ATTACK keyring: 0 key(s) of a partner seen" in logs[name]
@@ -71,21 +70,22 @@ def test_the_keyring_is_closed(channels: Played) -> None:
 
 
 @needs_cage
-def test_locks_on_shared_files_pass_nothing_and_own_locks_work(channels: Played) -> None:
-    _out, logs, _ = channels
+def test_locks_on_shared_files_pass_nothing_and_own_locks_work(apart: Played) -> None:
+    _out, logs, _ = apart
+    recv = logs["keyring-b"]  # the lock receiver
     assert "ATTACK lock send: holding locks on 6 shared file(s)" in logs["locksend"], logs["locksend"][-1500:]
     assert "lock send: flock" not in logs["locksend"]  # every lock was taken: the sender is not stopped
-    assert "ATTACK lock recv: saw 0 lock(s) of another bot" in logs["lockrecv"], logs["lockrecv"][-1500:]
-    assert "LOCKSEEN" not in logs["lockrecv"]
-    assert "ATTACK lock own files: sqlite, lockf and flock work" in logs["lockrecv"]
+    assert "ATTACK lock recv: saw 0 lock(s) of another bot" in recv, recv[-1500:]
+    assert "LOCKSEEN" not in recv
+    assert "ATTACK lock own files: sqlite, lockf and flock work" in recv
 
 
 @needs_cage
-def test_no_file_notification_and_no_io_uring(channels: Played) -> None:
-    _out, logs, _ = channels
-    assert "ATTACK notify: inotify_init1 ENOSYS" in logs["notify"], logs["notify"][-1500:]
-    assert "ATTACK notify: F_NOTIFY EINVAL" in logs["notify"]
-    assert "ATTACK iouring: io_uring_setup ENOSYS" in logs["iouring"], logs["iouring"][-1500:]
+def test_no_file_notification_and_no_io_uring(apart: Played) -> None:
+    log = apart[1]["shm"]  # it tries both too
+    assert "ATTACK notify: inotify_init1 ENOSYS" in log, log[-1500:]
+    assert "ATTACK notify: F_NOTIFY EINVAL" in log
+    assert "ATTACK iouring: io_uring_setup ENOSYS" in log, log[-1500:]
 
 
 def test_without_the_cage_the_channels_are_open(tmp_path: Path) -> None:
@@ -97,10 +97,10 @@ def test_without_the_cage_the_channels_are_open(tmp_path: Path) -> None:
 
 
 @needs_cage
-def test_every_bot_has_a_uid_of_its_own(neighbours: Played) -> None:
+def test_every_bot_has_a_uid_of_its_own(apart: Played) -> None:
     """An uncaged bot (its own uid) reads, traces, signals and writes nothing of the others,
     and its per-uid kernel limits are its own: both neighbours get every inotify instance."""
-    out, logs, _ = neighbours
+    out, logs, _ = apart
     limit = int(Path("/proc/sys/fs/inotify/max_user_instances").read_text())
     for name in ("neighbour-a", "neighbour-b"):
         found = re.search(
@@ -119,16 +119,16 @@ def test_every_bot_has_a_uid_of_its_own(neighbours: Played) -> None:
 
 
 @needs_cage
-def test_a_bot_has_its_own_dev_shm_counted_in_its_memory(neighbours: Played) -> None:
-    log = neighbours[1]["shm"]
+def test_a_bot_has_its_own_dev_shm_counted_in_its_memory(apart: Played) -> None:
+    log = apart[1]["shm"]
     assert "ATTACK shm: multiprocessing.Lock works" in log, log[-1500:]
     reached = [int(n) for n in re.findall(r"ATTACK shm (?:at|stopped after) (\d+)", log)]
     assert reached and max(reached) < 96 and "WROTE" not in log, log[-1500:]
 
 
 @needs_cage
-def test_weaker_settings_are_marked_in_the_standings(neighbours: Played) -> None:
-    out, _logs, _ = neighbours
+def test_weaker_settings_are_marked_in_the_standings(apart: Played) -> None:
+    out, _logs, _ = apart
     config = load_config(out.parent / "alone.toml")
     announce(config, 1)
     publish_final(config)  # what `referee run` publishes at its end
@@ -171,7 +171,7 @@ def link_config(folder: Path, target: str) -> Path:
     (bot / "stays").symlink_to("inside")
     doc = {
         "tournament": {"name": "links", "game": "nimmt_plus", "seed": 3, "output": str(folder / "out")},
-        "limits": {"sandbox": "bwrap"},
+        "limits": {"sandbox": "bwrap", "startup_ms": UNREACHABLE_STARTUP_MS},
         "bot": [
             {"name": "linked", "command": ["python", "bot/bot.py", "bot/model", "--port", "{port}"]},
             {"name": "honest", "command": ["python", "bot/bot.py", "bot/stays", "--port", "{port}"]},
@@ -226,13 +226,13 @@ def test_a_caged_bot_restarts_on_its_port_whoever_holds_it_on_the_host(tmp_path:
 
     async def scenario() -> Revival:
         bot.start()
-        await wait_ready(bot, bot.endpoint(), HELLO, 10000, 1000, 65536)
+        await wait_ready(bot, bot.endpoint(), HELLO, UNREACHABLE_STARTUP_MS, 1000, 65536)
         assert bot.proc is not None
         with socket.create_server(("127.0.0.1", bot.port)):  # the same number, on the host's network
             os.killpg(bot.proc.pid, signal.SIGKILL)
             while bot.alive():
                 await asyncio.sleep(0.01)
-            return await asyncio.wait_for(bot.revive(HELLO, 10000, 1000, 65536), 20)
+            return await asyncio.wait_for(bot.revive(HELLO, UNREACHABLE_STARTUP_MS, 1000, 65536), 120)
 
     try:
         assert asyncio.run(scenario()) == (True, True, 1)
@@ -282,7 +282,7 @@ def test_a_jvm_bot_plays_caged_and_locks_its_own_files(tmp_path: Path) -> None:
     subprocess.run(["javac", "-d", str(classes), str(ROOT / "tests" / "bots" / "JvmBot.java")], check=True)
     doc = {
         "tournament": {"name": "jvm", "game": "nimmt_plus", "seed": 5, "rounds": 1, "output": str(tmp_path / "out")},
-        "limits": {"sandbox": "bwrap", "deadline_ms": 5000},
+        "limits": {"sandbox": "bwrap", "deadline_ms": UNREACHABLE_DEADLINE_MS, "startup_ms": UNREACHABLE_STARTUP_MS},
         "bot": [
             {
                 "name": "jvm",
@@ -343,6 +343,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="uids of their own nee
 
 
 @needs_root
+@pytest.mark.serial  # the lowest free uid is only this test's while no other run claims uids
 def test_a_uid_is_never_handed_to_two_bots_of_two_runs(tmp_path: Path) -> None:
     """The lock file of a uid is held across processes: another referee run (here a second
     process) claims the next free uid, and the first is free again once released."""

@@ -27,8 +27,9 @@ from referee.config.redacted import Secret
 from referee.errors import BotStartError, ConfigError
 from referee.schedule.settings import published
 from tests.support.cli import referee
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS, UNREACHABLE_STARTUP_MS
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel  # start-up windows out of reach; the SIGTERM grace test races
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN_BOT = ROOT / "tests" / "bots" / "token_bot.py"
@@ -41,7 +42,8 @@ def write_config(folder: Path, bot: str, limits: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "t.toml"
     path.write_text(
-        f'[tournament]\ngame = "nimmt_plus"\noutput = "{folder / "out"}"\n[limits]\n{limits}\n'
+        f'[tournament]\ngame = "nimmt_plus"\noutput = "{folder / "out"}"\n'
+        f"[limits]\nstartup_ms = {UNREACHABLE_STARTUP_MS}\n{limits}\n"
         '[[bot]]\nname = "greedy"\ncommand = ["python", "-m", "sample_bots.nimmt", "greedy", "--port", "{port}"]\n'
         f"[[bot]]\n{bot}\n"
     )
@@ -53,7 +55,7 @@ def test_every_request_carries_the_token_and_a_forged_one_is_refused(tmp_path: P
     spec = BotSpec("tok", ("python", str(TOKEN_BOT), "--port", "{port}"), env={"GREETING": "hi"})
 
     async def scenario() -> tuple[int | None, int | None]:
-        bot = await start_managed(spec, tmp_path / "logs", HELLO)  # hello passed: the token matched
+        bot = await start_managed(spec, tmp_path / "logs", HELLO, startup_ms=UNREACHABLE_STARTUP_MS)  # token matched
         try:
             statuses = []
             for token in (None, Secret("guess")):  # sent on the referee's own path into the cage
@@ -61,7 +63,7 @@ def test_every_request_carries_the_token_and_a_forged_one_is_refused(tmp_path: P
                 assert forged.target is not None
                 forged = replace(forged, target=replace(forged.target, connect=bot.connect))
                 async with wire.new_client(1) as client:
-                    statuses.append((await wire.post(client, forged, HELLO, 2000, 65536)).status)
+                    statuses.append((await wire.post(client, forged, HELLO, UNREACHABLE_DEADLINE_MS, 65536)).status)
             return statuses[0], statuses[1]
         finally:
             bot.stop()
@@ -156,7 +158,7 @@ def test_a_log_tail_with_escape_sequences_is_printed_escaped(tmp_path: Path) -> 
     async def scenario() -> str:
         bot.start()
         try:
-            await wait_ready(bot, bot.endpoint(), HELLO, 10000, 1000, 65536)
+            await wait_ready(bot, bot.endpoint(), HELLO, UNREACHABLE_STARTUP_MS, 1000, 65536)
         except BotStartError as exc:
             return str(exc)
         finally:
@@ -175,6 +177,7 @@ def test_the_bots_layer_does_not_load_the_config_or_the_games() -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.serial  # the trap's 100 ms must end within the referee's 3 s grace
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_sigterm_reaches_the_bot_and_the_log_ends_with_a_stop_line(tmp_path: Path, mode: str) -> None:
     if mode == "bwrap" and not bwrap_works():

@@ -19,8 +19,9 @@ from referee.record import MatchRecord
 from referee.report.policy import announce, publish_final, publish_live
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import Fixture, schedule
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS, UNREACHABLE_STARTUP_MS
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel  # deadlines and start-up windows out of any load's reach
 
 NIMMT = ["python", "-m", "sample_bots.nimmt"]
 
@@ -37,6 +38,7 @@ def _config(tmp_path: Path, out: str, **tournament: Any) -> Path:
             "output": str(tmp_path / out),
             **tournament,
         },
+        "limits": {"deadline_ms": UNREACHABLE_DEADLINE_MS, "startup_ms": UNREACHABLE_STARTUP_MS},
         "bot": [
             {"name": n, "command": NIMMT + [s, "--port", "{port}"]}
             for n, s in (("greedy", "greedy"), ("cautious", "cautious"), ("random", "random"), ("r2", "random"))

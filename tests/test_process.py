@@ -24,8 +24,11 @@ from referee.bots.cage.sandbox import BotSpec, CageLimits
 from referee.bots.client import protocol, wire
 from referee.errors import BotStartError
 from tests.support.cli import start
+from tests.support.tournament import UNREACHABLE_STARTUP_MS
 
-pytestmark = pytest.mark.serial
+# Start-up windows out of reach and polled waits that a loaded machine does not run out of:
+# what these tests see is a load's business only where a test says serial.
+pytestmark = pytest.mark.parallel
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAWNER = ["python", str(ROOT / "tests" / "bots" / "spawner.py")]
@@ -41,6 +44,7 @@ DIES_THEN_HANGS = [
 ]
 HELLO = protocol.hello("t", "nimmt_plus", {}, "bot")
 UNCAGED = CageLimits(sandbox="none", bot_user="referee")
+PATIENCE_S = 60  # polled: a quiet machine waits no time of it, a loaded one never all of it
 
 
 def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> None:
@@ -97,7 +101,7 @@ def managed(tmp_path: Path, command: list[str], **limits: int) -> ManagedBot:
     return ManagedBot(spec, tmp_path / "logs", **limits)
 
 
-async def revive(bot: ManagedBot, startup_ms: int = 10000) -> Revival:
+async def revive(bot: ManagedBot, startup_ms: int = UNREACHABLE_STARTUP_MS) -> Revival:
     return await bot.revive(HELLO, startup_ms, 1000, 65536)
 
 
@@ -117,7 +121,7 @@ def record_backoffs(bot: ManagedBot) -> list[float]:
 
 async def start_ready(bot: ManagedBot) -> None:
     bot.start()
-    await wait_ready(bot, bot.endpoint(), HELLO, 10000, 1000, 65536)
+    await wait_ready(bot, bot.endpoint(), HELLO, UNREACHABLE_STARTUP_MS, 1000, 65536)
 
 
 async def answers_hello(bot: ManagedBot) -> bool:
@@ -145,6 +149,8 @@ def test_no_bot_process_survives_the_referee(tmp_path: Path, sig: signal.Signals
                 "rounds = 1000",
                 "concurrency = 1",
                 f'output = "{out}"',
+                "[limits]",
+                f"startup_ms = {UNREACHABLE_STARTUP_MS}",
             ]
             + [
                 f'[[bot]]\nname = "{n}"\ncommand = {json.dumps(c + ["--port", "{port}"])}\n'
@@ -157,13 +163,15 @@ def test_no_bot_process_survives_the_referee(tmp_path: Path, sig: signal.Signals
     referee = start("run", str(cfg), env={"REFEREE_TEST_MARK": marker}, pipe=False)
     try:
         journal = out / "matches.jsonl"
-        wait_until(lambda: journal.exists() and journal.read_text().count("\n") >= 1, 30, "a first match played")
+        wait_until(
+            lambda: journal.exists() and journal.read_text().count("\n") >= 1, PATIENCE_S, "a first match played"
+        )
         before = marked(marker) - {referee.pid}
         assert spawner_pids(out / "logs" / "spawner.log")  # its sleeper runs (pids of its own namespace)
         assert len(before) >= 5, before  # the spawner, its sleeper, two guards, the other bot
         referee.send_signal(sig)
-        referee.wait(timeout=15)
-        wait_until(lambda: not marked(marker), 5, f"every process of the run gone after {sig.name}")
+        referee.wait(timeout=PATIENCE_S)
+        wait_until(lambda: not marked(marker), PATIENCE_S, f"every process of the run gone after {sig.name}")
     finally:
         if referee.poll() is None:
             referee.kill()
@@ -177,6 +185,7 @@ def test_no_bot_process_survives_the_referee(tmp_path: Path, sig: signal.Signals
 # --- restarts ----------------------------------------------------------------------------------
 
 
+@pytest.mark.serial  # its death is seen only if its guard exits within the referee's 2 s settle window
 def test_a_killed_bot_is_restarted_once_on_its_port_however_many_notice(tmp_path: Path) -> None:
     bot = managed(tmp_path, SPAWNER, max_restarts=3, restart_backoff_ms=50)
 
@@ -184,11 +193,11 @@ def test_a_killed_bot_is_restarted_once_on_its_port_however_many_notice(tmp_path
         await start_ready(bot)
         port = bot.port
         assert await revive(bot) == (True, False, 0)  # alive: the fault was the bot's alone
-        await until(lambda: spawner_pids(bot.log_path), 5, "its first line in its log (the guard copies it)")
+        await until(lambda: spawner_pids(bot.log_path), PATIENCE_S, "its first line in its log (the guard copies it)")
         [(pid, sleeper)] = spawner_pids(bot.log_path)
         os.kill(pid, signal.SIGKILL)  # the bot only: its sleeper is left to the guard
-        await until(lambda: not running(pid), 5, "the bot dead")  # as a match would notice it
-        results = await asyncio.wait_for(asyncio.gather(*(revive(bot) for _ in range(10))), 10)
+        await until(lambda: not running(pid), PATIENCE_S, "the bot dead")  # as a match would notice it
+        results = await asyncio.wait_for(asyncio.gather(*(revive(bot) for _ in range(10))), PATIENCE_S)
         assert all(r.alive for r in results)
         assert sum(r.restarted_now for r in results) == 1
         assert bot.restarts == 1 and not bot.down and bot.port == port
@@ -213,7 +222,7 @@ def test_a_killed_bot_is_restarted_once_on_its_port_however_many_notice(tmp_path
 def test_a_bot_that_keeps_dying_ends_down_after_its_restarts_with_backoff(tmp_path: Path) -> None:
     bot = managed(tmp_path, DIES_AT_ONCE, max_restarts=3, restart_backoff_ms=50)
     bot.start()
-    wait_until(lambda: not bot.alive(), 10, "the bot's first exit")
+    wait_until(lambda: not bot.alive(), PATIENCE_S, "the bot's first exit")
     assert bot.proc is not None and bot.proc.returncode == 3  # the guard exits as the bot did
 
     waits = record_backoffs(bot)
@@ -242,14 +251,14 @@ def test_stop_stops_a_bot_waiting_for_its_restart(tmp_path: Path) -> None:
     # a backoff of an hour: the revival can only end within the test's minute if stop cuts it short
     bot = managed(tmp_path, DIES_AT_ONCE, max_restarts=3, restart_backoff_ms=3_600_000)
     bot.start()
-    wait_until(lambda: not bot.alive(), 10, "the bot's first exit")
+    wait_until(lambda: not bot.alive(), PATIENCE_S, "the bot's first exit")
     waits = record_backoffs(bot)
 
     async def scenario() -> Revival:
         task = asyncio.create_task(revive(bot))
-        await until(lambda: bool(waits), 30, "the backoff began")
+        await until(lambda: bool(waits), PATIENCE_S, "the backoff began")
         bot.stop()
-        return await asyncio.wait_for(task, 60)
+        return await asyncio.wait_for(task, PATIENCE_S)
 
     result = asyncio.run(scenario())
     assert result == (False, False, 0) and waits == [3600.0]
@@ -259,13 +268,14 @@ def test_stop_stops_a_bot_waiting_for_its_restart(tmp_path: Path) -> None:
 def test_stop_stops_a_restarted_bot_that_is_not_ready_yet(tmp_path: Path) -> None:
     bot = managed(tmp_path, DIES_THEN_HANGS + [str(tmp_path / "started-once")], max_restarts=3, restart_backoff_ms=10)
     bot.start()
-    wait_until(lambda: not bot.alive(), 10, "the bot's first exit")
+    wait_until(lambda: not bot.alive(), PATIENCE_S, "the bot's first exit")
 
     async def scenario() -> Revival:
-        task = asyncio.create_task(revive(bot, startup_ms=20000))
-        await until(lambda: "hanging" in bot.log_path.read_text(), 10, "the restarted bot started")
+        # a start-up window ten times the test's patience: the revival ends in time only if stop cuts it short
+        task = asyncio.create_task(revive(bot, startup_ms=10 * PATIENCE_S * 1000))
+        await until(lambda: "hanging" in bot.log_path.read_text(), PATIENCE_S, "the restarted bot started")
         bot.stop()
-        return await asyncio.wait_for(task, 2)
+        return await asyncio.wait_for(task, PATIENCE_S)
 
     assert asyncio.run(scenario()) == (False, False, 1)
     [hanging] = re.findall(r"hanging (\d+)", bot.log_path.read_text())
@@ -285,7 +295,7 @@ def test_the_guard_pipe_reaches_no_other_process(tmp_path: Path) -> None:
         first.start()
         second.start()
         for bot in (first, second):
-            wait_until(lambda bot=bot: "up" in bot.log_path.read_text(), 10, "the bot started by its guard")
+            wait_until(lambda bot=bot: "up" in bot.log_path.read_text(), PATIENCE_S, "the bot started by its guard")
         assert first.proc is not None and first.proc.stdin is not None
         pipe = f"pipe:[{os.fstat(first.proc.stdin.fileno()).st_ino}]"
         holders = set()
@@ -309,9 +319,9 @@ def test_a_restart_refuses_a_port_another_process_took(tmp_path: Path) -> None:
         assert bot.proc is not None
         os.killpg(bot.proc.pid, signal.SIGKILL)
         # the bot may close its socket after its guard is gone
-        await until(lambda: not bot.alive() and not port_taken(bot.port), 5, "the bot and its port gone")
+        await until(lambda: not bot.alive() and not port_taken(bot.port), PATIENCE_S, "the bot and its port gone")
         with socket.create_server(("127.0.0.1", bot.port)):  # a squatter that would answer hello
-            return await asyncio.wait_for(revive(bot), 10)
+            return await asyncio.wait_for(revive(bot), PATIENCE_S)
 
     try:
         assert asyncio.run(scenario()) == (False, False, 2)  # two attempts, both failed

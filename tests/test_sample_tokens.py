@@ -20,9 +20,9 @@ import pytest
 import tomli_w
 
 from referee.bots.cage.process import free_port
-from tests.support.tournament import UNREACHABLE_DEADLINE_MS
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS, UNREACHABLE_STARTUP_MS
 
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.parallel  # deadlines and start-up windows out of any load's reach
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "t0ken-for-the-test"
@@ -68,7 +68,7 @@ def bot(argv: list[str], token: str | None) -> Iterator[http.client.HTTPConnecti
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("listening on http://127.0.0.1:")  # printed once it listens
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=UNREACHABLE_DEADLINE_MS / 1000)
         try:
             yield conn
         finally:
@@ -122,7 +122,8 @@ def test_each_sample_tournament_plays_without_a_fault(tmp_path: Path, name: str)
     t = doc["tournament"]
     t["output"] = str(tmp_path / "out")
     t.pop("seed", None)
-    doc.setdefault("limits", {})["deadline_ms"] = UNREACHABLE_DEADLINE_MS  # a fault here is a token's, never load's
+    limits = doc.setdefault("limits", {})
+    limits |= {"deadline_ms": UNREACHABLE_DEADLINE_MS, "startup_ms": UNREACHABLE_STARTUP_MS}  # a fault: a token's
     if "rounds" in t:
         t["rounds"] = 1
     else:

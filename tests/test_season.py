@@ -47,6 +47,19 @@ def server() -> Iterator[str]:
 
 
 @contextlib.contextmanager
+def back_bot(port: int) -> Iterator[None]:
+    """A fast bot process listening on ``port`` once this returns: a run started next finds
+    it ready, however long its start took on a loaded machine."""
+    proc = subprocess.Popen([sys.executable, str(FAST_BOT), str(port)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().startswith("listening on ")
+        yield
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+@contextlib.contextmanager
 def late_bot(port: int, delay_s: float) -> Iterator[None]:
     """A fast bot process that starts listening on ``port`` after ``delay_s``."""
     procs: list[subprocess.Popen[bytes]] = []
@@ -138,7 +151,7 @@ def test_an_excluded_bot_joins_on_resume_with_grow_and_not_without(tmp_path: Pat
     _run(str(grow), "-q")
     out = tmp_path / "out"
     assert [e["name"] for e in _standings(out)["excluded"]] == ["new"] and len(journal_lines(out)) == 6
-    with late_bot(port, 0.0):
+    with back_bot(port):
         _run(str(grow), "--resume", "-q")
     doc = _standings(out)
     assert doc["excluded"] == [] and len(journal_lines(out)) == 10 and len(doc["standings"]) == 5
@@ -146,7 +159,7 @@ def test_an_excluded_bot_joins_on_resume_with_grow_and_not_without(tmp_path: Pat
 
     plain = _config(tmp_path / "p.toml", bots, 800, format="round_robin", players=2, output=str(tmp_path / "plain"))
     _run(str(plain), "-q")
-    with late_bot(port, 0.0):  # without grow the tournament keeps the bots it started with
+    with back_bot(port):  # without grow the tournament keeps the bots it started with
         _run(str(plain), "--resume", "-q")
     doc = _standings(tmp_path / "plain")
     assert doc["excluded"] == [{"name": "new", "reason": READY_AGAIN}] and len(doc["standings"]) == 4
@@ -172,7 +185,7 @@ def test_a_ladder_greets_its_excluded_bots_on_every_resume_and_takes_them_back(t
     assert second["name"] == "late" and second["reason"] in ("connection refused", "timed out after 700 ms")
     assert not any("late" in line["bots"] for line in journal_lines(out))
     back = _config(tmp_path / "l.toml", bots, 2500, format="ladder", players=2, matches=256)
-    with late_bot(port, 0.0):
+    with back_bot(port):
         _run(str(back), "--resume", "-q")
     doc = _standings(out)
     assert doc["excluded"] == [] and "late" in {row["name"] for row in doc["standings"]}

@@ -3,7 +3,8 @@
     python tests/hostile/attacker.py --attack ATTACK --seeds FILE --mark MARK --search DIR --port PORT
 
 The attack starts at the first ``act`` (every bot of the run is up by then), in a thread,
-so the bot keeps answering. What it got goes to stdout (its log), one ``ATTACK ...`` line
+so the bot keeps answering; ``--attack A,B`` tries several at once, each in a thread of its
+own (fewer seats for one run). What it got goes to stdout (its log), one ``ATTACK ...`` line
 each; ``tests/test_cage.py`` reads them. To stay harmless on a shared machine without the
 cage, its victims are only processes whose environment holds ``REFEREE_TEST_MARK=MARK``
 (the test gives it to every bot of the run) and files under ``--search``:
@@ -21,7 +22,8 @@ cage, its victims are only processes whose environment holds ``REFEREE_TEST_MARK
 - ``memory``: allocates 4 GB;
 - ``reach``: connects to every port of 127.0.0.1 but its own and to ``--targets`` (the
   test's stand-ins for the referee's and a Dask scheduler's ports), lists what
-  ``/proc/net/tcp`` shows listening;
+  ``/proc/net/tcp`` shows listening; with ``--ports targets`` only the targets (without
+  the cage: the host's other ports are other tests' and other users');
 - ``collude``: meets a partner (another bot with the same attack) over an abstract unix
   socket and over ``--collude-port`` on loopback: the first to bind waits, the second
   connects;
@@ -46,7 +48,8 @@ Channels between two bots and the neighbours of a bot (issue 34):
 - ``neighbour`` (run without a cage): reads the environment of every process of the
   other bots of its run (found by their cgroups), attaches
   to it with ``ptrace``, signals it (signal 0), writes into every bot's private folder
-  (``/tmp/referee-bot-*``), and takes every inotify instance its uid may have.
+  (``/tmp/referee-bot-*``), and takes every inotify instance its uid may have (none
+  with ``--spare-inotify``: without the cage its uid is the referee's, root's).
 """
 
 from __future__ import annotations
@@ -217,7 +220,7 @@ def run_pids() -> tuple[list[int], str]:
     return pids, found.group(1)
 
 
-def neighbour_attack(mark: str) -> None:
+def neighbour_attack(mark: str, grab: bool = True) -> None:
     pids, referee = run_pids()
     environ = attached = signalled = 0
     for pid in pids:
@@ -250,14 +253,14 @@ def neighbour_attack(mark: str) -> None:
         f"neighbour: of {len(pids)} other bots' process(es) read {environ} environment(s), "
         f"attached to {attached}, could signal {signalled}; wrote into {written} of {len(folders)} private folder(s)"
     )
-    taken = []
-    while len(taken) < 100_000:
+    taken: list[int] = []
+    while grab and len(taken) < 100_000:
         got = syscall(SYSCALLS[2], 0)
         if not got.startswith("ok"):
             break
         taken.append(int(got.split()[1]))
     say(f"neighbour: took {len(taken)} inotify instance(s)")
-    time.sleep(2)  # the other neighbour takes its own meanwhile
+    time.sleep(2 if grab else 0)  # the other neighbour takes its own meanwhile
     for fd in taken:
         os.close(fd)
 
@@ -437,7 +440,7 @@ def memory_attack() -> None:
         say("allocation refused: MemoryError")
 
 
-def reach_attack(targets: list[int], own: int) -> None:
+def reach_attack(targets: list[int], own: int, everywhere: bool = True) -> None:
     listening = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -447,7 +450,7 @@ def reach_attack(targets: list[int], own: int) -> None:
         listening |= {int(line.split()[1].split(":")[1], 16) for line in lines if line.split()[3] == "0A"}
     say(f"reach sees {len(listening - {own})} listening port(s) besides its own")
     found = 0
-    for port in [*targets, *range(1024, 65536)]:
+    for port in [*targets, *(range(1024, 65536) if everywhere else ())]:
         if port == own:
             continue
         try:
@@ -529,6 +532,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--targets", default="", help="ports of the host that it must not reach")
     parser.add_argument("--collude-port", type=int, default=0)
+    parser.add_argument("--ports", choices=("all", "targets"), default="all", help="what reach connects to")
+    parser.add_argument("--spare-inotify", action="store_true", help="neighbour: take no inotify instance")
     args = parser.parse_args()
     tmp, home = Path(os.environ.get("TMPDIR", "/tmp")), Path(os.environ.get("HOME", "."))
     chunk = b"x" * (8 << 20)
@@ -548,7 +553,7 @@ def main() -> None:
         "flood": flood_attack,
         "fork": fork_attack,
         "memory": memory_attack,
-        "reach": lambda: reach_attack([int(p) for p in args.targets.split(",") if p], args.port),
+        "reach": lambda: reach_attack([int(p) for p in args.targets.split(",") if p], args.port, args.ports == "all"),
         "collude": lambda: collude_attack(args.mark, args.collude_port),
         "disk": lambda: fill("disk", lambda i: (tmp / f"fill-{i}").write_bytes(chunk), 50, "files of 8 MiB", 1),
         "files": lambda: fill("files", lambda i: (home / f"f{i}").touch(), 20_000, "files", 100_000),
@@ -562,18 +567,22 @@ def main() -> None:
         "notify": notify_attack,
         "iouring": lambda: say(f"iouring: io_uring_setup {syscall(SYSCALLS[3], 4, ctypes.create_string_buffer(120))}"),
         "shm": shm_attack,
-        "neighbour": lambda: neighbour_attack(args.mark),
+        "neighbour": lambda: neighbour_attack(args.mark, not args.spare_inotify),
     }
-    attack = attacks[args.attack]
+    chosen = args.attack.split(",")
+    if not set(chosen) <= set(attacks):
+        parser.error(f"--attack: unknown {', '.join(sorted(set(chosen) - set(attacks)))}")
     started = threading.Event()
 
     def act(message: dict[str, Any]) -> dict[str, Any]:
         if not started.is_set():
             started.set()
-            worker = threading.Thread(target=attack, daemon=True)
-            worker.start()
-            if args.attack in WAITED:  # the match waits for it: the run outlasts the attack
-                worker.join(30)
+            workers = [threading.Thread(target=attacks[name], daemon=True) for name in chosen]
+            for worker in workers:
+                worker.start()
+            if set(chosen) <= WAITED:  # the match waits for it: the run outlasts the attack
+                for worker in workers:
+                    worker.join(30)
         return {"action": fallback_action(seeds, message)}
 
     serve(act, args.port)

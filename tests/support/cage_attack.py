@@ -20,13 +20,14 @@ import pytest
 import tomli_w
 
 from referee.bots.cage.netns import usable
+from referee.bots.cage.process import free_port
 from referee.bots.cage.sandbox import bwrap_works
 from referee.config.parse import load_config
 from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
 from tests.support.cli import ROOT
 from tests.support.processes import survivors
-from tests.support.tournament import NIMMT
+from tests.support.tournament import NIMMT, UNREACHABLE_DEADLINE_MS, UNREACHABLE_STARTUP_MS
 
 ATTACKER = str(ROOT / "tests" / "hostile" / "attacker.py")
 VICTIMS = ("greedy", "cautious", "random")
@@ -56,7 +57,8 @@ class Listener:
 
 
 def attackers(mark: str) -> dict[str, dict[str, Any]]:
-    """The attacking bots of each run: name -> (attack, its own limits)."""
+    """The attacking bots of each run: name -> its own limits, and ``attack`` when it is
+    not the name's first word (several, comma-separated: one seat tries them all)."""
     return {
         "network": {
             "reach": {},
@@ -76,6 +78,14 @@ def attackers(mark: str) -> dict[str, dict[str, Any]]:
             "neighbour-b": {"sandbox": "none"},
             "shm": {"memory_mb": 96, "disk_mb": 512},
         },
+        "apart": {  # the two above in one run of 7 seats (the game's most), for the cage
+            "keyring-a": {},
+            "keyring-b": {"attack": "keyring,lockrecv"},
+            "locksend": {},
+            "neighbour-a": {"sandbox": "none"},
+            "neighbour-b": {"sandbox": "none"},
+            "shm": {"memory_mb": 96, "disk_mb": 512, "attack": "shm,notify,iouring"},
+        },
         "limits": {
             "disk": {"disk_mb": 32},
             "files": {"disk_mb": 16},
@@ -88,11 +98,11 @@ def attackers(mark: str) -> dict[str, dict[str, Any]]:
 
 
 def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], list[Listener]]:
-    """One run of ``kind`` (network, limits, channels, neighbours); its output folder,
-    every bot's log, the listeners."""
+    """One run of ``kind`` (network, limits, channels, neighbours, apart); its output
+    folder, every bot's log, the listeners."""
     mark = uuid.uuid4().hex
     listeners = [Listener(), Listener()]  # the referee's port, a Dask scheduler's
-    collude_port = listeners[0].port + 1 if listeners[0].port < 65000 else 20000
+    collude_port = free_port()  # without the cage, on the host's loopback: a port nobody holds
     # where a bot without a cage, under a uid of its own, can read it (pytest's folders are 0700)
     shared = Path(tempfile.mkdtemp(prefix="referee-alone-"))
     shared.chmod(0o755)
@@ -100,13 +110,16 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
     env = {"REFEREE_TEST_MARK": mark, "PYTHONPATH": str(ROOT)}
     victims = VICTIMS if kind in ("network", "neighbours") else VICTIMS[:1]  # 7 seats at most
     bots: list[dict[str, Any]] = [{"name": v, "command": [*NIMMT, v, "--port", "{port}"], "env": env} for v in victims]
-    for name, own in attackers(kind).items():
-        attack = name.split("-")[0]
+    for name, given in attackers(kind).items():
+        own = dict(given)
+        attack = own.pop("attack", name.split("-")[0])
         uncaged = own.get("sandbox") == "none" and sandbox != "none"
         python = "/usr/bin/python3" if uncaged else "python"  # the referee's own lives under /root, 0700
         command = [python, ATTACKER, "--attack", attack, "--seeds", str(seeds), "--mark", mark]
         command += ["--search", str(folder / "unused"), "--targets", ",".join(str(li.port) for li in listeners)]
         command += ["--collude-port", str(collude_port), "--port", "{port}"]
+        if sandbox == "none":  # on the host, as root: reach only the test's own ports, leave root's inotify
+            command += ["--ports", "targets", "--spare-inotify"]
         path = f"{ROOT}:{ROOT / 'tests' / 'hostile'}:{sysconfig.get_paths()['purelib']}" if uncaged else str(ROOT)
         own_env = {**env, "PYTHONPATH": path}
         bots.append({"name": name, "command": command, "env": own_env, **({"limits": own} if own else {})})
@@ -121,7 +134,8 @@ def play(folder: Path, kind: str, sandbox: str) -> tuple[Path, dict[str, str], l
             "output": str(folder / "out"),
         },
         "limits": {
-            "deadline_ms": 30000,
+            "deadline_ms": UNREACHABLE_DEADLINE_MS,
+            "startup_ms": UNREACHABLE_STARTUP_MS,
             "max_faults": 2,
             "max_restarts": 1,
             "restart_backoff_ms": 50,

@@ -18,6 +18,8 @@ NIMMT = ["python", "-m", "sample_bots.nimmt"]
 # Honest bots answer in milliseconds; a deadline no load on the machine can reach keeps a
 # test that compares two runs from seeing a timeout (and its fallback) in one of them.
 UNREACHABLE_DEADLINE_MS = 30_000
+# The same for the start-up window (limits.startup_ms) of honest bots that start in under a second.
+UNREACHABLE_STARTUP_MS = 60_000
 # Response times and run time differ between runs; everything else must be identical.
 TIMING_FIELDS = ("latency_ms", "duration_s", "voided")
 VARYING_FILES = {"timings.json", ".timings-state.json", "matches.jsonl", "matches.jsonl.prev"}
