@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.bots.cage.process import first_error
-from tests.support.cli import referee
+from tests.support.cli import here
 
 pytestmark = pytest.mark.parallel
 
@@ -49,7 +49,7 @@ def write_config(tmp_path: Path) -> Path:
 def test_check_and_run_show_the_first_error_of_a_bot_that_does_not_start(tmp_path: Path) -> None:
     cfg = write_config(tmp_path)
     for command in ("check", "run"):
-        proc = referee(command, str(cfg))
+        proc = here(command, str(cfg))
         assert proc.returncode == 1, proc.stdout + proc.stderr
         shown = proc.stdout + proc.stderr
         assert "Error: cannot read weights.bin" in shown, shown
@@ -84,7 +84,7 @@ def test_check_run_and_check_bot_mark_their_sections_of_a_bot_log(tmp_path: Path
     )
     logs = tmp_path / "out" / "logs"
     for command in (["check", str(cfg)], ["run", str(cfg), "-q"]):
-        proc = referee(*command, timeout=120)
+        proc = here(*command)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     # the file gives a seed: the run says once what that means, and so do the published settings
     assert proc.stderr.count("note: the seed is given") == 1 and "predict every hand" in proc.stderr
@@ -92,7 +92,7 @@ def test_check_run_and_check_bot_mark_their_sections_of_a_bot_log(tmp_path: Path
     assert note in (tmp_path / "out" / "README.md").read_text()
     assert html.escape(note, quote=False) in (tmp_path / "out" / "index.html").read_text()
     check_bot = ["check-bot", "--game", "nimmt_plus", "--matches", "1", "--log-dir", str(logs), "--", *fine]
-    proc = referee(*check_bot, timeout=120)
+    proc = here(*check_bot)
     assert "start" in proc.stdout, proc.stdout + proc.stderr
     own = [line for line in (logs / "a.log").read_text().splitlines() if line.startswith("--- ")]
     stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from referee.cli.main import main
 from referee.games import GAMES
-from tests.support.cli import referee
+from tests.support.cli import here
 
 pytestmark = pytest.mark.parallel
 
@@ -69,7 +69,7 @@ def test_check_and_run_name_the_bots_that_failed_and_exit_1(tmp_path: Path) -> N
             "dies": ["python", "-c", "import sys; print('no model file'); sys.exit(3)", "{port}"],
         },
     )
-    check = referee("check", str(cfg))
+    check = here("check", str(cfg))
     assert check.returncode == 1, check.stdout + check.stderr
     assert "2 of 3 bots not ready: missing, dies; 1 ready, slowest good " in check.stderr
     assert re.search(r"FAIL missing .*no such executable", check.stdout), check.stdout
@@ -77,7 +77,7 @@ def test_check_and_run_name_the_bots_that_failed_and_exit_1(tmp_path: Path) -> N
     assert "ok   good" in check.stdout
     assert "3 bots ready" not in check.stdout + check.stderr and "Traceback" not in check.stderr
 
-    run = referee("run", "--quiet", str(cfg))
+    run = here("run", "--quiet", str(cfg))
     assert run.returncode == 1, run.stdout + run.stderr
     assert "2 of 3 bots not ready: missing, dies; 1 ready, slowest good " in run.stderr  # even with --quiet
     assert "bot 'missing': cannot start" in run.stderr and "bot 'dies' exited with code 3" in run.stderr
@@ -86,6 +86,6 @@ def test_check_and_run_name_the_bots_that_failed_and_exit_1(tmp_path: Path) -> N
 
 
 def test_check_with_every_bot_ready_says_so_and_exits_0(tmp_path: Path) -> None:
-    check = referee("check", str(bots_config(tmp_path, {"one": GOOD, "two": GOOD})))
+    check = here("check", str(bots_config(tmp_path, {"one": GOOD, "two": GOOD})))
     assert check.returncode == 0, check.stdout + check.stderr
     assert re.search(r"^2 bots ready, slowest (one|two) \d+ ms$", check.stdout, re.M), check.stdout

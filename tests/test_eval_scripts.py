@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CASES = [
     ("eval_dieci.py", ["--matches", "4"], ["threshold", "bold", "keeper"]),
-    ("eval_drahtseilakt.py", ["--matches", "3"], ["balance", "middle"]),
-    ("eval_nimmt.py", ["--matches", "6", "--variant", "plus"], ["greedy", "cautious"]),
+    ("eval_drahtseilakt.py", ["--matches", "2"], ["balance", "middle"]),
+    ("eval_nimmt.py", ["--matches", "3", "--variant", "plus"], ["greedy", "cautious"]),
     ("eval_the_game.py", ["--deals", "3", "--players", "2", "--comm", "none"], ["heuristic"]),
 ]
 

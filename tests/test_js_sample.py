@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import tomli_w
 
-from tests.support.cli import ROOT, referee
+from tests.support.cli import ROOT, here
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = [
@@ -30,7 +30,7 @@ def test_js_sample_plays_its_tournament_without_a_fault(tmp_path: Path) -> None:
         bot["command"] = [str((ROOT / "configs" / a).resolve()) if a.startswith("../") else a for a in bot["command"]]
     config = tmp_path / "nimmt_plus_js.toml"
     config.write_text(tomli_w.dumps(doc))
-    proc = referee("run", str(config), "--output", str(out), "--quiet", timeout=600)
+    proc = here("run", str(config), "--output", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "standings.json").read_text())
     rows = {r["name"]: r for r in doc["standings"]}

@@ -22,7 +22,7 @@ from referee.store import journal as jn
 from referee.store import packs, replay_data
 from referee.store.matches import load_match
 from tests.support.browser import launched, wait_step
-from tests.support.cli import referee
+from tests.support.cli import here
 from tests.support.packs import write_packs
 from tests.support.tiny import play_tiny, tiny_game
 
@@ -33,7 +33,7 @@ def test_a_bot_page_opens_any_match_at_its_first_decision_and_a_fault_at_its_dec
     out = tmp_path / "out"
     write_folder(out, 150, 5, distinct=12)
     write_packs(out)
-    done = referee("leaderboard", str(out), "-q")
+    done = here("leaderboard", str(out), "-q")
     assert done.returncode == 0, done.stderr
     assert not (out / "replays" / "data").exists()
     lines = sorted(jn.read_journal(out / "matches.jsonl"), key=lambda r: r["index"])

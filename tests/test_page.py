@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
-from tests.support.cli import ROOT, referee
+from tests.support.cli import ROOT, run_here
 
 pytestmark = pytest.mark.parallel
 
@@ -51,8 +51,7 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f'command = ["python", "-m", "sample_bots.nimmt", "{strategy}", "--port", "{{port}}"]',
         ]
     (tmp / "page.toml").write_text("\n".join(lines) + "\n")
-    proc = referee("run", str(tmp / "page.toml"), "-q")
-    assert proc.returncode == 0, proc.stderr
+    run_here(tmp / "page.toml", tmp / "out")
     return tmp / "out"
 
 

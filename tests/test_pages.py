@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import pytest
 from benchmarks.pages import FAULTY, HERO, synth
 from referee.report import bot_pages
 from referee.report.page import FAINT, PALETTE, dropped_text, rating_svg, settings_lines
-from referee.report.publish import build_leaderboard, write_leaderboard
+from referee.report.publish import Leaderboard, build_leaderboard, write_leaderboard
 from referee.store.tournament_file import iter_journal, load_output_dir
 from tests.support.browser import launched
 from tests.support.outputs import journal_lines
@@ -30,15 +31,23 @@ RESAMPLES = 200  # enough for the page; the verdicts' own tests use the default
 
 
 @pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A published 200-bot folder whose bot pages keep 64 matches a data file."""
+def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Leaderboard]:
+    """A published 200-bot folder whose bot pages keep 64 matches a data file, and the
+    leaderboard it was written from (read it, or change a copy)."""
     out = tmp_path_factory.mktemp("season") / "out"
     synth(out)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bot_pages, "CHUNK", 64)
         tournament, records = load_output_dir(out)
-        write_leaderboard(out, build_leaderboard(tournament, records, RESAMPLES))
-        yield out
+        board = build_leaderboard(tournament, records, RESAMPLES)
+        write_leaderboard(out, board)
+    return out, board
+
+
+@pytest.fixture(scope="module")
+def season(published: tuple[Path, Leaderboard]) -> Path:
+    """The published folder."""
+    return published[0]
 
 
 @pytest.fixture(scope="module")
@@ -183,12 +192,15 @@ def test_the_pages_are_a_function_of_the_journal(season: Path, tmp_path: Path) -
     }
 
 
-def test_versions_and_excluded_bots_are_shown_when_the_document_has_them(season: Path, tmp_path: Path) -> None:
-    tournament, records = load_output_dir(season)
-    board = build_leaderboard(tournament, records, RESAMPLES)
-    row = next(r for r in board.document["standings"] if r["name"] == HERO)
+def test_versions_and_excluded_bots_are_shown_when_the_document_has_them(
+    published: tuple[Path, Leaderboard], tmp_path: Path
+) -> None:
+    base = published[1]
+    standings = [dict(r) for r in base.document["standings"]]  # the shared board stays as it was
+    row = next(r for r in standings if r["name"] == HERO)
     row["version"], row["versions"] = "9f3a", [{"version": "11aa", "matches": 100}, {"version": "9f3a", "matches": 142}]
-    board.document["excluded"] = [{"name": "late-Bot", "reason": "not ready: no answer to hello"}]
+    excluded = [{"name": "late-Bot", "reason": "not ready: no answer to hello"}]
+    board = replace(base, document={**base.document, "standings": standings, "excluded": excluded})
     write_leaderboard(tmp_path, board, ["html"])
     index = (tmp_path / "index.html").read_text()
     assert (
@@ -261,12 +273,11 @@ def test_a_removed_bot_keeps_its_page_marked_removed(season: Path, tmp_path: Pat
     assert json.dumps(gone) in names  # other bots' match lists link its page
 
 
-def test_dropped_tables_are_explained_beside_the_match_count(season: Path) -> None:
-    tournament, records = load_output_dir(season)
-    board = build_leaderboard(tournament, records, RESAMPLES)
+def test_dropped_tables_are_explained_beside_the_match_count(published: tuple[Path, Leaderboard]) -> None:
+    board = published[1]
     ladder = {"epoch_tables": 64, "lineups": [], "dropped": [[5, ["a", "b"]], [9, ["a", "c"]]]}
-    board.document["settings"] = {**board.document["settings"], "ladder": ladder}
-    played = dict(settings_lines(board.game, board.document))["Matches played"]
+    document = {**board.document, "settings": {**board.document["settings"], "ladder": ladder}}
+    played = dict(settings_lines(board.game, document))["Matches played"]
     assert played.endswith(
         "; 2 tables dropped, never played: chosen while a bot (or an old version) was in the lineup, "
         "unplayed when it left"

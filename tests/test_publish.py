@@ -27,7 +27,7 @@ from referee.report.text import md
 from referee.schedule.formats import schedule
 from referee.schedule.settings import published
 from referee.store.tournament_file import TOURNAMENT_FILE, write_tournament_file
-from tests.support.cli import referee
+from tests.support.cli import here
 
 pytestmark = pytest.mark.parallel
 
@@ -251,7 +251,7 @@ def test_run_and_leaderboard_publish_the_same_bytes(tmp_path: Path) -> None:
             'name = "random"', f'name = "random"\ntoken = "{secret}"'
         )
     )
-    proc = referee("run", str(cfg), "-q")
+    proc = here("run", str(cfg), "-q")
     assert proc.returncode == 0, proc.stderr
     assert "p50 ms" in proc.stdout and "p99 ms" in proc.stdout and "cautious" in proc.stdout
     written = files(out)

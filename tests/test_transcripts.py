@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from referee.schedule.formats import schedule
 from referee.store import transcripts
 from referee.store.matches import load_match
 from referee.store.tournament_file import tournament_document
-from tests.support.cli import referee, start
+from tests.support.cli import here, start
 from tests.support.localbots import good, illegal, on_act, serve
 from tests.support.outputs import (
     SAMPLE_CONFIGS,
@@ -54,11 +53,11 @@ def test_verify_passes_on_a_real_tournament(tmp_path: Path, game: str, nimmt_run
     lines = transcript_lines(out)
     assert [t["id"] for t in lines] == [r["id"] for r in recs]  # in journal order, one each
     assert all(len(t["actions"]) >= sum(r["decisions"]) for t, r in zip(lines, recs))
-    done = referee("verify", str(out))
+    done = here("verify", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith(f"verified {out}: {len(recs)} matches, {len(recs)} replayed")
     assert "all consistent" in done.stdout and "not checked" not in done.stdout
-    shown = referee("replay", str(out), recs[-1]["id"])
+    shown = here("replay", str(out), recs[-1]["id"])
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.count("\n#") == len(lines[-1]["actions"])
     assert "result: " in shown.stdout
@@ -73,9 +72,9 @@ def test_a_changed_action_is_named_with_its_decision(nimmt_run: Path, tmp_path: 
     assert not report.ok
     assert str(report.problems[0]).startswith(f"match {lines[1]['id']}, decision 10 (seat ")
     assert report.problems[0].field == "action" and "[999] is not legal" in report.problems[0].detail
-    done = referee("verify", str(out))
+    done = here("verify", str(out))
     assert done.returncode == 1 and done.stdout.startswith(f"FAILED {out}: match {lines[1]['id']}, decision 10")
-    shown = referee("replay", str(out), lines[1]["id"])
+    shown = here("replay", str(out), lines[1]["id"])
     assert shown.returncode == 2 and "decision 10 ([999]) is refused by the rules" in shown.stderr
     assert "Traceback" not in shown.stderr
 
@@ -105,7 +104,7 @@ def test_a_changed_journal_field_is_named(nimmt_run: Path, tmp_path: Path, field
     assert not report.ok
     first = report.problems[0]
     assert (first.match, first.field) == (recs[2]["id"], field), str(first)
-    done = referee("verify", str(out))
+    done = here("verify", str(out))
     assert done.returncode == 1 and f"match {recs[2]['id']}: {field}:" in done.stdout
 
 
@@ -177,19 +176,19 @@ def test_a_missing_transcript_is_named(nimmt_run: Path, tmp_path: Path) -> None:
 def test_a_run_without_transcripts_verifies_what_it_can(tmp_path: Path) -> None:
     out = run_small(tmp_path, "nimmt_plus", 'transcripts = "none"\n')
     assert not (out / "transcripts").exists()
-    done = referee("verify", str(out))
+    done = here("verify", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 replayed" in done.stdout and "not checked: actions, legality, scores" in done.stdout
     recs = journal_lines(out)
     recs[0]["seed"] += 1  # the deal fingerprint still catches a changed seed
     write_journal(out, recs)
     assert verify(out).problems[0].field == "deal_hash"
-    bad = referee("replay", str(out), recs[0]["id"])
+    bad = here("replay", str(out), recs[0]["id"])
     assert bad.returncode == 2 and "no transcripts" in bad.stderr
 
 
 def test_the_config_key_is_checked(tmp_path: Path) -> None:
-    done = referee("check", str(small_config(tmp_path, "nimmt_plus", 'transcripts = "some"\n')))
+    done = here("check", str(small_config(tmp_path, "nimmt_plus", 'transcripts = "some"\n')))
     assert done.returncode == 2 and "tournament.transcripts" in done.stderr
 
 
@@ -199,14 +198,13 @@ def test_kill_9_and_resume_leave_no_journal_line_without_its_transcript(tmp_path
     out = tmp_path / "cut"
     for at in (1, 2):
         kill9_after(start("run", str(config), "--output", str(out), "-q", *(["--resume"] if at > 1 else [])), out, at)
-        time.sleep(0.2)
         have = {t.id for t in transcripts.read_all(out)}
         assert all(r["id"] in have for r in journal_lines(out) if r)  # a journal line always has its transcript
-    final = referee("run", str(config), "--output", str(out), "-q", "--resume")
+    final = here("run", str(config), "--output", str(out), "-q", "--resume")
     assert final.returncode == 0, final.stderr
     # each run that writes starts a part of its own (the last resume may find nothing left to play)
     assert 2 <= len(list((out / "transcripts").iterdir())) <= 3
-    done = referee("verify", str(out))
+    done = here("verify", str(out))
     assert done.returncode == 0 and "4 matches, 4 replayed" in done.stdout, done.stdout + done.stderr
 
 

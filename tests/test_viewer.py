@@ -12,6 +12,7 @@ import dataclasses
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,8 @@ from referee.report.names import bot_files
 from referee.report.viewer import RECENT, write_page, write_replays
 from referee.store import replay_data, transcripts
 from referee.store.matches import load_match, match_of
-from tests.support.browser import CHROMIUM, LAUNCH_ARGS, require_chromium
-from tests.support.cli import referee
+from tests.support.browser import CHROMIUM, launched
+from tests.support.cli import here, run_here
 
 pytestmark = pytest.mark.parallel
 
@@ -46,13 +47,20 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
         lines += ["[[bot]]", f'name = "{name}"']
         lines.append(f'command = ["python", "-m", "sample_bots.nimmt", "{strategy}", "--port", "{{port}}"]')
     (tmp / "v.toml").write_text("\n".join(lines) + "\n")
-    proc = referee("run", str(tmp / "v.toml"), "-q")
-    assert proc.returncode == 0, proc.stderr
+    run_here(tmp / "v.toml", tmp / "out")
     # a folder as a referee before replay packs left it: the viewer reads replay data files
     # (tests/test_packs.py covers the packs)
     shutil.rmtree(tmp / "out" / "replays")
     write_replays(tmp / "out")
     return tmp / "out"
+
+
+@pytest.fixture(scope="module")
+def browser(output: Path) -> Iterator[Any]:
+    """One Chromium for the module's pages, started after the run: while a sync Playwright
+    is open, this thread's event loop is its own (``asyncio.run`` refuses to start)."""
+    with launched() as b:
+        yield b
 
 
 def resolve(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -95,7 +103,9 @@ def test_the_data_holds_every_view_the_rules_give_and_the_exact_seed(output: Pat
 
 
 @pytest.mark.parametrize("game_id", ["nimmt_plus", "the_game", "drahtseilakt", "dieci"])
-def test_every_game_s_data_rebuilds_its_views_and_draws_in_chromium(game_id: str, tmp_path: Path) -> None:
+def test_every_game_s_data_rebuilds_its_views_and_draws_in_chromium(
+    game_id: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     game = get_game(game_id)
     players = max(3, game.info.min_seats)
     options = game.check_options(players, {})
@@ -113,23 +123,17 @@ def test_every_game_s_data_rebuilds_its_views_and_draws_in_chromium(game_id: str
     write_page(tmp_path, settings, [rec.to_json()], 1, {rec.id})
     if not CHROMIUM.exists():
         return
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            k = len(frames) // 2
-            page.goto(f"{(tmp_path / 'replays' / 'index.html').as_uri()}#{rec.id}/{k}")
-            page.wait_for_function(f"document.getElementById('board').dataset.step === '{k}'")
-            assert page.inner_text("#seed") == str(2**62 + 12345)
-            assert page.eval_on_selector_all("#board .seatbox", "bs => bs.length") == players
-            assert no_sideways_scroll(page) and errors == []
-            page.screenshot(path=str(SHOTS / f"replay-{game_id}-390.png"), full_page=True)
-        finally:
-            browser.close()
+    page = request.getfixturevalue("browser").new_page(viewport={"width": 390, "height": 844})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    k = len(frames) // 2
+    page.goto(f"{(tmp_path / 'replays' / 'index.html').as_uri()}#{rec.id}/{k}")
+    page.wait_for_function(f"document.getElementById('board').dataset.step === '{k}'")
+    assert page.inner_text("#seed") == str(2**62 + 12345)
+    assert page.eval_on_selector_all("#board .seatbox", "bs => bs.length") == players
+    assert no_sideways_scroll(page) and errors == []
+    page.screenshot(path=str(SHOTS / f"replay-{game_id}-390.png"), full_page=True)
+    page.close()
 
 
 def test_publishing_makes_each_match_once_and_again_when_its_line_changes(output: Path) -> None:
@@ -171,10 +175,7 @@ def test_replay_html_makes_the_data_of_a_match_on_demand(output: Path) -> None:
     assert target.read_bytes() == before  # the same bytes as publishing made
 
 
-def test_the_viewer_page_in_chromium(output: Path) -> None:
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
+def test_the_viewer_page_in_chromium(output: Path, browser: Any) -> None:
     m = load_match(output, "m000001")
     after = [f.after for f in m.frames(after=True)]
     n = len(after)
@@ -183,79 +184,73 @@ def test_the_viewer_page_in_chromium(output: Path) -> None:
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page_html
     assert m.record["seed"] > 2**53  # past what a JavaScript number holds exactly
     SHOTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 800})
-            requests: list[str] = []
-            errors: list[str] = []
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            base = (output / "replays" / "index.html").as_uri()
-            page.goto(base, wait_until="load")
-            check_list(page)
-            page.screenshot(path=str(SHOTS / "list-1366.png"), full_page=True)
+    page = browser.new_page(viewport={"width": 1366, "height": 800})
+    requests: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    base = (output / "replays" / "index.html").as_uri()
+    page.goto(base, wait_until="load")
+    check_list(page)
+    page.screenshot(path=str(SHOTS / "list-1366.png"), full_page=True)
 
-            page.click('a[href="#m000001"]')
-            page.wait_for_selector("#board .row")
-            assert page.inner_text("#seed") == str(m.record["seed"])
-            assert page.inner_text("#pos") == f"the deal, before decision 1 of {n}"
-            pages = bot_files(["greedy", "Cautious", "random"])
-            links = page.eval_on_selector_all("#result a.bot", "as => as.map(a => a.getAttribute('href'))")
-            assert links == [f"../bots/{pages[b]}.html" for b in m.record["bots"]]
+    page.click('a[href="#m000001"]')
+    page.wait_for_selector("#board .row")
+    assert page.inner_text("#seed") == str(m.record["seed"])
+    assert page.inner_text("#pos") == f"the deal, before decision 1 of {n}"
+    pages = bot_files(["greedy", "Cautious", "random"])
+    links = page.eval_on_selector_all("#result a.bot", "as => as.map(a => a.getAttribute('href'))")
+    assert links == [f"../bots/{pages[b]}.html" for b in m.record["bots"]]
 
-            deal = [m.game.view(m.game.setup(3, m.record["seed"], m.options), s) for s in range(3)]
-            for k in (0, 1, 3, 7, 20, n - 1, n):
-                page.goto(f"{base}#m000001/{k}")
-                page.wait_for_function(f"document.getElementById('board').dataset.step === '{k}'")
-                want = after[k - 1] if k else deal
-                assert page.inner_text("#pos") == (
-                    f"decision {k} of {n}" if k else f"the deal, before decision 1 of {n}"
-                )
-                assert board_rows(page) == want[0]["rows"], f"rows at decision {k}"
-                for s in range(3):
-                    assert seat_hand(page, s) == [str(c) for c in want[s]["hand"]], f"seat {s}'s hand at {k}"
-                assert current(page) == ([k] if k else [])
-                if k:
-                    assert shown_in_list(page), f"decision {k} scrolled into the list's view"
-            page.click("#back")
-            assert page.inner_text("#pos") == f"decision {n - 1} of {n}" and current(page) == [n - 1]
-            assert page.evaluate("location.hash") == f"#m000001/{n - 1}"
-            page.click('#moves li[value="5"]')
-            assert page.inner_text("#pos") == f"decision 5 of {n}" and current(page) == [5]
-            assert page.inner_text("#decision").startswith("decision 5 ")
+    deal = [m.game.view(m.game.setup(3, m.record["seed"], m.options), s) for s in range(3)]
+    for k in (0, 1, 3, 7, 20, n - 1, n):
+        page.goto(f"{base}#m000001/{k}")
+        page.wait_for_function(f"document.getElementById('board').dataset.step === '{k}'")
+        want = after[k - 1] if k else deal
+        assert page.inner_text("#pos") == (f"decision {k} of {n}" if k else f"the deal, before decision 1 of {n}")
+        assert board_rows(page) == want[0]["rows"], f"rows at decision {k}"
+        for s in range(3):
+            assert seat_hand(page, s) == [str(c) for c in want[s]["hand"]], f"seat {s}'s hand at {k}"
+        assert current(page) == ([k] if k else [])
+        if k:
+            assert shown_in_list(page), f"decision {k} scrolled into the list's view"
+    page.click("#back")
+    assert page.inner_text("#pos") == f"decision {n - 1} of {n}" and current(page) == [n - 1]
+    assert page.evaluate("location.hash") == f"#m000001/{n - 1}"
+    page.click('#moves li[value="5"]')
+    assert page.inner_text("#pos") == f"decision 5 of {n}" and current(page) == [5]
+    assert page.inner_text("#decision").startswith("decision 5 ")
 
-            # one seat: what the rules let it see after decision k, the other hands face down
-            k = 9
-            page.goto(f"{base}#m000001/{k}")
-            page.wait_for_function(f"document.getElementById('board').dataset.step === '{k}'")
-            page.select_option("#who", "1")
-            assert board_rows(page) == after[k - 1][1]["rows"]
-            assert seat_hand(page, 1) == [str(c) for c in after[k - 1][1]["hand"]]
-            assert seat_hand(page, 0) == ["?"] * after[k - 1][1]["hand_sizes"][0]
-            page.select_option("#who", "-1")
+    # one seat: what the rules let it see after decision k, the other hands face down
+    k = 9
+    page.goto(f"{base}#m000001/{k}")
+    page.wait_for_function(f"document.getElementById('board').dataset.step === '{k}'")
+    page.select_option("#who", "1")
+    assert board_rows(page) == after[k - 1][1]["rows"]
+    assert seat_hand(page, 1) == [str(c) for c in after[k - 1][1]["hand"]]
+    assert seat_hand(page, 0) == ["?"] * after[k - 1][1]["hand_sizes"][0]
+    page.select_option("#who", "-1")
 
-            # a seat's own decision number, as the bot was sent it (a fault's link)
-            frame = next(f for f in m.frames() if f.move.seat == 2 and f.move.decision == 3)
-            page.goto(f"{base}#m000001/s2d3")
-            page.wait_for_function(f"document.getElementById('board').dataset.step === '{frame.index + 1}'")
-            page.screenshot(path=str(SHOTS / "replay-1366.png"), full_page=True)
+    # a seat's own decision number, as the bot was sent it (a fault's link)
+    frame = next(f for f in m.frames() if f.move.seat == 2 and f.move.decision == 3)
+    page.goto(f"{base}#m000001/s2d3")
+    page.wait_for_function(f"document.getElementById('board').dataset.step === '{frame.index + 1}'")
+    page.screenshot(path=str(SHOTS / "replay-1366.png"), full_page=True)
 
-            page.set_viewport_size({"width": 390, "height": 844})
-            assert no_sideways_scroll(page)
-            page.screenshot(path=str(SHOTS / "replay-390.png"), full_page=True)
-            page.goto(base + "#m999999")
-            page.wait_for_function("document.getElementById('status').textContent.includes('No replay of')")
-            status = page.inner_text("#status")  # no organiser command for the visitor
-            assert "No replay of m999999 on this site" in status and "referee" not in status
-            page.goto(base, wait_until="load")
-            page.wait_for_selector("#list:not([hidden])")
-            assert no_sideways_scroll(page)
-            page.screenshot(path=str(SHOTS / "list-390.png"), full_page=True)
-            assert errors == []
-            assert all(u.startswith("file://") for u in requests), requests
-        finally:
-            browser.close()
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert no_sideways_scroll(page)
+    page.screenshot(path=str(SHOTS / "replay-390.png"), full_page=True)
+    page.goto(base + "#m999999")
+    page.wait_for_function("document.getElementById('status').textContent.includes('No replay of')")
+    status = page.inner_text("#status")  # no organiser command for the visitor
+    assert "No replay of m999999 on this site" in status and "referee" not in status
+    page.goto(base, wait_until="load")
+    page.wait_for_selector("#list:not([hidden])")
+    assert no_sideways_scroll(page)
+    page.screenshot(path=str(SHOTS / "list-390.png"), full_page=True)
+    assert errors == []
+    assert all(u.startswith("file://") for u in requests), requests
+    page.close()
 
 
 def check_list(page: Any) -> None:
@@ -304,12 +299,9 @@ def no_sideways_scroll(page: Any) -> bool:
     return wide
 
 
-def test_a_fault_link_on_a_bot_page_opens_the_faulted_decision(output: Path, tmp_path: Path) -> None:
+def test_a_fault_link_on_a_bot_page_opens_the_faulted_decision(output: Path, tmp_path: Path, browser: Any) -> None:
     """A fault names the seat's own decision; its link on the bot's page opens the viewer at
     that decision of the match (not the match-wide step of the same number)."""
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
     folder = tmp_path / "out"
     shutil.copytree(output, folder)
     m = load_match(folder, "m000001")
@@ -321,17 +313,13 @@ def test_a_fault_link_on_a_bot_page_opens_the_faulted_decision(output: Path, tmp
         if d["id"] == "m000001":
             d["faults"] = [{"seat": 2, "decision": 3, "phase": "act", "kind": "timeout", "detail": "no reply"}]
     journal.write_text("".join(json.dumps(d) + "\n" for d in lines))
-    done = referee("leaderboard", str(folder), "-q")
+    done = here("leaderboard", str(folder), "-q")
     assert done.returncode == 0, done.stderr
     bot = m.record["bots"][2]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 800})
-            page.goto((folder / "bots" / f"{bot_files([bot])[bot]}.html").as_uri(), wait_until="load")
-            page.click('#fault-list a:text-is("3")')
-            page.wait_for_function(f"document.getElementById('board').dataset.step === '{frame.index + 1}'")
-            assert page.inner_text("#seed") == str(m.record["seed"])
-            assert "its decision 3 " in page.inner_text("#decision") and f"seat 2 {bot}" in page.inner_text("#decision")
-        finally:
-            browser.close()
+    page = browser.new_page(viewport={"width": 1366, "height": 800})
+    page.goto((folder / "bots" / f"{bot_files([bot])[bot]}.html").as_uri(), wait_until="load")
+    page.click('#fault-list a:text-is("3")')
+    page.wait_for_function(f"document.getElementById('board').dataset.step === '{frame.index + 1}'")
+    assert page.inner_text("#seed") == str(m.record["seed"])
+    assert "its decision 3 " in page.inner_text("#decision") and f"seat 2 {bot}" in page.inner_text("#decision")
+    page.close()

@@ -1,6 +1,8 @@
 """``referee`` as a user runs it: a real process started from the repository root. The one
 place that builds its command line; tests that need the process itself (to kill it) use
-``start``, the others ``referee``; ``run_here`` runs ``referee run`` in this process."""
+``start``, the others ``referee``; ``here`` runs any command, ``run_here`` runs ``referee run``,
+in this process (the same CLI without a new interpreter's start-up, for tests that are not
+about the process itself)."""
 
 from __future__ import annotations
 
@@ -47,6 +49,16 @@ def start(*args: str, env: dict[str, str] | None = None, pipe: bool = True) -> s
         text=True,
         env=None if env is None else {**os.environ, **env},
     )
+
+
+def here(*args: str) -> subprocess.CompletedProcess[str]:
+    """``referee ARGS`` run in this process (the CLI through ``CliRunner``): its exit code and
+    output as ``referee`` gives them; an exception the CLI let escape (a user would see a
+    traceback) is raised here."""
+    done = CliRunner().invoke(main.main, list(args))
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return subprocess.CompletedProcess(["referee", *args], done.exit_code, done.stdout, done.stderr)
 
 
 def run_here(cfg: Path, out: Path, *extra: str) -> str:

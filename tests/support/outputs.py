@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.store import transcripts
-from tests.support.cli import ROOT, referee
+from tests.support.cli import ROOT, here
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 SAMPLE_CONFIGS = {
@@ -37,9 +37,10 @@ def small_config(tmp: Path, game: str, extra: str = "") -> Path:
 
 
 def run_small(tmp: Path, game: str, extra: str = "") -> Path:
-    """Run ``small_config`` with ``referee run``; its output folder."""
+    """Run ``small_config`` with ``referee run`` (in this process; the bots are real
+    processes); its output folder."""
     out = tmp / f"out_{game}"
-    done = referee("run", str(small_config(tmp, game, extra)), "--output", str(out), "-q")
+    done = here("run", str(small_config(tmp, game, extra)), "--output", str(out), "-q")
     assert done.returncode == 0, done.stderr
     return out
 

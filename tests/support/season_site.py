@@ -28,6 +28,7 @@ EXCLUDED = {  # the public reasons a run writes (errors.Unready, made where the 
 }
 REMOVED = ["bot900", "bot901", "bot902"]  # removed on a resume: no row, their matches count
 EPOCH = 64  # tables an epoch
+TABLES = 1500  # chosen: 24 epochs (room for the 12 lineup segments), every 75th dropped
 FAULTED = ("bot007", 1000, 3)  # the bot, the match index and the bot's own decision of the one fault
 
 
@@ -51,7 +52,7 @@ def _lineup(names: list[str], segment: int) -> list[str]:
     return [n for n in names if not (n in REMOVED and segment >= 8) and not (n in EXCLUDED and segment >= 3)]
 
 
-def build(out: Path, bots: int = 200, tables: int = 3000, seed: int = 7) -> dict[str, Any]:
+def build(out: Path, bots: int = 200, tables: int = TABLES, seed: int = 7) -> dict[str, Any]:
     """Write the season's ``tournament.json`` and ``matches.jsonl`` into ``out`` (``tables``
     chosen, every 75th dropped); its settings."""
     rng = random.Random(seed)
