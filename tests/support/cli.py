@@ -1,6 +1,7 @@
 """``referee`` as a user runs it: a real process started from the repository root. The one
 place that builds its command line; tests that need the process itself (to kill it) use
-``start``, the others ``referee``; ``run_here`` runs ``referee run`` in this process."""
+``start``, the others ``referee``; ``run_here`` runs ``referee run`` in this process, ``here``
+any command (no interpreter to start: for the tests whose claim is not the process)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,12 @@ def run_here(cfg: Path, out: Path, *extra: str) -> str:
     done = CliRunner().invoke(main.main, ["run", str(cfg), "--output", str(out), "-q", *extra])
     assert done.exit_code == 0, (done.output, done.exception)
     return done.output
+
+
+def here(*args: str) -> subprocess.CompletedProcess[str]:
+    """``referee ARGS`` in this process (the CLI through ``CliRunner``): its exit code and
+    output, as ``referee`` returns them."""
+    done = CliRunner().invoke(main.main, list(args))
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return subprocess.CompletedProcess(list(args), done.exit_code, done.stdout, done.stderr)
