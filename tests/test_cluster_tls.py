@@ -10,13 +10,16 @@ a ``tls://`` one without certificate files is one clear error."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import json
 import logging
 import os
+import socket
 import ssl
 import subprocess
 import sys
+import threading
 import tomllib
 import urllib.error
 import urllib.request
@@ -40,7 +43,7 @@ from referee.run import security
 from referee.run.cluster import DaskExecutor
 from referee.run.dq import DqJudge
 from referee.schedule.formats import schedule
-from tests.support.cli import ROOT, referee
+from tests.support.cli import ROOT, referee, run_here
 from tests.support.cluster import DASK, assert_same_outputs, config_text, indices, run, serve_url_bot, stop_process
 from tests.support.tournament import wait_port
 
@@ -152,7 +155,8 @@ class _Collect:
 def test_the_local_cluster_of_a_run_answers_only_the_run(tmp_path: Path) -> None:
     rogue = make_certs(tmp_path / "rogue", ["attacker"])
     with serve_url_bot() as url:
-        text = config_text(tmp_path / "out", url, rounds=1, extra="workers = 2")
+        # one worker shows every kind of server (scheduler, nanny, worker): each worker is made alike
+        text = config_text(tmp_path / "out", url, rounds=1, extra="workers = 1")
         cfg = parse_config(tomllib.loads(text), tmp_path / "t.toml", {})
 
         async def main() -> list[Any]:
@@ -161,7 +165,7 @@ def test_the_local_cluster_of_a_run_answers_only_the_run(tmp_path: Path) -> None
                 info = await ex.client.scheduler.identity()
                 workers = list(info["workers"])
                 nannies = [w["nanny"] for w in info["workers"].values()]
-                assert len(workers) == 2 and len(nannies) == 2
+                assert len(workers) == 1 and len(nannies) == 1
                 run_ctx = ex.cluster.security.get_connection_args("client")["ssl_context"]
                 await assert_only_the_run_gets_in([ex.cluster.scheduler_address, *workers, *nannies], run_ctx, rogue)
                 # the HTTP servers Dask always starts (plain HTTP) serve no page
@@ -237,7 +241,7 @@ def test_a_tls_cluster_plays_with_the_organisers_certificates_and_no_one_else(
         config = tmp_path / "t.toml"
         config.write_text(config_text(tmp_path / "x", url, rounds=1))
         one = tmp_path / "one"
-        run(config, one)
+        run_here(config, one)
         on_tls = tmp_path / "tls"
         # without the certificate files: one line, exit 1, nothing played
         bare = {k: v for k, v in os.environ.items() if not k.startswith("DASK_DISTRIBUTED__COMM__TLS")}
@@ -272,6 +276,34 @@ def test_a_tls_cluster_plays_with_the_organisers_certificates_and_no_one_else(
     asyncio.run(assert_only_the_run_gets_in([tls_cluster.address, tls_cluster.worker_address], run_ctx, rogue))
 
 
+@contextlib.contextmanager
+def not_a_scheduler() -> Iterator[str]:
+    """A ``tcp://`` address where something listens but no scheduler answers: each
+    connection is closed at once. (At a port nobody listens on, Dask tries again until the
+    referee's connect timeout, 10 s; a dropped connection fails at once, through the same
+    ``except`` of the referee, so the test waits for nothing.)"""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drop() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                conn, _ = server.accept()
+                conn.close()
+
+    thread = threading.Thread(target=drop, daemon=True)
+    thread.start()
+    port = server.getsockname()[1]
+    try:
+        yield f"tcp://127.0.0.1:{port}"
+    finally:
+        stop.set()
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()  # wakes the accept
+        thread.join(5)
+        server.close()
+
+
 def test_a_tcp_address_warns_and_a_tls_one_needs_certificates(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -288,8 +320,9 @@ def test_a_tcp_address_warns_and_a_tls_one_needs_certificates(
     # the real command: the warning is one line of its output, before the failure to connect
     config = tmp_path / "t.toml"
     config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1))
-    gone = referee("run", str(config), "-q", "--cluster", f"tcp://127.0.0.1:{free_port()}", timeout=120)
-    # nobody listens there: one line after the connect timeout, exit 1
+    with not_a_scheduler() as address:
+        gone = referee("run", str(config), "-q", "--cluster", address, timeout=120)
+    # no scheduler answers there: one line, exit 1
     assert gone.returncode == 1 and "Traceback" not in gone.stderr
     assert f"cannot reach the Dask scheduler at {gone.args[-1]}" in gone.stderr
     assert [line for line in gone.stderr.splitlines() if "plain TCP" in line] == [

@@ -21,7 +21,7 @@ from referee.config.parse import parse_config
 from referee.run.cluster import BATCH, _batches
 from referee.run.dq import DQ_LAG, DqJudge
 from referee.schedule.formats import schedule
-from tests.support.cli import ROOT, referee, start
+from tests.support.cli import ROOT, here, run_here, start
 from tests.support.cluster import (
     DASK,
     assert_same_outputs,
@@ -61,7 +61,7 @@ def one_process(url_bot: str, tmp_path_factory: pytest.TempPathFactory) -> tuple
     tmp = tmp_path_factory.mktemp("dist")
     config = tmp / "dist.toml"
     config.write_text(config_text(tmp / "one", url_bot, rounds=ROUNDS))
-    run(config, tmp / "one")
+    run_here(config, tmp / "one")
     return config, tmp / "one"
 
 
@@ -168,7 +168,7 @@ def test_local_workers_equal_one_process_and_a_killed_head_resumes_with_other_wo
         stop_process(head)
     assert first < total
     assert_nothing_listens(bot_ports(cut / "logs"))  # workers and their bots died with the head
-    run(config, cut, "--resume", "--workers", "1")
+    run_here(config, cut, "--resume", "--workers", "1")
     assert sorted(indices(cut)) == list(range(total))
     assert_same_outputs(one, cut)
 
@@ -197,7 +197,7 @@ def test_max_concurrent_holds_across_workers(tmp_path: Path, steady: Any) -> Non
     ] + [line for n in ("x", "y") for line in ("[[bot]]", f'name = "{n}"', f'url = "{others.url}"')]
     config = tmp_path / "lease.toml"
     config.write_text("\n".join(doc) + "\n")
-    run(config, tmp_path / "out", "--workers", "2")
+    run_here(config, tmp_path / "out", "--workers", "2")
     recs = journal(tmp_path / "out")
     assert len(recs) == 8 and [f for r in recs for f in r["faults"]] == []
     stats = solo.stats()
@@ -207,10 +207,10 @@ def test_max_concurrent_holds_across_workers(tmp_path: Path, steady: Any) -> Non
 def test_workers_and_cluster_are_checked_before_anything_starts(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1, extra="workers = 0"))
-    bad = referee("run", str(config), timeout=60)
+    bad = here("run", str(config))
     assert bad.returncode == 2 and "tournament.workers: must be at least 1" in bad.stderr
     config.write_text(config_text(tmp_path / "x", "http://127.0.0.1:9/", rounds=1) + '[cluster]\naddress = "nope"\n')
-    bad = referee("run", str(config), timeout=60)
+    bad = here("run", str(config))
     assert bad.returncode == 2 and "cluster.address" in bad.stderr and "Traceback" not in bad.stderr
     # a scheduler nobody listens at: test_cluster_tls (it waits out the connect timeout once for both)
 

@@ -21,7 +21,7 @@ from referee.config.parse import load_config
 from referee.errors import ConfigError
 from referee.schedule.formats import check
 from referee.stats.places import PairTally, fit
-from tests.support.cli import referee, run_here, start
+from tests.support.cli import here, run_here, start
 from tests.support.final import field, sample_servers, write_final
 from tests.support.tournament import journal, kill9_after, lines, published
 
@@ -124,7 +124,7 @@ def test_a_final_runs_resumes_and_verifies(tmp_path: Path, urls: dict[str, str])
     assert journal(tmp_path / "k1") == recs
     assert published(tmp_path / "k1") == published(tmp_path / "c4")
 
-    done = referee("verify", str(tmp_path / "c4"))
+    done = here("verify", str(tmp_path / "c4"))
     assert done.returncode == 0, done.stdout + done.stderr
     bad = tmp_path / "swapped"
     shutil.copytree(tmp_path / "c4", bad)
@@ -132,7 +132,7 @@ def test_a_final_runs_resumes_and_verifies(tmp_path: Path, urls: dict[str, str])
     a, b = (d for d in raw if d["index"] in (SEASON, SEASON + 3))  # two groups' first matches
     a["bots"], b["bots"] = b["bots"], a["bots"]
     (bad / "matches.jsonl").write_text("".join(json.dumps(d) + "\n" for d in raw))
-    done = referee("verify", str(bad))
+    done = here("verify", str(bad))
     assert done.returncode != 0 and "expected the final's table" in done.stdout + done.stderr
 
 
@@ -147,5 +147,5 @@ def test_the_secret_seed_is_revealed_when_the_final_ends(tmp_path: Path, urls: d
     s = settings(out)
     assert isinstance(s["seed"], int) and s["final"] == {"bots": 3, "matches": 12}
     assert len([d for d in journal(out) if d["index"] >= SEASON]) > 0
-    done = referee("verify", str(out))
+    done = here("verify", str(out))
     assert done.returncode == 0, done.stdout + done.stderr

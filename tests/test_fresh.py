@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from tests.support.tournament import NIMMT, lines, write_config
 
 pytestmark = pytest.mark.parallel
 
+
+Seasons = Callable[[bool], Path]  # secret -> the folder of a season played once
 BOTS = [("greedy", NIMMT + ["greedy"]), ("cautious", NIMMT + ["cautious"]), ("random", NIMMT + ["random"])]
 
 
@@ -32,20 +35,48 @@ def tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def played(tmp_path: Path, *extra: str, secret: bool = False) -> tuple[Path, Path]:
-    """A config of 3 matches (no given seed when ``secret``) run once into ``tmp_path/out``."""
+def write(tmp_path: Path, secret: bool) -> Path:
+    """The config of 3 matches writing to ``tmp_path/out`` (no given seed when ``secret``)."""
     config = write_config(tmp_path, BOTS, players=3, rounds=3, concurrency=1)
     if secret:
         config.write_text(config.read_text().replace("seed = 7\n", ""))
-    out = tmp_path / "out"
-    done = referee("run", str(config), "-q", *extra, timeout=120)
+    return config
+
+
+def play(tmp_path: Path, secret: bool) -> Path:
+    """The config run once into ``tmp_path/out``; the folder."""
+    config = write(tmp_path, secret)
+    done = referee("run", str(config), "-q", timeout=120)
     assert done.returncode == 0, done.stderr
-    assert lines(out) == 3
+    assert lines(tmp_path / "out") == 3
+    return tmp_path / "out"
+
+
+@pytest.fixture(scope="module")
+def seasons(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[bool], Path]]:
+    """A season played once per module and kind (``secret`` or not), played when first
+    asked for; the tests get copies (``played``)."""
+    made: dict[bool, Path] = {}
+
+    def get(secret: bool) -> Path:
+        if secret not in made:
+            made[secret] = play(tmp_path_factory.mktemp("secret" if secret else "plain"), secret)
+        return made[secret]
+
+    yield get
+
+
+def played(tmp_path: Path, seasons: Seasons, secret: bool = False) -> tuple[Path, Path]:
+    """A config of 3 matches (no given seed when ``secret``) and its season played once,
+    in ``tmp_path/out`` (a copy of the module's: the path is in no file but the bots' logs)."""
+    config = write(tmp_path, secret)
+    out = tmp_path / "out"
+    shutil.copytree(seasons(secret), out)
     return config, out
 
 
-def test_a_run_over_a_season_refuses_in_one_line_and_touches_nothing(tmp_path: Path) -> None:
-    config, out = played(tmp_path)
+def test_a_run_over_a_season_refuses_in_one_line_and_touches_nothing(tmp_path: Path, seasons: Seasons) -> None:
+    config, out = played(tmp_path, seasons)
     before = tree(out)
     again = referee("run", str(config), "-q", timeout=120)
     assert again.returncode == 1
@@ -60,8 +91,8 @@ def test_a_run_over_a_season_refuses_in_one_line_and_touches_nothing(tmp_path: P
     assert tree(out) == before
 
 
-def test_fresh_moves_the_whole_season_to_a_new_dated_folder_each_time(tmp_path: Path) -> None:
-    config, out = played(tmp_path, secret=True)
+def test_fresh_moves_the_whole_season_to_a_new_dated_folder_each_time(tmp_path: Path, seasons: Seasons) -> None:
+    config, out = played(tmp_path, seasons, secret=True)
     first = tree(out)
     assert {"matches.jsonl", "tournament.json", ".secret-seed", ".timings-state.json"} <= set(first)
     assert any(name.startswith("transcripts/") for name in first) and any(n.startswith("logs/") for n in first)
@@ -87,8 +118,8 @@ def test_fresh_over_an_empty_or_missing_folder_just_runs(tmp_path: Path) -> None
     assert "previous season" not in done.stderr and not (tmp_path / "out" / PREVIOUS).exists()
 
 
-def test_a_closed_season_is_not_dealt_from_again(tmp_path: Path) -> None:
-    config, out = played(tmp_path, secret=True)
+def test_a_closed_season_is_not_dealt_from_again(tmp_path: Path, seasons: Seasons) -> None:
+    config, out = played(tmp_path, seasons, secret=True)
     settings = json.loads((out / "tournament.json").read_text())["settings"]
     assert "seed" in settings and "seed_commitment" in settings  # revealed: the season is closed
     season = season_of(out)
@@ -120,42 +151,58 @@ def test_a_closed_ladder_refuses_to_reopen(tmp_path: Path) -> None:
 KILLER = """
 import os, signal, sys
 from pathlib import Path
-from referee.config.parse import load_config
-from referee.report.policy import announce
-from referee.run.seeds import resolve_seed
 from referee.run.fresh import move_aside
-calls = 0
-def step():
-    global calls
-    calls += 1
-    if calls == int(sys.argv[2]):
-        os.kill(os.getpid(), signal.SIGKILL)
-move_aside(Path(sys.argv[1]), "2026-01-02T03-04-05Z", step)
-print(calls)
+
+def move(out, at):
+    calls = 0
+    def step():
+        nonlocal calls
+        calls += 1
+        if calls == at:
+            os.kill(os.getpid(), signal.SIGKILL)
+    move_aside(Path(out), "2026-01-02T03-04-05Z", step)
+    return calls
+
+for out, at in zip(sys.argv[1::2], sys.argv[2::2]):
+    pid = os.fork()
+    if pid == 0:
+        print("steps", move(out, int(at)), flush=True)
+        os._exit(0)
+    print("exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
 
 
-def kill_move_at(out: Path, at: int) -> subprocess.CompletedProcess[str]:
-    """``move_aside`` of ``out`` in a real process that SIGKILLs itself after step ``at``
-    (0: never); it prints how many steps it took."""
-    return subprocess.run(
-        [sys.executable, "-c", KILLER, str(out), str(at)], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+def kill_moves(jobs: list[tuple[Path, int]]) -> list[tuple[int, int | None]]:
+    """``move_aside`` of each folder in a real process of its own (forked from one that
+    imported the referee once) that SIGKILLs itself after step ``at`` (0: never); per job,
+    its exit code and, when it was not killed, how many steps it took."""
+    argv = [str(a) for out, at in jobs for a in (out, at)]
+    done = subprocess.run([sys.executable, "-c", KILLER, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    results: list[tuple[int, int | None]] = []
+    steps: int | None = None
+    for word, value in (line.split() for line in done.stdout.splitlines()):
+        if word == "steps":
+            steps = int(value)
+        else:
+            results.append((int(value), steps))
+            steps = None
+    assert len(results) == len(jobs), done.stdout + done.stderr
+    return results
 
 
-def test_kill_9_at_every_step_of_fresh_loses_nothing(tmp_path: Path) -> None:
-    _, season = played(tmp_path)
+def test_kill_9_at_every_step_of_fresh_loses_nothing(tmp_path: Path, seasons: Seasons) -> None:
+    _, season = played(tmp_path, seasons)
     (season / PREVIOUS / "2026-01-02T03-04-05Z").mkdir(parents=True)  # an earlier season of that second
     (season / PREVIOUS / "2026-01-02T03-04-05Z" / "matches.jsonl").write_text("earlier\n")
     original = tree(season)
-    whole = kill_move_at(_copy(season, tmp_path / "whole"), 0)
-    steps = int(whole.stdout)
     entries = len([p for p in season.iterdir() if p.name != PREVIOUS])
-    assert steps == entries + 2  # the dated folder made, each entry moved, the folder renamed
-    for at in range(1, steps + 1):
-        out = _copy(season, tmp_path / f"at{at}")
-        killed = kill_move_at(out, at)
-        assert killed.returncode == -signal.SIGKILL, killed.stderr
+    steps = entries + 2  # the dated folder made, each entry moved, the folder renamed
+    jobs = [(_copy(season, tmp_path / f"at{at}"), at) for at in range(steps + 1)]  # at 0: never killed
+    (whole, *killed) = kill_moves(jobs)
+    assert whole == (0, steps)
+    for (out, at), (code, _) in zip(jobs[1:], killed, strict=True):
+        assert code == -signal.SIGKILL, f"not killed after step {at}"
         finished = finish_moves(out)
         assert len(finished) == (0 if at == steps else 1)
         assert [p.name for p in out.iterdir()] == [PREVIOUS]
@@ -166,10 +213,10 @@ def test_kill_9_at_every_step_of_fresh_loses_nothing(tmp_path: Path) -> None:
         assert tree(folders[1]) == moved, f"killed after step {at}"
 
 
-def test_the_next_run_finishes_a_killed_fresh(tmp_path: Path) -> None:
-    config, out = played(tmp_path)
+def test_the_next_run_finishes_a_killed_fresh(tmp_path: Path, seasons: Seasons) -> None:
+    config, out = played(tmp_path, seasons)
     before = tree(out)
-    assert kill_move_at(out, 3).returncode == -signal.SIGKILL
+    assert kill_moves([(out, 3)]) == [(-signal.SIGKILL, None)]
     assert (out / PREVIOUS / ".2026-01-02T03-04-05Z.partial").is_dir()  # half moved
     done = referee("run", str(config), "-q", "--fresh", timeout=120)
     assert done.returncode == 0, done.stderr

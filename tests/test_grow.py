@@ -53,22 +53,25 @@ def _run(*args: str) -> str:
     return result.output
 
 
-@pytest.mark.parametrize("duplicate", [False, True], ids=["plain", "duplicate"])
-def test_adding_a_bot_and_resuming_equals_a_run_with_every_bot_from_the_start(tmp_path: Path, duplicate: bool) -> None:
-    ladder = _write(tmp_path, "ladder.toml", "ladder", BOTS[:4], duplicate=duplicate)
+# plain: 3 rounds (the rounds are in the key); duplicate: 1 round of 3 seat rotations per deal
+@pytest.mark.parametrize(("duplicate", "rounds"), [(False, 3), (True, 1)], ids=["plain", "duplicate"])
+def test_adding_a_bot_and_resuming_equals_a_run_with_every_bot_from_the_start(
+    tmp_path: Path, duplicate: bool, rounds: int
+) -> None:
+    ladder = _write(tmp_path, "ladder.toml", "ladder", BOTS[:4], duplicate=duplicate, rounds=rounds)
     _run(str(ladder))
     first = (tmp_path / "ladder" / "matches.jsonl").read_text().splitlines(keepends=True)
-    rot = 3 if duplicate else 1
-    assert len(first) == 4 * 3 * rot  # C(4, 3) tables x 3 rounds
+    rot = (3 if duplicate else 1) * rounds
+    assert len(first) == 4 * rot  # C(4, 3) tables x rounds (x 3 rotations)
 
-    _write(tmp_path, "ladder.toml", "ladder", BOTS, duplicate=duplicate)  # a submission arrives
+    _write(tmp_path, "ladder.toml", "ladder", BOTS, duplicate=duplicate, rounds=rounds)  # a submission arrives
     output = _run(str(ladder), "--resume")
-    assert f"grow: {len(first)} finished matches kept, {(10 - 4) * 3 * rot} to play" in output
+    assert f"grow: {len(first)} finished matches kept, {(10 - 4) * rot} to play" in output
     grown = (tmp_path / "ladder" / "matches.jsonl").read_text().splitlines(keepends=True)
     assert grown[: len(first)] == first, "the first run's lines are unchanged"
-    assert len(grown) == 10 * 3 * rot and all("late" in json.loads(x)["bots"] for x in grown[len(first) :])
+    assert len(grown) == 10 * rot and all("late" in json.loads(x)["bots"] for x in grown[len(first) :])
 
-    scratch = _write(tmp_path, "scratch.toml", "scratch", BOTS, duplicate=duplicate)
+    scratch = _write(tmp_path, "scratch.toml", "scratch", BOTS, duplicate=duplicate, rounds=rounds)
     _run(str(scratch))
     fresh = (tmp_path / "scratch" / "matches.jsonl").read_text().splitlines()
 
@@ -78,7 +81,7 @@ def test_adding_a_bot_and_resuming_equals_a_run_with_every_bot_from_the_start(tm
     assert fixtures(grown) == fixtures(fresh), "same fixtures, same seeds"
     for name in ("README.md", "index.html", "standings.json", "standings.csv"):
         assert (tmp_path / "ladder" / name).read_bytes() == (tmp_path / "scratch" / name).read_bytes(), name
-    assert json.loads((tmp_path / "ladder" / "standings.json").read_text())["matches"] == 10 * 3 * rot
+    assert json.loads((tmp_path / "ladder" / "standings.json").read_text())["matches"] == 10 * rot
 
 
 def test_a_removed_bot_has_no_row_but_its_matches_keep_counting_for_the_bots_it_met(tmp_path: Path) -> None:

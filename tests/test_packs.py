@@ -1,8 +1,9 @@
 """Replay packs written as matches finish: real ``referee`` runs of the sample 6 nimmt! bots
-at concurrency 1 and 8 leave byte-identical packs (every match, in index order, the docs
-the rules give); a run killed with ``kill -9``, its last pack torn mid-line, then resumed,
-leaves them too. The writer puts a match that comes after a higher index in its place, and
-a pack never holds more than ``PER_PACK`` matches."""
+(in this process, but for the killed one) at concurrency 1 and 8 leave byte-identical
+packs (every match, in index order, the docs the rules give); a run killed with ``kill -9``,
+its last pack torn mid-line, then resumed, leaves them too. The writer puts a match that
+comes after a higher index in its place, and a pack never holds more than ``PER_PACK``
+matches."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from referee.audit.verify import verify
 from referee.run.fresh import move_aside
 from referee.store import packs, replay_data
 from referee.store.matches import load_match
-from tests.support.cli import referee, start
+from tests.support.cli import run_here, start
 from tests.support.tournament import NIMMT, journal, kill9_after, write_config
 
 pytestmark = pytest.mark.parallel
@@ -39,8 +40,7 @@ def run(tmp: Path, name: str, concurrency: int) -> Path:
     folder = tmp / name
     folder.mkdir()
     config = write_config(folder, BOTS, rounds=3, concurrency=concurrency)
-    done = referee("run", str(config), "-q", timeout=180)
-    assert done.returncode == 0, done.stderr
+    run_here(config, folder / "out")
     return folder / "out"
 
 
@@ -71,8 +71,7 @@ def test_packs_are_byte_identical_at_any_concurrency_and_after_kill_9_and_resume
     raw = torn[-1].read_bytes()
     torn[-1].write_bytes(raw + raw[: len(raw) // 3].split(b"\n")[0][:-40])  # half a line, no newline
     assert packs.read_pack(torn[-1])[1] is False
-    done = referee("run", str(config), "-q", "--resume", timeout=180)
-    assert done.returncode == 0, done.stderr
+    run_here(config, out, "--resume")
     assert journal(out) == recs
     assert pack_bytes(out) == pack_bytes(one)
 

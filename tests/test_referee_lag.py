@@ -1,6 +1,7 @@
 """The referee's own event-loop lag reaches ``timings.json`` (one entry per run and per
 ``--resume``), survives a resume, and a re-render by ``referee leaderboard`` and
-``referee verify`` keeps it. Real ``referee run`` processes, real sample bots."""
+``referee verify`` keeps it. Real ``referee run`` processes, real sample bots (``leaderboard``
+and ``verify`` run in this process: they play nothing, they have no lag of their own)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import referee, start
+from tests.support.cli import here, referee, start
 from tests.support.tournament import NIMMT, kill9_after, write_config
 
 pytestmark = pytest.mark.parallel
@@ -44,8 +45,8 @@ def test_the_referee_lag_of_every_run_is_in_timings_json_and_survives_a_re_rende
     assert after[: len(lags)] == lags and len(after) == len(lags) + 1
     # re-rendering from the saved state keeps it
     (out / "timings.json").unlink()
-    assert referee("leaderboard", str(out)).returncode == 0
+    assert here("leaderboard", str(out)).returncode == 0
     assert json.loads((out / "timings.json").read_text())["referee_lag"] == after
-    checked = referee("verify", str(out))
+    checked = here("verify", str(out))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert json.loads((out / "timings.json").read_text())["referee_lag"] == after

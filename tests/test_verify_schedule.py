@@ -3,7 +3,8 @@ seed is public, every journal line must be its fixture's (id, seed, bots; a ladd
 chosen again from the journal before them) and every scheduled match be in the journal or
 dropped. Real ``referee run`` against one real bot process (``tests/support/steady.py``)
 answering at many URLs; the tampered folders are re-rendered by ``referee leaderboard``
-(the referee's own publisher), so only the schedule check can catch them."""
+(the referee's own publisher), so only the schedule check can catch them. ``leaderboard``
+and ``verify`` run in this process (their claim is not the process)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from referee.run import ladder
-from tests.support.cli import referee, run_here
+from tests.support.cli import here, run_here
 from tests.support.ladder import names, write
 from tests.support.steady import Steady
 from tests.support.tournament import UNREACHABLE_DEADLINE_MS
@@ -69,9 +70,9 @@ def swap_bots(out: Path, a: int, b: int) -> tuple[str, str]:
 
 
 def rerender_and_verify(out: Path) -> Any:
-    done = referee("leaderboard", str(out), "-q")
+    done = here("leaderboard", str(out), "-q")
     assert done.returncode == 0, done.stderr
-    return referee("verify", str(out), "-q")
+    return here("verify", str(out), "-q")
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def tampered(rr: Path, tmp: Path) -> Path:
 
 
 def test_a_round_robin_verifies_clean(rr: Path) -> None:
-    done = referee("verify", str(rr), "-q")
+    done = here("verify", str(rr), "-q")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all consistent" in done.stdout and "schedule" not in done.stdout
 
@@ -128,7 +129,7 @@ def test_a_deleted_line_is_missing(rr: Path, tmp_path: Path) -> None:
 
 def test_a_grown_tournament_names_the_table_a_swapped_line_belongs_to(tmp_path: Path, steady_bot: Steady) -> None:
     out = round_robin(tmp_path, steady_bot.url, "grow = true")
-    assert referee("verify", str(out), "-q").returncode == 0
+    assert here("verify", str(out), "-q").returncode == 0
     docs = lines_of(out)
     other = next(j for j, d in enumerate(docs) if set(d["bots"]) != set(docs[0]["bots"]))
     a, b = swap_bots(out, 0, other)
@@ -154,7 +155,7 @@ def test_a_ladder_resumed_with_a_new_bot_verifies_and_a_swap_fails(
     run_here(cfg, out, "--resume")
     plan = json.loads((out / "tournament.json").read_text())["settings"]["ladder"]
     assert len(plan["lineups"]) == 2  # the lineup grew mid-season
-    done = referee("verify", str(out), "-q")
+    done = here("verify", str(out), "-q")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all consistent" in done.stdout
     cut = tmp_path / "cut"
@@ -182,6 +183,6 @@ def test_an_open_season_with_a_secret_seed_says_the_schedule_cannot_be_checked_y
     cfg.write_text(cfg.read_text().replace("seed = 3\n", ""))
     out = tmp_path / "open"
     run_here(cfg, out)
-    done = referee("verify", str(out), "-q")
+    done = here("verify", str(out), "-q")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "not checked: the schedule (the secret seed is not revealed yet" in done.stdout
