@@ -67,4 +67,3 @@ def run_here(cfg: Path, out: Path, *extra: str) -> str:
     done = CliRunner().invoke(main.main, ["run", str(cfg), "--output", str(out), "-q", *extra])
     assert done.exit_code == 0, (done.output, done.exception)
     return done.output
-
