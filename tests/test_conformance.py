@@ -7,6 +7,7 @@ import json
 import random
 from typing import Any
 
+import orjson
 import pytest
 
 from referee.games import GAMES
@@ -19,7 +20,12 @@ MAX_DECISIONS = 200_000
 
 
 def roundtrip(x: Any) -> Any:
-    return json.loads(json.dumps(x))
+    """``x`` through JSON and back: orjson as the referee encodes, the standard library for
+    what orjson refuses (as ``protocol.dumps`` falls back)."""
+    try:
+        return orjson.loads(orjson.dumps(x))
+    except orjson.JSONEncodeError:
+        return json.loads(json.dumps(x))
 
 
 def playout(
@@ -85,8 +91,10 @@ def test_views_do_not_leak_hidden_information(game: Game, seats: int, options: d
                 assert game.view(state, s) == before, "redeal_hidden must not touch the original"
                 assert game.view(other, s) == before, f"seat {s}'s view changed when only hidden information did"
                 checked += 1
-                if any(game.view(other, o) != game.view(state, o) for o in range(seats) if o != s):
-                    changed_elsewhere += 1
+                if not changed_elsewhere and any(
+                    game.view(other, o) != game.view(state, o) for o in range(seats) if o != s
+                ):
+                    changed_elsewhere += 1  # once is all the assert below needs
                 if step % 12 == 0:  # the re-dealt state must still be a game that can go on
                     assert not game.invariants(other)
                     _play_some(game, other, rng, 5)
