@@ -3,29 +3,18 @@ combination of option choices (bool options both ways, choice options each value
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
-import orjson
 import pytest
 
 from referee.games import GAMES
 from referee.games.base import Game, IllegalAction
-from tests.support.games import cases
+from tests.support.games import cases, roundtrip
 
 pytestmark = pytest.mark.parallel
 
 MAX_DECISIONS = 200_000
-
-
-def roundtrip(x: Any) -> Any:
-    """``x`` through JSON and back: orjson as the referee encodes, the standard library for
-    what orjson refuses (as ``protocol.dumps`` falls back)."""
-    try:
-        return orjson.loads(orjson.dumps(x))
-    except orjson.JSONEncodeError:
-        return json.loads(json.dumps(x))
 
 
 def playout(
