@@ -2,176 +2,49 @@
 through the array functions the leaderboard uses (``ratio_intervals``,
 ``ratio_difference_intervals``, ``simultaneous_rank_sets``, ``resample_weights``).
 
-5 bots of strengths 3, 1.5, 1.5, 0, -2 at 4-seat tables; scores = strength + the luck of
-the hand + play noise, Gaussian, heavy-tailed (Student t, 2.5 df) or skewed
-(exponential); with duplicate deals (every deal played in the 4 seat rotations of its
-table, so the hand's luck is shared) or without; at 20 and 200 matches. The truth (the
-expected mean score and mean rank of each bot under the schedule) comes from one
-400,000-match tournament. In-process, numpy, seeded: the same figures every run.
+The model and the full grid (3 noises x duplicate deals or not x 20 or 200 matches, 300
+tournaments each, and the bounded scores) are ``benchmarks/calibration.py``, which prints
+the figures. Here: the settings that fail first when a method is miscalibrated, at the
+smallest size that still fails (each mutation measured on the grid, then here):
 
-``python tests/test_calibration.py [tournaments] [resamples]`` prints the figures. With the
-defaults (300 tournaments, 400 resamples): coverage of the mean score 0.933-0.969, mean
-rank 0.940-0.963, neighbour differences 0.947-0.966; simultaneous rank sets hold for all
-bots at once in 0.983-1.000 of tournaments; two equal bots separated in 0.017-0.060. The
-mean width of the mean-rank differences, without / with duplicate deals: 20 matches
-1.89 / 1.55 (Gaussian), 1.89 / 1.65 (heavy), 1.88 / 1.66 (skewed); 200 matches 0.56 /
-0.33, 0.56 / 0.36, 0.55 / 0.36. Below 30 deals (20 matches; 5 duplicate deals) the
-intervals are the few-deals kind (Student-t on the jackknife error, widened to the
-percentile interval): the bootstrap-t they replace made 5 % of the 5-deal difference
-intervals wider than 6 ranks.
-
-Bounded scores (issue 26): the "floored" model floors the Gaussian scores at 0 (a pile at
-the bound, as The Game's cards left); the leaderboard cuts a mean-score interval at the
-game's score range. At 20 matches 14 % (no duplicates) and 63 % (duplicates) of the uncut
-intervals reached below 0; coverage 0.938 / 0.953, the same cut and uncut (a cut cannot
-drop a possible mean); at 200 matches none reached past, 0.962 / 0.958.
+- 20 matches with duplicate deals (5 deals: the few-deals intervals), 300 tournaments,
+  Gaussian and heavy-tailed: the rank sets without their Bonferroni Student-t floor held
+  jointly in 0.87-0.90 (floor 0.94); normal instead of Student-t critical values covered
+  0.82-0.87 (floor 0.92); the delta-method error without the jackknife separated the two
+  equal bots in 0.063-0.073 (cap 0.06; 0.033-0.040 with it);
+- 200 matches with duplicate deals, heavy tails, 150 tournaments: the percentile
+  bootstrap covered the mean score in 0.912, the bootstrap-t without its Student-t
+  widening 0.909 (floor 0.93; 0.945 as shipped);
+- bounded scores (issue 26), floored at 0, 150 tournaments: cut at the bound the intervals
+  cover exactly as often as uncut.
 """
 
 from __future__ import annotations
 
-import sys
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
-from referee.stats.verdicts import (
-    clip_intervals,
-    ratio_difference_intervals,
-    ratio_intervals,
-    resample_weights,
-    simultaneous_rank_sets,
-)
+from benchmarks.calibration import RESAMPLES, calibrate, tournament, unit_matrices
+from referee.stats.verdicts import ratio_difference_intervals, resample_weights
 
 pytestmark = pytest.mark.parallel
 
-SKILL = np.array([3.0, 1.5, 1.5, 0.0, -2.0])  # bots 1 and 2 are equal
-SEATS = 4
-TOURNAMENTS = 300
-RESAMPLES = 400
-
-
-def noise(rng: np.random.Generator, kind: str, size: tuple[int, ...]) -> np.ndarray:
-    """Zero-mean noise of the given shape: Gaussian, heavy-tailed or skewed."""
-    if kind == "gauss":
-        return rng.normal(0.0, 10.0, size)
-    if kind == "heavy":
-        return rng.standard_t(2.5, size) * 6.0
-    if kind == "floored":  # Gaussian, the scores then floored at 0 (cards left, heads): a pile at the bound
-        return rng.normal(0.0, 10.0, size)
-    return rng.exponential(10.0, size) - 10.0
-
-
-def tournament(rng: np.random.Generator, matches: int, dup: bool, kind: str) -> tuple[np.ndarray, ...]:
-    """deal (M), bot (M x seats), score, rank of a synthetic tournament."""
-    n = SKILL.shape[0]
-    if dup:
-        deals = matches // SEATS
-        who = np.argsort(rng.random((deals, n)), axis=1)[:, :SEATS]
-        rot = (np.arange(SEATS)[None, :] - np.arange(SEATS)[:, None]) % SEATS  # match r, seat s -> hand slot
-        bot = who[:, rot].reshape(deals * SEATS, SEATS)
-        luck = noise(rng, kind, (deals, SEATS))[:, None, :].repeat(SEATS, 1).reshape(deals * SEATS, SEATS)
-        deal = np.repeat(np.arange(deals), SEATS)
-    else:
-        bot = np.argsort(rng.random((matches, n)), axis=1)[:, :SEATS]
-        luck = noise(rng, kind, (matches, SEATS))
-        deal = np.arange(matches)
-    score = SKILL[bot] + luck + 0.5 * noise(rng, kind, bot.shape)
-    if kind == "floored":
-        score = np.maximum(score, 0.0)
-    rank = 1 + (score[:, None, :] > score[:, :, None]).sum(2)
-    return deal, bot, score, rank
-
-
-def unit_matrices(deal: np.ndarray, bot: np.ndarray, score: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per deal and bot: count, score sum, rank sum (as the leaderboard builds them)."""
-    n, units = SKILL.shape[0], int(deal.max()) + 1
-    key = (np.broadcast_to(deal[:, None], bot.shape) * n + bot).ravel()
-    shape = (units, n)
-    count = np.bincount(key, minlength=units * n).reshape(shape).astype(float)
-    return (
-        count,
-        np.bincount(key, weights=score.ravel(), minlength=units * n).reshape(shape),
-        np.bincount(key, weights=rank.ravel(), minlength=units * n).reshape(shape),
-    )
-
-
-@dataclass
-class Figures:
-    """Coverage of the 95 % intervals (share of intervals holding the truth) and error rates."""
-
-    score: float
-    rank: float
-    difference: float
-    joint_rank_sets: float
-    equal_separated: float
-    tournaments: int
-    difference_width: float  # mean width of the mean-rank difference intervals
-    score_unbounded: float  # coverage of the mean score before its interval is cut at the score's bounds
-    past_bound: float  # share of mean-score intervals that reached below the score's lower bound
-
-
-def calibrate(
-    kind: str, dup: bool, matches: int, tournaments: int = TOURNAMENTS, resamples: int = RESAMPLES
-) -> Figures:
-    """Run ``tournaments`` synthetic tournaments and measure the verdicts against the truth."""
-    count, score, rank = unit_matrices(*tournament(np.random.default_rng(99), 400_000, dup, kind))
-    true_score, true_rank = score.sum(0) / count.sum(0), rank.sum(0) / count.sum(0)
-    true_position = 1 + (true_rank[None, :] < true_rank[:, None]).sum(1)
-    a, b = np.arange(4), np.arange(1, 5)
-    true_diff = true_rank[a] - true_rank[b]
-    rng = np.random.default_rng(1)
-    cov_s = cov_r = cov_d = joint = separated = width = raw_s = outside = 0.0
-    low = 0.0 if kind == "floored" else -np.inf
-    done = 0
-    with threadpool_limits(limits=1):
-        while done < tournaments:
-            count, score, rank = unit_matrices(*tournament(rng, matches, dup, kind))
-            if (count.sum(0) == 0).any():
-                continue  # a bot that never played has no interval
-            done += 1
-            w = resample_weights(count.shape[0], resamples, rng)
-            s_iv, r_iv = ratio_intervals(w, score, count), ratio_intervals(w, rank, count)
-            raw_s += float(((s_iv.lo <= true_score) & (true_score <= s_iv.hi)).mean())
-            outside += float((s_iv.lo < low).mean())
-            clip_intervals(s_iv, low, np.inf)  # as the leaderboard does with a game's bounds
-            clip_intervals(r_iv, 1.0, float(SEATS))
-            cov_s += float(((s_iv.lo <= true_score) & (true_score <= s_iv.hi)).mean())
-            cov_r += float(((r_iv.lo <= true_rank) & (true_rank <= r_iv.hi)).mean())
-            d_iv = ratio_difference_intervals(w, rank, count, a, b)
-            cov_d += float(((d_iv.lo <= true_diff) & (true_diff <= d_iv.hi)).mean())
-            width += float((d_iv.hi - d_iv.lo).mean())
-            separated += not (d_iv.lo[1] <= 0 <= d_iv.hi[1])  # bots 1 and 2 are equal
-            infl = (rank - r_iv.est * count) / count.sum(0)
-            sets, _ = simultaneous_rank_sets(r_iv.est, infl, r_iv.boot, count.shape[0])
-            joint += all(lo <= t <= hi for (lo, hi), t in zip(sets, true_position))
-    return Figures(
-        cov_s / done,
-        cov_r / done,
-        cov_d / done,
-        joint / done,
-        separated / done,
-        done,
-        width / done,
-        raw_s / done,
-        outside / done,
-    )
-
-
-SETTINGS = [(kind, dup, m) for kind in ("gauss", "heavy", "skew") for dup in (False, True) for m in (20, 200)]
+# (noise, duplicate deals, matches, tournaments)
+SETTINGS = [("gauss", True, 20, 300), ("heavy", True, 20, 300), ("heavy", True, 200, 150)]
 BOUNDED = [("floored", dup, 20) for dup in (False, True)]
 
 
-@pytest.mark.parametrize(("kind", "dup", "matches"), SETTINGS)
-def test_intervals_rank_sets_and_differences_hold_their_level(kind: str, dup: bool, matches: int) -> None:
-    f = calibrate(kind, dup, matches)
+@pytest.mark.parametrize(("kind", "dup", "matches", "tournaments"), SETTINGS)
+def test_intervals_rank_sets_and_differences_hold_their_level(
+    kind: str, dup: bool, matches: int, tournaments: int
+) -> None:
+    f = calibrate(kind, dup, matches, tournaments)
     # heavy tails (t, 2.5 df) with duplicate deals at 50 deals measured 0.933 for the mean score: the one
     # setting held to 0.93 (the issue measured 0.85 there for the percentile bootstrap it replaces)
     floor = 0.92 if matches == 20 else 0.93 if (kind, dup) == ("heavy", True) else 0.94
     assert f.score >= floor and f.rank >= floor and f.difference >= floor, f
     assert f.joint_rank_sets >= 0.94, f
-    assert f.equal_separated <= 0.06, f  # 5 % expected (measured 1.7-6.0 % over the 12 settings)
+    assert f.equal_separated <= 0.06, f  # 5 % expected (measured 1.7-6.0 % over the 12 settings of the grid)
 
 
 @pytest.mark.parametrize(("kind", "dup", "matches"), BOUNDED)
@@ -191,19 +64,3 @@ def test_duplicate_deals_tighten_the_difference_not_the_marginal_interval() -> N
         d = ratio_difference_intervals(w, score, count, np.array([0]), np.array([3]))
         widths[dup] = float(d.hi[0] - d.lo[0])
     assert widths[True] < 0.8 * widths[False], widths
-
-
-if __name__ == "__main__":
-    reps = int(sys.argv[1]) if len(sys.argv) > 1 else TOURNAMENTS
-    boots = int(sys.argv[2]) if len(sys.argv) > 2 else RESAMPLES
-    print(
-        "model  duplicate matches  score  rank   diff   joint-sets  equal-separated  tournaments  diff-width"
-        "  score-uncut  past-bound"
-    )
-    for kind, dup, m in SETTINGS + BOUNDED + [("floored", dup, 200) for dup in (False, True)]:
-        f = calibrate(kind, dup, m, reps, boots)
-        print(
-            f"{kind:6} {dup!s:9} {m:7}  {f.score:.3f}  {f.rank:.3f}  {f.difference:.3f}  {f.joint_rank_sets:.3f}"
-            f"       {f.equal_separated:.3f}            {f.tournaments}          {f.difference_width:.3f}"
-            f"       {f.score_unbounded:.3f}        {f.past_bound:.3f}"
-        )

@@ -41,7 +41,8 @@ def _config(tmp_path: Path, out: str, **tournament: Any) -> Path:
             "output": str(tmp_path / out),
             **tournament,
         },
-        "limits": {"deadline_ms": 30_000},  # out of any load's reach: the runs compared see no timeout
+        # out of any load's reach, the start included: the runs compared see no timeout
+        "limits": {"deadline_ms": 30_000, "startup_ms": 120_000},
         "bot": [{"name": n, "command": NIMMT + [s, "--port", "{port}"]} for n, s in BOTS],
     }
     path = tmp_path / f"{out}.toml"

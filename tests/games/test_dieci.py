@@ -612,7 +612,7 @@ def test_matches_end_by_survivor_or_max_manches():
 def test_hidden_cards_never_change_a_view(seats, reshuffle):
     rng = random.Random(seats)
     changed = checked = 0
-    for seed in range(6 if seats < 8 else 2):
+    for seed in range(3 if seats < 8 else 1):
         state = GAME.setup(seats, seed, {"reshuffle": reshuffle})
         while not GAME.is_over(state):
             for seat in range(seats):

@@ -4,8 +4,10 @@ grid the conformance and schema tests walk."""
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
+import orjson
 import pytest
 
 from referee.games import GAMES
@@ -37,3 +39,12 @@ def cases() -> list[Any]:
                 label = f"{gid}-{seats}p-" + "-".join(f"{k}={v}" for k, v in sorted(opts.items()))
                 out.append(pytest.param(game, seats, full, id=label))
     return out
+
+
+def roundtrip(x: Any) -> Any:
+    """``x`` through JSON and back: orjson as the referee encodes, the standard library for
+    what orjson refuses (as ``protocol.dumps`` falls back)."""
+    try:
+        return orjson.loads(orjson.dumps(x))
+    except orjson.JSONEncodeError:
+        return json.loads(json.dumps(x))
