@@ -23,8 +23,9 @@ run: $(BIN)/referee bubblewrap
 samples: $(BIN)/referee bubblewrap
 	for c in configs/*.toml; do $(BIN)/referee run $$c --quiet --fresh || exit 1; done
 
-# Two passes: the tests that race no bot's deadline on every core, then the ones marked
-# `serial` alone, so the load of the first never turns an honest answer into a timeout.
+# Two passes: the tests that race no bot's deadline on every core (two workers per core:
+# tests/conftest.py), then the ones marked `serial` alone, so the load of the first never
+# turns an honest answer into a timeout.
 # Each test module declares `pytestmark = pytest.mark.parallel` or `serial` (a test of a
 # parallel module may be marked `serial`); tests/conftest.py refuses one that does not.
 # Both passes run even when the first fails; the target fails if either did.
