@@ -14,7 +14,6 @@ import http.server
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from referee.errors import (
     UsageError,
 )
 from tests.support.cli import ROOT, here, referee
+from tests.support.localbots import serving
 from tests.support.steady import Steady
 
 pytestmark = pytest.mark.parallel
@@ -150,14 +150,8 @@ class _Http500(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def http500() -> Iterator[str]:
     """A real HTTP server on 127.0.0.1 that answers every request 500."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Http500)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Http500)) as url:
+        yield url
 
 
 def _config(tmp_path: Path, bots: dict[str, str | list[str]], output: Path | None = None, **extra: object) -> Path:

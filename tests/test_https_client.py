@@ -11,7 +11,6 @@ import http.server
 import ssl
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from cryptography.x509.oid import NameOID
 from referee.bots.client import wire
 from referee.record import ERROR
 from tests.support.cli import ROOT
+from tests.support.localbots import serving
 
 pytestmark = pytest.mark.parallel
 
@@ -86,13 +86,8 @@ def tls_bot(tmp_path: Path) -> Iterator[str]:
     context.load_cert_chain(*_self_signed(tmp_path))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(server, "https") as url:
+        yield url
 
 
 def test_an_https_bot_goes_through_httpx_and_a_self_signed_certificate_is_an_error(tls_bot: str) -> None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.server
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,3 +100,15 @@ async def serve(handlers: dict[str, Handler], seen: list[Seen] | None = None) ->
     finally:
         for server in servers:
             server.close()
+
+
+@contextlib.contextmanager
+def serving(server: http.server.HTTPServer, scheme: str = "http") -> Iterator[str]:
+    """Serve ``server`` (a standard library one, bound to 127.0.0.1) in a thread: its URL."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
