@@ -7,6 +7,8 @@ import itertools
 import random
 import re
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 
@@ -73,3 +75,48 @@ def test_redeal_hidden_reseeds_the_generator_of_later_deals(gid: str) -> None:
     b = game.redeal_hidden(state, 0, random.Random(2))
     assert state.rng.getstate() == before
     assert a.rng.getstate() != before and a.rng.getstate() != b.rng.getstate()
+
+
+@pytest.mark.parametrize("gid", sorted(GAMES))
+def test_a_copy_plays_on_exactly_as_the_original_and_shares_nothing_with_it(gid: str) -> None:
+    """``Game.copy`` mid-match: the copy and the original, given the same moves, give the same
+    views to the end (their generators included), and playing the copy leaves the original as
+    it was."""
+    game: Game = GAMES[gid]
+    seats = game.info.max_seats
+    state = game.setup(seats, 11, game.check_options(seats, {}))
+    pick = random.Random(5)
+    for _ in range(12):
+        acting = game.to_act(state)
+        state = game.apply(state, acting[0], pick.choice(game.legal(state, acting[0])))
+    before = [game.view(state, s) for s in range(seats)]
+    twin = game.copy(state)
+    assert twin is not state
+    moves = random.Random(6)
+    while not game.is_over(twin):
+        acting = game.to_act(twin)
+        twin = game.apply(twin, acting[0], moves.choice(game.legal(twin, acting[0])))
+    assert [game.view(state, s) for s in range(seats)] == before  # the original is untouched
+    moves, other = random.Random(6), game.copy(state)
+    while not game.is_over(state):
+        acting = game.to_act(state)
+        action = moves.choice(game.legal(state, acting[0]))
+        state, other = game.apply(state, acting[0], action), game.apply(other, acting[0], action)
+        assert [game.view(state, s) for s in range(seats)] == [game.view(other, s) for s in range(seats)]
+    assert game.result(state) == game.result(other)
+
+
+@dataclass
+class _Odd:
+    """A state pickle refuses (a lambda among its fields)."""
+
+    hook: Callable[[], None]
+    rng: random.Random
+    hands: list[list[int]]
+
+
+def test_a_state_pickle_refuses_is_still_copied() -> None:
+    state = _Odd(lambda: None, random.Random(4), [[1, 2], [3]])
+    twin = GAMES["nimmt_plus"].copy(state)
+    assert twin.hook is state.hook and twin.hands == state.hands and twin.hands[0] is not state.hands[0]
+    assert twin.rng is not state.rng and twin.rng.random() == state.rng.random()
