@@ -32,8 +32,8 @@ drop a possible mean); at 200 matches none reached past, 0.962 / 0.958.
 
 from __future__ import annotations
 
+import argparse
 import functools
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,8 +172,11 @@ BOUNDED = [("floored", dup, m) for dup in (False, True) for m in (20, 200)]
 
 def main() -> None:
     """Print the figures of every setting."""
-    reps = int(sys.argv[1]) if len(sys.argv) > 1 else TOURNAMENTS
-    boots = int(sys.argv[2]) if len(sys.argv) > 2 else RESAMPLES
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.calibration", description=main.__doc__)
+    parser.add_argument("tournaments", type=int, nargs="?", default=TOURNAMENTS, help="per setting")
+    parser.add_argument("resamples", type=int, nargs="?", default=RESAMPLES, help="bootstrap resamples")
+    args = parser.parse_args()
+    reps, boots = args.tournaments, args.resamples
     print(
         "model  duplicate matches  score  rank   diff   joint-sets  equal-separated  tournaments  diff-width"
         "  score-uncut  past-bound"

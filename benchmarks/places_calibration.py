@@ -22,7 +22,7 @@ prints the figures; ``tests/test_places.py`` runs the same simulations at a smal
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -104,7 +104,11 @@ def ladder_seasons(seasons: int, confidence: float) -> dict[str, float]:
 
 def main() -> None:
     """Print the figures."""
-    seasons = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.places_calibration", description=main.__doc__)
+    parser.add_argument(
+        "seasons", type=int, nargs="?", default=200, help="seasons of equal bots (the ladder: 2/5 of it)"
+    )
+    seasons = parser.parse_args().seasons
     print("equal bots, any claim:", null_seasons(seasons, 0.8))
     print("equal bots, fixed-time z at every look:", null_seasons(seasons, 0.8, naive=True))
     print("ladder:", ladder_seasons(max(1, seasons * 2 // 5), 0.95))
