@@ -11,7 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,7 +53,7 @@ def play(tmp_path: Path, secret: bool) -> Path:
 
 
 @pytest.fixture(scope="module")
-def seasons(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[bool], Path]]:
+def seasons(tmp_path_factory: pytest.TempPathFactory) -> Seasons:
     """A season played once per module and kind (``secret`` or not), played when first
     asked for; the tests get copies (``played``)."""
     made: dict[bool, Path] = {}
@@ -63,7 +63,7 @@ def seasons(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[bool
             made[secret] = play(tmp_path_factory.mktemp("secret" if secret else "plain"), secret)
         return made[secret]
 
-    yield get
+    return get
 
 
 def played(tmp_path: Path, seasons: Seasons, secret: bool = False) -> tuple[Path, Path]:

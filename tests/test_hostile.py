@@ -20,9 +20,10 @@ machine's pause from failing an honest bot); the scores and ranks equal the twin
 
 The modes whose faults wait out deadlines (``WAITING``), and the dying ones (restarted
 after a backoff), race the deadline (serial) and have their tournaments played at once in
-one event loop (the waiting ones together but ``refuse``, alone, then the dying ones): their waits overlap, and
-each tournament is still judged alone by its own test. The other modes fault at once: their tournaments (and the twin's) are played under
-``HONEST_MS``, a deadline no load reaches, in the parallel pass; the bounds above stay those
+one event loop (the waiting ones together but ``refuse``, alone, then the dying ones):
+their waits overlap, and each tournament is still judged alone by its own test. The other
+modes fault at once: their tournaments (and the twin's) are played under ``HONEST_MS``, a
+deadline no load reaches, in the parallel pass; the bounds above stay those
 of ``DEADLINE_MS``, so a referee that waited for a fault that came at once still fails.
 Dead bots are restarted after a short backoff (``BACKOFF_MS``): the restarts are the point,
 not how long the referee waits before each.
@@ -50,6 +51,7 @@ from referee.run.runner import JOURNAL, run_tournament
 from referee.schedule.formats import schedule
 from referee.schedule.settings import published
 from referee.store.tournament_file import tournament_document
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = pytest.mark.parallel
 
@@ -60,7 +62,7 @@ NIMMT = ["python", "-m", "sample_bots.nimmt"]
 
 SUBJECT = "subject"
 DEADLINE_MS = 300
-HONEST_MS = 30_000  # the deadline of a tournament whose bots never need it: no load reaches it
+HONEST_MS = UNREACHABLE_DEADLINE_MS  # the deadline of a tournament whose bots never need it
 # Generous on purpose: a loaded CI machine may fire the referee's timer seconds late. It
 # still proves the deadline: the slow mode answers after SLOW_MS, the silent and trickling
 # ones never, so a referee that waited for them would be far past it.

@@ -35,10 +35,11 @@ from referee.run.runner import run_tournament
 from referee.schedule.settings import published
 from referee.store import transcripts
 from referee.store.tournament_file import tournament_document
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = pytest.mark.parallel
 
-HONEST = "deadline_ms = 30000"  # no load reaches it: the bots here answer in milliseconds
+HONEST = f"deadline_ms = {UNREACHABLE_DEADLINE_MS}"  # the bots here answer in milliseconds
 
 
 def tournament(

@@ -24,10 +24,11 @@ from referee.games import get_game
 from referee.match.play import play_match
 from referee.record import MatchRecord
 from tests.support.localbots import Handler, Seen, good, illegal, on_act, serve
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = pytest.mark.parallel
 
-HONEST_MS = 30_000  # no load reaches it: the bots here answer at once
+HONEST_MS = UNREACHABLE_DEADLINE_MS  # the bots here answer at once
 
 GAME = get_game("nimmt_plus")
 

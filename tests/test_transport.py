@@ -22,10 +22,11 @@ from referee.bots.client.pool import LeanPool
 from referee.bots.client.transport import Target, TransportError
 from referee.config.redacted import Secret
 from referee.games import GAMES
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = pytest.mark.parallel
 
-HONEST_MS = 30_000  # the deadline of an exchange whose reply is complete at once
+HONEST_MS = UNREACHABLE_DEADLINE_MS  # the deadline of an exchange whose reply is complete at once
 SHORT_MS = 300  # the deadline of one whose reply never comes in time
 
 Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]

@@ -24,10 +24,11 @@ from referee.games import get_game
 from referee.match.play import play_match
 from referee.record import MatchRecord
 from tests.support.localbots import serve
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 pytestmark = pytest.mark.parallel
 
-HONEST_MS = 30_000  # no load reaches it: the bots here answer at once (or are held by the test)
+HONEST_MS = UNREACHABLE_DEADLINE_MS  # the bots here answer at once (or are held by the test)
 
 GAME = get_game("nimmt_plus")
 OPTIONS = GAME.check_options(4, {"variant": "plus"})

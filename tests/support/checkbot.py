@@ -10,6 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from referee.cli.main import main
+from tests.support.tournament import UNREACHABLE_DEADLINE_MS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 HOSTILE = str(ROOT / "tests" / "hostile" / "server.py")
@@ -17,7 +18,7 @@ SERIAL = str(ROOT / "tests" / "bots" / "serial.py")
 QUIRKS = str(ROOT / "tests" / "bots" / "quirks.py")
 # check-bot's deadline for a check whose outcome needs no reply to be late: no load reaches it
 # (honest bots answer in milliseconds), so such a check may run in the parallel pass
-HONEST = ("--deadline-ms", "30000")
+HONEST = ("--deadline-ms", str(UNREACHABLE_DEADLINE_MS))
 
 
 def check_bot(*args: str) -> Result:
