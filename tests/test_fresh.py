@@ -1,8 +1,9 @@
 """No run loses a season: ``referee run`` over a folder that holds one refuses without
 ``--resume`` or ``--fresh``; ``--fresh`` moves the whole previous state to one dated folder
 (never over an earlier one), and a ``kill -9`` at any step of the move is finished by the
-next run; a season whose secret seed was revealed is not dealt from again. Real referee
-processes and real bots; the crash tests kill a real process with SIGKILL at each step."""
+next run; a season whose secret seed was revealed is not dealt from again. The CLI runs in
+this process (``here``) with real bots; the crash tests kill a real process with SIGKILL at
+each step."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from referee.config.parse import load_config
 from referee.report.policy import announce
 from referee.run.fresh import PREVIOUS, closed_reason, finish_moves, move_aside, season_of
 from referee.run.seeds import resolve_seed
-from tests.support.cli import ROOT, referee
+from tests.support.cli import ROOT, here
 from tests.support.tournament import NIMMT, lines, write_config
 
 pytestmark = pytest.mark.parallel
@@ -46,7 +47,7 @@ def write(tmp_path: Path, secret: bool) -> Path:
 def play(tmp_path: Path, secret: bool) -> Path:
     """The config run once into ``tmp_path/out``; the folder."""
     config = write(tmp_path, secret)
-    done = referee("run", str(config), "-q", timeout=120)
+    done = here("run", str(config), "-q")
     assert done.returncode == 0, done.stderr
     assert lines(tmp_path / "out") == 3
     return tmp_path / "out"
@@ -78,7 +79,7 @@ def played(tmp_path: Path, seasons: Seasons, secret: bool = False) -> tuple[Path
 def test_a_run_over_a_season_refuses_in_one_line_and_touches_nothing(tmp_path: Path, seasons: Seasons) -> None:
     config, out = played(tmp_path, seasons)
     before = tree(out)
-    again = referee("run", str(config), "-q", timeout=120)
+    again = here("run", str(config), "-q")
     assert again.returncode == 1
     (line,) = again.stderr.strip().splitlines()
     assert line == (
@@ -86,7 +87,7 @@ def test_a_run_over_a_season_refuses_in_one_line_and_touches_nothing(tmp_path: P
         f"with --fresh (moves it to {out / PREVIOUS}/<date>/)"
     )
     assert tree(out) == before
-    both = referee("run", str(config), "-q", "--resume", "--fresh", timeout=120)
+    both = here("run", str(config), "-q", "--resume", "--fresh")
     assert both.returncode == 2 and "choose one" in both.stderr
     assert tree(out) == before
 
@@ -96,14 +97,14 @@ def test_fresh_moves_the_whole_season_to_a_new_dated_folder_each_time(tmp_path: 
     first = tree(out)
     assert {"matches.jsonl", "tournament.json", ".secret-seed", ".timings-state.json"} <= set(first)
     assert any(name.startswith("transcripts/") for name in first) and any(n.startswith("logs/") for n in first)
-    fresh = referee("run", str(config), "-q", "--fresh", timeout=120)
+    fresh = here("run", str(config), "-q", "--fresh")
     assert fresh.returncode == 0, fresh.stderr
     (moved,) = (out / PREVIOUS).iterdir()
     assert f"fresh: the previous season is in {moved}" in fresh.stderr
     assert tree(moved) == first  # every file of the old season, byte for byte: its seed too
     assert lines(out) == 3 and (out / ".secret-seed").read_bytes() != first[".secret-seed"]
     second = {k: v for k, v in tree(out).items() if not k.startswith(PREVIOUS)}
-    assert referee("run", str(config), "-q", "--fresh", timeout=120).returncode == 0
+    assert here("run", str(config), "-q", "--fresh").returncode == 0
     folders = sorted((out / PREVIOUS).iterdir())
     assert len(folders) == 2 and moved in folders
     assert tree(moved) == first  # the earlier one is never overwritten
@@ -113,7 +114,7 @@ def test_fresh_moves_the_whole_season_to_a_new_dated_folder_each_time(tmp_path: 
 
 def test_fresh_over_an_empty_or_missing_folder_just_runs(tmp_path: Path) -> None:
     config = write_config(tmp_path, BOTS, players=3, rounds=3, concurrency=1)
-    done = referee("run", str(config), "-q", "--fresh", timeout=120)
+    done = here("run", str(config), "-q", "--fresh")
     assert done.returncode == 0, done.stderr
     assert "previous season" not in done.stderr and not (tmp_path / "out" / PREVIOUS).exists()
 
@@ -124,14 +125,14 @@ def test_a_closed_season_is_not_dealt_from_again(tmp_path: Path, seasons: Season
     assert "seed" in settings and "seed_commitment" in settings  # revealed: the season is closed
     season = season_of(out)
     assert season is not None and season.line() == "3 matches, secret seed, revealed, closed"
-    same = referee("run", str(config), "-q", "--resume", timeout=120)
+    same = here("run", str(config), "-q", "--resume")
     assert same.returncode == 0, same.stderr  # nothing more to deal: publishing again is fine
     cfg = resolve_seed(load_config(config), resume=True)
     announce(cfg, 3)  # as a resume starts: a revealed seed stays revealed (a kill here hides nothing)
     assert json.loads((out / "tournament.json").read_text())["settings"]["seed"] == cfg.seed
     before = tree(out)
     config.write_text(config.read_text().replace("rounds = 3", "rounds = 6"))
-    more = referee("run", str(config), "-q", "--resume", timeout=120)
+    more = here("run", str(config), "-q", "--resume")
     assert more.returncode == 1
     assert f"error: {out}: this season is closed (its secret seed was revealed" in more.stderr
     assert tree(out) == before
@@ -218,7 +219,7 @@ def test_the_next_run_finishes_a_killed_fresh(tmp_path: Path, seasons: Seasons) 
     before = tree(out)
     assert kill_moves([(out, 3)]) == [(-signal.SIGKILL, None)]
     assert (out / PREVIOUS / ".2026-01-02T03-04-05Z.partial").is_dir()  # half moved
-    done = referee("run", str(config), "-q", "--fresh", timeout=120)
+    done = here("run", str(config), "-q", "--fresh")
     assert done.returncode == 0, done.stderr
     folder = out / PREVIOUS / "2026-01-02T03-04-05Z"
     assert f"note: an interrupted --fresh is finished: the season before is in {folder}" in done.stderr
