@@ -343,19 +343,23 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="uids of their own nee
 
 
 @needs_root
-@pytest.mark.serial  # the lowest free uid is only this test's while no other run claims uids
+@pytest.mark.serial  # a bot of another run starting under both its uids would push `again` past them: rarer here
 def test_a_uid_is_never_handed_to_two_bots_of_two_runs(tmp_path: Path) -> None:
     """The lock file of a uid is held across processes: another referee run (here a second
-    process) claims the next free uid, and the first is free again once released."""
-    held = uids.claim()
+    process) claims the next free uid, and the first is free again once released. The locks
+    are in a folder of the test's own, so no other run's claim comes between."""
+    locks = tmp_path / "locks"
+    held = uids.claim(locks)
     try:
         assert uids.FIRST_UID <= held.uid < uids.FIRST_UID + uids.SLOTS
-        other = "from referee.bots.cage import uids; print(uids.claim().uid)"
+        other = (
+            f"from pathlib import Path; from referee.bots.cage import uids; print(uids.claim(Path({str(locks)!r})).uid)"
+        )
         second = int(subprocess.run([sys.executable, "-c", other], capture_output=True, text=True, check=True).stdout)
         assert second != held.uid
     finally:
         held.release()
-    again = uids.claim()
+    again = uids.claim(locks)
     again.release()
     assert again.uid <= max(held.uid, second)  # released uids are handed out again, the lowest first
 
