@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from referee.cli.main import main
@@ -152,6 +152,7 @@ def test_torn_or_garbled_bytes_at_the_end_are_dropped_or_refused_cleanly(tmp_pat
     path=st.sampled_from(paths(TOURNAMENT, [])),
     value=st.one_of(st.none(), json_values.map(json.dumps), raw_values),
 )
+@example(path=["settings", "options"], value='{"\\n": 1}')  # an option named "\n": once a two-line error
 def test_a_mutated_tournament_file_is_a_clean_error_or_a_correct_rerender(
     tmp_path: Path, path: list[str | int], value: str | None
 ) -> None:

@@ -53,11 +53,17 @@ class InvalidExtras(GameError):
     """Optional reply fields (such as The Game's claims) that the game cannot accept."""
 
 
+def shown_key(key: str) -> str:
+    """An option's name as an error line shows it: as it is, or quoted and escaped when it
+    holds a character that is not printable (a newline would split the line)."""
+    return key if key.isprintable() else repr(key)
+
+
 class OptionError(GameError):
     """A game option that does not exist or has a value the game refuses."""
 
     def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
+        super().__init__(f"{shown_key(key)}: {message}")
         self.key = key
         self.message = message
 
