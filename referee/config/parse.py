@@ -35,7 +35,7 @@ from referee.config.model import (
 from referee.config.redacted import Secret
 from referee.errors import ConfigError
 from referee.games import GAMES, get_game
-from referee.games.base import Game, OptionError, shown_key
+from referee.games.base import Game, OptionError
 
 _TOP = ("tournament", "game", "limits", "bot", "cluster")
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -197,7 +197,7 @@ def _options(err: _Errors, game: Game, players: int, g: Mapping[str, Any]) -> Ma
     try:
         return game.check_options(players, g)
     except OptionError as exc:
-        key = "tournament.players" if exc.key == "players" and "players" not in g else f"game.{shown_key(exc.key)}"
+        key = "tournament.players" if exc.key == "players" and "players" not in g else f"game.{exc.key}"
         known = [o.name for o in game.info.options]
         err.fail(key, exc.message + (hint(exc.key, known) if exc.key not in {*known, "players"} else ""))
 
