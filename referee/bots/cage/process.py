@@ -80,11 +80,25 @@ class Revival(NamedTuple):
         return self.alive
 
 
+_HANDED_OUT: set[int] = set()  # the ports free_port gave in this process (at most the port range)
+_TRIES = 100
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port on 127.0.0.1 that nothing listens on right now and that this process has
+    not handed out before. The system may give a port it gave a moment ago, before the bot
+    that got it listens; two bots of a run on one port (each can bind it in its own network
+    namespace) would share the pool's connections to that address, and one would answer the
+    other's requests with HTTP 401."""
+    port = 0
+    for _ in range(_TRIES):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            break
+    _HANDED_OUT.add(port)
+    return port
 
 
 def port_taken(port: int) -> bool:
