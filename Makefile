@@ -31,7 +31,8 @@ samples: $(BIN)/referee bubblewrap
 # per core: tests/conftest.py) at idle CPU priority (`chrt --idle 0`: they get a core only
 # when nothing else wants it); the ones marked `serial` run one at a time at normal priority,
 # so the load of the first never delays an honest answer of the second, which leaves the
-# cores to the first while it waits out its deadlines. The serial pass's report follows.
+# cores to the first while it waits out its deadlines. The serial pass's report follows; it
+# keeps its own cache (`pytest -m serial --lf -o cache_dir=.pytest_cache/serial` reruns its failures).
 # Each test module declares `pytestmark = pytest.mark.parallel` or `serial` (a test of a
 # parallel module may be marked `serial`); tests/conftest.py refuses one that does not.
 # The target fails if either pass did.
@@ -42,7 +43,7 @@ IDLE := $(shell chrt --idle 0 true 2>/dev/null && echo chrt --idle 0 || echo nic
 
 test: $(BIN)/referee browser bubblewrap
 	unset PYTHONDONTWRITEBYTECODE; status=0; log=$$(mktemp); \
-	$(BIN)/python -m pytest -m serial >$$log 2>&1 & serial=$$!; \
+	$(BIN)/python -m pytest -m serial -o cache_dir=.pytest_cache/serial >$$log 2>&1 & serial=$$!; \
 	$(IDLE) $(BIN)/python -m pytest -m "not serial" -n auto || status=1; \
 	wait $$serial || status=1; cat $$log; rm -f $$log; \
 	exit $$status
