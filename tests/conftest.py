@@ -2,7 +2,8 @@
 
 Helpers live in ``tests/support/`` (imported as ``tests.support.*``; no test module imports
 another). ``make test`` runs the suite in two passes: every test not marked ``serial`` on
-every core, two workers per core (``-m "not serial" -n auto``), then the ``serial`` ones alone (``-m serial``).
+every core, two workers per core, at idle CPU priority (``-m "not serial" -n auto``), and at the
+same time the ``serial`` ones one at a time at normal priority (``-m serial``).
 Each test module says where it runs in its header, ``pytestmark = pytest.mark.parallel``
 (it plays no match against a bot's deadline, or only under a deadline no load reaches, so
 the load of a second process cannot change what it sees) or ``pytestmark =

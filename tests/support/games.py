@@ -4,12 +4,12 @@ grid the conformance and schema tests walk."""
 from __future__ import annotations
 
 import itertools
-import json
 from typing import Any
 
 import orjson
 import pytest
 
+from referee.bots.client import protocol
 from referee.games import GAMES
 from referee.games.base import Game, OptionError
 
@@ -42,9 +42,6 @@ def cases() -> list[Any]:
 
 
 def roundtrip(x: Any) -> Any:
-    """``x`` through JSON and back: orjson as the referee encodes, the standard library for
-    what orjson refuses (as ``protocol.dumps`` falls back)."""
-    try:
-        return orjson.loads(orjson.dumps(x))
-    except orjson.JSONEncodeError:
-        return json.loads(json.dumps(x))
+    """``x`` through JSON and back, encoded as the referee encodes every wire message
+    (``protocol.dumps``)."""
+    return orjson.loads(protocol.dumps(x))
